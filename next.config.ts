@@ -1,0 +1,10 @@
+import type { NextConfig } from "next";
+
+const nextConfig: NextConfig = {
+  // PGlite loads WASM and data files relative to its own module URL; bundling it
+  // breaks every query at run time (see ../shared/notes/stack.md).
+  serverExternalPackages: ["@electric-sql/pglite"],
+  poweredByHeader: false,
+};
+
+export default nextConfig;
