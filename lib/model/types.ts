@@ -1,0 +1,48 @@
+// The one seam between Claimcheck and a language model: purpose + invoice data + actor id
+// in, a proposal out. Nothing else crosses it: no cookie, no session, no secret.
+
+export const PURPOSES = ["summarize_invoice"] as const;
+export type Purpose = (typeof PURPOSES)[number];
+
+export type InvoiceForModel = {
+  id: string;
+  number: string;
+  counterparty: string;
+  currency: string; // ISO 4217, e.g. "EUR"
+  totalCents: number;
+  issuedOn: string; // YYYY-MM-DD
+  dueOn: string; // YYYY-MM-DD
+  lines: { description: string; quantity: number; unitPriceCents: number }[];
+};
+
+export type ModelRequest = {
+  purpose: Purpose;
+  actorId: string;
+  invoice: InvoiceForModel;
+  /** Aborts the call when the lease's remaining time runs out. */
+  signal?: AbortSignal;
+};
+
+export type Proposal = {
+  summary: string;
+  /** The actor the completion says it was made for; propose refuses a mismatch. */
+  actorId: string;
+  model: string;
+};
+
+export interface ModelProvider {
+  readonly name: string;
+  generate(request: ModelRequest): Promise<Proposal>;
+}
+
+/** The model answered, but with something we refuse to use: retrying will not help. */
+export class ModelOutputError extends Error {
+  override name = "ModelOutputError";
+}
+
+/** The model could not be reached or failed transiently (timeout, 5xx): worth a retry. */
+export class ModelUnavailableError extends Error {
+  override name = "ModelUnavailableError";
+}
+
+export const SUMMARY_MAX_CHARS = 1200;
