@@ -46,3 +46,24 @@ export class ModelUnavailableError extends Error {
 }
 
 export const SUMMARY_MAX_CHARS = 1200;
+
+/**
+ * The provider refused the request itself (HTTP 400/401/403/404/422…): a wrong key, model
+ * name or base URL. Retrying will not fix it, so it is a ModelOutputError (non-retriable);
+ * callers that want to tell "misconfigured" from "bad answer" can check this subclass.
+ */
+export class ModelConfigError extends ModelOutputError {
+  override name = "ModelConfigError";
+  constructor(
+    message: string,
+    readonly status?: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** True when retrying the same request later may succeed (Inngest should retry). */
+export function isRetriableModelError(error: unknown): boolean {
+  return error instanceof ModelUnavailableError;
+}

@@ -1,0 +1,152 @@
+// Chooses the model provider from the environment. The only place that reads MODEL_* vars.
+//
+//   MODEL_PROVIDER     "local" (default) | "openai-compatible"
+//   MODEL_LATENCY_MS   local only: integer >= 0, default 0
+//   MODEL_BASE_URL     openai-compatible: required, http(s) URL, e.g. https://api.openai.com/v1
+//   MODEL_API_KEY      openai-compatible: required
+//   MODEL_NAME         openai-compatible: required, e.g. gpt-4o-mini
+//   MODEL_TIMEOUT_MS   openai-compatible: integer > 0, default 30000
+//
+// An empty variable counts as unset. Errors name the variable, never echo the key.
+import "server-only";
+import { z } from "zod";
+import { createLocalProvider } from "./local";
+import { createOpenAICompatibleProvider, DEFAULT_TIMEOUT_MS } from "./openai-compatible";
+import type { InvoiceForModel, ModelProvider } from "./types";
+
+export * from "./types";
+export { createLocalProvider, summarizeInvoice, LOCAL_MODEL_ID, type LocalProviderOptions } from "./local";
+export {
+  createOpenAICompatibleProvider,
+  DEFAULT_TIMEOUT_MS,
+  type OpenAICompatibleOptions,
+} from "./openai-compatible";
+
+export const MODEL_PROVIDERS = ["local", "openai-compatible"] as const;
+export type ModelProviderName = (typeof MODEL_PROVIDERS)[number];
+
+type Env = Record<string, string | undefined>;
+
+/** Trims strings; an empty or blank variable counts as unset. */
+const unsetIfEmpty = (value: unknown) => (typeof value === "string" ? value.trim() || undefined : value);
+
+const intVar = (name: string, min: number, fallback: number) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .trim()
+      .regex(/^\d+$/, `${name} must be a whole number of milliseconds >= ${min}`)
+      .transform(Number)
+      .refine((n) => Number.isSafeInteger(n) && n >= min, `${name} must be a whole number of milliseconds >= ${min}`)
+      .default(fallback),
+  );
+
+const requiredVar = (name: string) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z.string({ error: `${name} is required when MODEL_PROVIDER=openai-compatible` }).trim(),
+  );
+
+const LocalSchema = z.object({
+  MODEL_PROVIDER: z.literal("local"),
+  MODEL_LATENCY_MS: intVar("MODEL_LATENCY_MS", 0, 0),
+});
+
+const OpenAISchema = z.object({
+  MODEL_PROVIDER: z.literal("openai-compatible"),
+  MODEL_BASE_URL: requiredVar("MODEL_BASE_URL").refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === "http:" || url.protocol === "https:";
+    } catch {
+      return false;
+    }
+  }, "MODEL_BASE_URL must be an http(s) URL, e.g. https://api.openai.com/v1"),
+  MODEL_API_KEY: requiredVar("MODEL_API_KEY"),
+  MODEL_NAME: requiredVar("MODEL_NAME"),
+  MODEL_TIMEOUT_MS: intVar("MODEL_TIMEOUT_MS", 1, DEFAULT_TIMEOUT_MS),
+});
+
+const ProviderSchema = z.preprocess(
+  unsetIfEmpty,
+  z.enum(MODEL_PROVIDERS, { error: `MODEL_PROVIDER must be one of: ${MODEL_PROVIDERS.join(", ")}` }).default("local"),
+);
+
+function fail(issues: readonly z.core.$ZodIssue[]): never {
+  const problems = issues.map((issue) => issue.message);
+  throw new Error(`Invalid model configuration:\n  ${problems.join("\n  ")}`);
+}
+
+/** The configured provider. Throws an Error naming the offending variable when misconfigured. */
+export function getModelProvider(env: Env = process.env): ModelProvider {
+  const provider = ProviderSchema.safeParse(env.MODEL_PROVIDER);
+  if (!provider.success) fail(provider.error.issues);
+
+  if (provider.data === "local") {
+    const parsed = LocalSchema.safeParse({ ...pick(env, ["MODEL_LATENCY_MS"]), MODEL_PROVIDER: "local" });
+    if (!parsed.success) fail(parsed.error.issues);
+    return createLocalProvider({ latencyMs: parsed.data.MODEL_LATENCY_MS });
+  }
+
+  const parsed = OpenAISchema.safeParse({
+    ...pick(env, ["MODEL_BASE_URL", "MODEL_API_KEY", "MODEL_NAME", "MODEL_TIMEOUT_MS"]),
+    MODEL_PROVIDER: "openai-compatible",
+  });
+  if (!parsed.success) fail(parsed.error.issues);
+  return createOpenAICompatibleProvider({
+    baseURL: parsed.data.MODEL_BASE_URL,
+    apiKey: parsed.data.MODEL_API_KEY,
+    model: parsed.data.MODEL_NAME,
+    timeoutMs: parsed.data.MODEL_TIMEOUT_MS,
+  });
+}
+
+function pick(env: Env, keys: readonly string[]): Env {
+  const out: Env = {};
+  for (const key of keys) out[key] = env[key];
+  return out;
+}
+
+/** A database invoice row and its lines, in any shape carrying these fields. */
+export type InvoiceRowLike = {
+  id: string;
+  number: string;
+  counterparty: string;
+  currency: string;
+  totalCents: number;
+  issuedOn: string;
+  dueOn: string;
+};
+export type InvoiceLineRowLike = {
+  description: string;
+  quantity: number;
+  unitPriceCents: number;
+  position?: number | null;
+};
+
+/**
+ * Copies exactly the fields the model may see out of an invoice row (and its lines, ordered
+ * by `position` when present), so nothing else on the row — owner, stored summary, version —
+ * crosses the seam.
+ */
+export function invoiceForModel(row: InvoiceRowLike, lines: readonly InvoiceLineRowLike[] = []): InvoiceForModel {
+  const ordered = lines
+    .map((line, index) => ({ line, index }))
+    .sort((a, b) => (a.line.position ?? 0) - (b.line.position ?? 0) || a.index - b.index)
+    .map(({ line }) => ({
+      description: line.description,
+      quantity: line.quantity,
+      unitPriceCents: line.unitPriceCents,
+    }));
+  return {
+    id: row.id,
+    number: row.number,
+    counterparty: row.counterparty,
+    currency: row.currency,
+    totalCents: row.totalCents,
+    issuedOn: row.issuedOn,
+    dueOn: row.dueOn,
+    lines: ordered,
+  };
+}
