@@ -1,0 +1,206 @@
+// A fake OpenAI-compatible server on loopback for tests: POST /v1/chat/completions (and
+// /chat/completions). Every request is recorded (headers + raw body + parsed JSON) so tests
+// can check what would have left the building; each answer is chosen by a programmable
+// behaviour.
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { SUMMARY_MAX_CHARS } from "@/lib/model/types";
+
+export type RecordedRequest = {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** Raw request body. */
+  body: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+  /** `actor_id` from the user message's JSON, when the prompt carries one. */
+  actorId: string | undefined;
+};
+
+export type FakeBehaviour =
+  /** Answer with a summary and echo the request's actor id (the default). */
+  | { kind: "echo"; summary?: string }
+  /** Answer with this exact message content (any string, JSON or not). */
+  | { kind: "content"; content: string; finishReason?: string }
+  /** Answer with {summary, actor_id}: `actorId` defaults to the requested one. */
+  | { kind: "answer"; summary: string; actorId?: string }
+  /** Answer naming another actor than the one asked for. */
+  | { kind: "other-actor"; actorId: string; summary?: string }
+  /** Message content that is not JSON. */
+  | { kind: "malformed" }
+  /** A summary longer than SUMMARY_MAX_CHARS (`length` defaults to the limit + 1). */
+  | { kind: "oversized"; length?: number }
+  /** Wait `delayMs` before sending anything, then behave as `then` (default echo). */
+  | { kind: "slow"; delayMs: number; then?: FakeBehaviour }
+  /** An HTTP error with an OpenAI-style error body (or `body` verbatim). */
+  | { kind: "status"; status: number; body?: string }
+  /** HTTP 200 whose body is not JSON (`contentType` defaults to text/html). */
+  | { kind: "non-json-body"; body?: string; contentType?: string }
+  /** Never answer (until close()). */
+  | { kind: "hang" };
+
+export type Responder = FakeBehaviour | ((request: RecordedRequest, index: number) => FakeBehaviour | Promise<FakeBehaviour>);
+
+export type FakeOpenAI = {
+  /** e.g. "http://127.0.0.1:54321/v1" */
+  baseURL: string;
+  requests: RecordedRequest[];
+  /** Sets the behaviour for every following request. */
+  respondWith(responder: Responder): void;
+  close(): Promise<void>;
+};
+
+export const FAKE_SUMMARY = "Fake summary: invoice looks fine.";
+
+export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const requests: RecordedRequest[] = [];
+  let responder: Responder = { kind: "echo" };
+  const timers = new Set<NodeJS.Timeout>();
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const recorded: RecordedRequest = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body,
+        json: parseJson(body),
+        actorId: undefined,
+      };
+      recorded.actorId = actorIdOf(recorded.json);
+      const index = requests.push(recorded) - 1;
+
+      const path = (req.url ?? "").split("?")[0];
+      if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
+        sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } });
+        return;
+      }
+      void (async () => {
+        const behaviour = typeof responder === "function" ? await responder(recorded, index) : responder;
+        await respond(res, behaviour, recorded);
+      })().catch((error: unknown) => {
+        if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: "fake_error" } });
+      });
+    });
+  });
+
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+
+  async function respond(res: ServerResponse, behaviour: FakeBehaviour, request: RecordedRequest): Promise<void> {
+    if (res.destroyed) return;
+    const model = modelOf(request.json);
+    switch (behaviour.kind) {
+      case "echo":
+        return sendCompletion(res, model, JSON.stringify({ summary: behaviour.summary ?? FAKE_SUMMARY, actor_id: request.actorId ?? "" }));
+      case "content":
+        return sendCompletion(res, model, behaviour.content, behaviour.finishReason);
+      case "answer":
+        return sendCompletion(res, model, JSON.stringify({ summary: behaviour.summary, actor_id: behaviour.actorId ?? request.actorId ?? "" }));
+      case "other-actor":
+        return sendCompletion(res, model, JSON.stringify({ summary: behaviour.summary ?? FAKE_SUMMARY, actor_id: behaviour.actorId }));
+      case "malformed":
+        return sendCompletion(res, model, '{"summary": "unterminated');
+      case "oversized":
+        return sendCompletion(
+          res,
+          model,
+          JSON.stringify({ summary: "x".repeat(behaviour.length ?? SUMMARY_MAX_CHARS + 1), actor_id: request.actorId ?? "" }),
+        );
+      case "slow":
+        await wait(behaviour.delayMs);
+        return respond(res, behaviour.then ?? { kind: "echo" }, request);
+      case "status":
+        if (behaviour.body !== undefined) {
+          res.writeHead(behaviour.status, { "content-type": "application/json" }).end(behaviour.body);
+          return;
+        }
+        return sendJson(res, behaviour.status, {
+          error: { message: `fake error ${behaviour.status}`, type: "fake_error", code: null, param: null },
+        });
+      case "non-json-body":
+        res
+          .writeHead(200, { "content-type": behaviour.contentType ?? "text/html" })
+          .end(behaviour.body ?? "<html><body>502 Bad Gateway (but with a 200)</body></html>");
+        return;
+      case "hang":
+        return;
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    requests,
+    respondWith(next) {
+      responder = next;
+    },
+    close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function sendCompletion(res: ServerResponse, model: string, content: string, finishReason = "stop"): void {
+  sendJson(res, 200, {
+    id: "chatcmpl-fake",
+    object: "chat.completion",
+    created: 1_790_000_000,
+    model,
+    choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, finish_reason: finishReason, logprobs: null }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  if (res.destroyed || res.headersSent) return;
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function modelOf(json: unknown): string {
+  const model = isRecord(json) ? json.model : undefined;
+  return typeof model === "string" ? model : "fake-model";
+}
+
+/** The actor id the prompt carries: `actor_id` in the JSON of the last user message. */
+function actorIdOf(json: unknown): string | undefined {
+  if (!isRecord(json) || !Array.isArray(json.messages)) return undefined;
+  for (const message of [...json.messages].reverse()) {
+    if (!isRecord(message) || message.role !== "user" || typeof message.content !== "string") continue;
+    const inner = parseJson(message.content);
+    if (isRecord(inner) && typeof inner.actor_id === "string") return inner.actor_id;
+  }
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
