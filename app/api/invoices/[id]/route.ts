@@ -1,0 +1,21 @@
+import { authedRoute, json, param, problem, readBody } from "@/lib/http";
+import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
+import { latestLeaseForInvoice } from "@/lib/leases";
+import { invoiceDetailJson } from "@/lib/serialize";
+
+export const GET = authedRoute(async ({ db, actor, params }) => {
+  const invoice = await getInvoice(db, actor.id, param(params, "id"));
+  if (!invoice) return problem("invoice_not_found");
+  return json(invoiceDetailJson(invoice, await latestLeaseForInvoice(db, actor.id, invoice.id)));
+});
+
+export const PATCH = authedRoute(async ({ req, db, actor, params }) => {
+  const id = param(params, "id");
+  // Ownership first, so a foreign id is a 404 whatever the body says.
+  if (!(await getInvoice(db, actor.id, id))) return problem("invoice_not_found");
+  const body = await readBody(req, InvoicePatch);
+  if (!body.ok) return problem(body.code);
+  const result = await updateInvoice(db, actor.id, id, body.value);
+  if (!result.ok) return problem(result.code);
+  return json(invoiceDetailJson(result.invoice, await latestLeaseForInvoice(db, actor.id, result.invoice.id)));
+});

@@ -1,0 +1,8 @@
+import { authedRoute, json, param, problem } from "@/lib/http";
+import { readLease } from "@/lib/leases";
+import { leaseJson } from "@/lib/serialize";
+
+export const GET = authedRoute(async ({ db, actor, params }) => {
+  const lease = await readLease(db, actor.id, param(params, "id"));
+  return lease ? json(leaseJson(lease)) : problem("lease_not_found");
+});

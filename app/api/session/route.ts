@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { getDb } from "@/db/client";
+import { requestSession } from "@/lib/auth";
+import { authedRoute, json, problem, publicRoute, readBody } from "@/lib/http";
+import { revokeSession } from "@/lib/leases";
+import { actorJson } from "@/lib/serialize";
+import { signIn } from "@/lib/sessions";
+import { inngestDispatch } from "@/inngest/dispatch";
+
+const SignIn = z.object({
+  email: z.string().trim().min(3).max(320),
+  password: z.string().min(1).max(1024),
+});
+
+export const POST = publicRoute(async (req, res) => {
+  const body = await readBody(req, SignIn);
+  if (!body.ok) return problem(body.code);
+  const db = await getDb();
+  const result = await signIn(db, body.value.email, body.value.password);
+  if (!result.ok) return problem(result.code);
+  const session = await requestSession(req, res);
+  session.sid = result.sessionId;
+  session.uid = result.actor.id;
+  await session.save();
+  return json({ actor: actorJson(result.actor) }, 200, res.headers);
+});
+
+export const GET = authedRoute(async ({ actor }) => json({ actor: actorJson(actor) }));
+
+export const DELETE = authedRoute(async ({ db, actor, session, cookies }) => {
+  const { revoked } = await revokeSession(db, { actorId: actor.id, sessionId: actor.sessionId }, inngestDispatch);
+  session.destroy();
+  return json({ status: "signed_out", revoked }, 200, cookies);
+});

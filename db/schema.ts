@@ -1,0 +1,135 @@
+import { sql } from "drizzle-orm";
+import {
+  check,
+  date,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  bigserial,
+} from "drizzle-orm/pg-core";
+
+export const LEASE_STATUSES = ["open", "proposed", "applied", "expired", "rejected"] as const;
+export type LeaseStatus = (typeof LEASE_STATUSES)[number];
+export const IN_FLIGHT: readonly LeaseStatus[] = ["open", "proposed"];
+
+export const appUser = pgTable("app_user", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  email: text("email").notNull().unique(),
+  name: text("name").notNull(),
+  passwordHash: text("password_hash").notNull(),
+});
+
+// Server-side record of every signed-in session. The cookie only names a row here, so
+// signing out (revoked_at) ends the session even for a replayed copy of the cookie.
+export const appSession = pgTable("app_session", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  userId: uuid("user_id")
+    .notNull()
+    .references(() => appUser.id, { onDelete: "cascade" }),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  revokedAt: timestamp("revoked_at", { withTimezone: true }),
+});
+
+export const invoice = pgTable(
+  "invoice",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    ownerId: uuid("owner_id")
+      .notNull()
+      .references(() => appUser.id),
+    number: text("number").notNull(),
+    counterparty: text("counterparty").notNull(),
+    currency: text("currency").notNull(),
+    totalCents: integer("total_cents").notNull(),
+    issuedOn: date("issued_on", { mode: "string" }).notNull(),
+    dueOn: date("due_on", { mode: "string" }).notNull(),
+    summary: text("summary"),
+    version: integer("version").notNull().default(1),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("invoice_owner_idx").on(t.ownerId)],
+);
+
+export const invoiceLine = pgTable(
+  "invoice_line",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    invoiceId: uuid("invoice_id")
+      .notNull()
+      .references(() => invoice.id, { onDelete: "cascade" }),
+    position: integer("position").notNull().default(0),
+    description: text("description").notNull(),
+    quantity: integer("quantity").notNull(),
+    unitPriceCents: integer("unit_price_cents").notNull(),
+  },
+  (t) => [index("invoice_line_invoice_idx").on(t.invoiceId)],
+);
+
+export const inferenceLease = pgTable(
+  "inference_lease",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    actorId: uuid("actor_id")
+      .notNull()
+      .references(() => appUser.id),
+    invoiceId: uuid("invoice_id")
+      .notNull()
+      .references(() => invoice.id),
+    purpose: text("purpose").notNull(),
+    status: text("status").$type<LeaseStatus>().notNull(),
+    deadlineAt: timestamp("deadline_at", { withTimezone: true }).notNull(),
+    proposal: jsonb("proposal"),
+    createdAt: timestamp("created_at", { withTimezone: true }).defaultNow(),
+    // Additions of our own: each nullable or defaulted, so a row inserted with only the
+    // contract's columns is valid.
+    sessionId: uuid("session_id"),
+    // The fencing token. Filled from invoice.version by a trigger when an insert leaves it
+    // out (see the migration), so a hand-seeded lease is fenced like any other.
+    invoiceVersion: integer("invoice_version"),
+    closedReason: text("closed_reason"),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).defaultNow(),
+  },
+  (t) => [
+    check(
+      "inference_lease_status_check",
+      sql`${t.status} in ('open','proposed','applied','expired','rejected')`,
+    ),
+    // One lease in flight per invoice and purpose, enforced by the database.
+    uniqueIndex("inference_lease_one_in_flight")
+      .on(t.invoiceId, t.purpose)
+      .where(sql`status in ('open','proposed')`),
+    // Serves the expiry sweep: in-flight leases ordered by deadline.
+    index("inference_lease_sweep_idx")
+      .on(t.deadlineAt)
+      .where(sql`status in ('open','proposed')`),
+    index("inference_lease_actor_idx").on(t.actorId),
+    index("inference_lease_session_idx")
+      .on(t.sessionId)
+      .where(sql`status in ('open','proposed')`),
+  ],
+);
+
+export const leaseEvent = pgTable(
+  "lease_event",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    leaseId: uuid("lease_id")
+      .notNull()
+      .references(() => inferenceLease.id, { onDelete: "cascade" }),
+    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+    kind: text("kind").notNull(),
+    detail: jsonb("detail"),
+  },
+  (t) => [index("lease_event_lease_idx").on(t.leaseId, t.id)],
+);
+
+export type AppUser = typeof appUser.$inferSelect;
+export type Invoice = typeof invoice.$inferSelect;
+export type InvoiceLine = typeof invoiceLine.$inferSelect;
+export type InferenceLease = typeof inferenceLease.$inferSelect;
+export type LeaseEvent = typeof leaseEvent.$inferSelect;

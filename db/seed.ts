@@ -1,0 +1,133 @@
+import "server-only";
+import { eq } from "drizzle-orm";
+import { hashPassword } from "@/lib/password";
+import type { Db } from "./client";
+import { appUser, invoice, invoiceLine } from "./schema";
+
+export const DEFAULT_SEED_PASSWORD = "claimcheck-demo";
+
+type SeedInvoice = {
+  number: string;
+  counterparty: string;
+  currency: string;
+  issuedOn: string;
+  dueOn: string;
+  lines: { description: string; quantity: number; unitPriceCents: number }[];
+};
+
+const DEMO: { email: string; name: string; invoices: SeedInvoice[] }[] = [
+  {
+    email: "alice@example.com",
+    name: "Alice Martin",
+    invoices: [
+      {
+        number: "INV-2026-0142",
+        counterparty: "Northwind Traders",
+        currency: "EUR",
+        issuedOn: "2026-11-02",
+        dueOn: "2026-12-02",
+        lines: [
+          { description: "Quarterly bookkeeping retainer", quantity: 1, unitPriceCents: 450000 },
+          { description: "Payroll run (per employee)", quantity: 38, unitPriceCents: 1200 },
+          { description: "VAT return preparation", quantity: 1, unitPriceCents: 85000 },
+        ],
+      },
+      {
+        number: "INV-2026-0155",
+        counterparty: "Contoso Logistics",
+        currency: "USD",
+        issuedOn: "2026-11-10",
+        dueOn: "2026-12-10",
+        lines: [
+          { description: "Pallet storage, November", quantity: 120, unitPriceCents: 1850 },
+          { description: "Outbound freight handling", quantity: 14, unitPriceCents: 9500 },
+        ],
+      },
+      {
+        number: "INV-2026-0161",
+        counterparty: "Fabrikam Office Supply",
+        currency: "EUR",
+        issuedOn: "2026-11-18",
+        dueOn: "2026-12-18",
+        lines: [
+          { description: "Printer toner, black", quantity: 12, unitPriceCents: 6490 },
+          { description: "A4 paper, 80 g (box of 5 reams)", quantity: 30, unitPriceCents: 2199 },
+          { description: "Desk chairs", quantity: 4, unitPriceCents: 18900 },
+          { description: "Delivery", quantity: 1, unitPriceCents: 2500 },
+        ],
+      },
+    ],
+  },
+  {
+    email: "bob@example.com",
+    name: "Bob Okafor",
+    invoices: [
+      {
+        number: "INV-2026-0201",
+        counterparty: "Tailspin Aviation Services",
+        currency: "GBP",
+        issuedOn: "2026-11-05",
+        dueOn: "2026-12-05",
+        lines: [
+          { description: "Hangar rental, November", quantity: 1, unitPriceCents: 780000 },
+          { description: "Ground power unit hours", quantity: 22, unitPriceCents: 4500 },
+        ],
+      },
+      {
+        number: "INV-2026-0207",
+        counterparty: "Litware Software",
+        currency: "USD",
+        issuedOn: "2026-11-12",
+        dueOn: "2026-12-12",
+        lines: [
+          { description: "Accounting suite licences (annual)", quantity: 25, unitPriceCents: 32000 },
+          { description: "Implementation workshop", quantity: 2, unitPriceCents: 140000 },
+        ],
+      },
+      {
+        number: "INV-2026-0213",
+        counterparty: "Adventure Works Catering",
+        currency: "EUR",
+        issuedOn: "2026-11-20",
+        dueOn: "2026-12-04",
+        lines: [
+          { description: "Year-end team lunch", quantity: 42, unitPriceCents: 3800 },
+          { description: "Service charge", quantity: 1, unitPriceCents: 15960 },
+        ],
+      },
+    ],
+  },
+];
+
+/** Loads the demo users and invoices; does nothing for a user who already exists. */
+export async function seedDemo(db: Db, password: string = DEFAULT_SEED_PASSWORD): Promise<{ created: string[] }> {
+  const created: string[] = [];
+  const passwordHash = await hashPassword(password);
+  for (const user of DEMO) {
+    await db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(appUser)
+        .values({ email: user.email, name: user.name, passwordHash })
+        .onConflictDoNothing({ target: appUser.email })
+        .returning({ id: appUser.id });
+      if (!row) return;
+      created.push(user.email);
+      for (const inv of user.invoices) {
+        const totalCents = inv.lines.reduce((sum, l) => sum + l.quantity * l.unitPriceCents, 0);
+        const [invRow] = await tx
+          .insert(invoice)
+          .values({ ...inv, ownerId: row.id, totalCents })
+          .returning({ id: invoice.id });
+        await tx
+          .insert(invoiceLine)
+          .values(inv.lines.map((line, position) => ({ ...line, position, invoiceId: invRow!.id })));
+      }
+    });
+  }
+  return { created };
+}
+
+export async function demoUserExists(db: Db): Promise<boolean> {
+  const rows = await db.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, DEMO[0]!.email));
+  return rows.length > 0;
+}

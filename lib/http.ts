@@ -1,0 +1,130 @@
+import "server-only";
+// The route layer's one wrapper: actor from the session, then the handler; results mapped
+// to HTTP in one place. Web Request/Response only, so tests call route handlers directly.
+import type { z } from "zod";
+import { getDb, type Db } from "@/db/client";
+import { requestSession } from "./auth";
+import { log } from "./log";
+import { resolveActor, type Actor } from "./sessions";
+
+export const ERROR_STATUS = {
+  invalid_request: 422,
+  purpose_not_allowed: 422,
+  invalid_credentials: 401,
+  not_signed_in: 401,
+  invoice_not_found: 404,
+  lease_not_found: 404,
+  not_found: 404,
+  lease_open: 409,
+  lease_proposed: 409,
+  lease_applied: 409,
+  lease_rejected: 409,
+  lease_expired: 409,
+  lease_not_cancelable: 409,
+  lease_in_flight: 409,
+  invoice_changed: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  dispatch_failed: 503,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export function json(body: unknown, status = 200, headers?: Headers): Response {
+  const out = new Headers(headers);
+  out.set("content-type", "application/json");
+  out.set("cache-control", "no-store");
+  return new Response(JSON.stringify(body), { status, headers: out });
+}
+
+export function problem(code: ErrorCode, headers?: Headers): Response {
+  return json({ detail: code }, ERROR_STATUS[code], headers);
+}
+
+export const MAX_BODY_BYTES = 16 * 1024;
+
+/** Reads a JSON body of at most MAX_BODY_BYTES, validated by `schema`. Never throws. */
+export async function readBody<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+): Promise<{ ok: true; value: z.output<S> } | { ok: false; code: ErrorCode }> {
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) return { ok: false, code: "payload_too_large" };
+  let text = "";
+  if (req.body) {
+    const reader = req.body.getReader();
+    const decoder = new TextDecoder();
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        await reader.cancel();
+        return { ok: false, code: "payload_too_large" };
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+    text += decoder.decode();
+  }
+  let parsed: unknown;
+  try {
+    parsed = text.trim() === "" ? {} : JSON.parse(text);
+  } catch {
+    return { ok: false, code: "invalid_request" };
+  }
+  const result = schema.safeParse(parsed);
+  return result.success ? { ok: true, value: result.data } : { ok: false, code: "invalid_request" };
+}
+
+type Params = Record<string, string | string[] | undefined>;
+export type RouteContext = { params: Promise<Params> };
+export type Authed = {
+  req: Request;
+  db: Db;
+  actor: Actor & { sessionId: string };
+  params: Params;
+  /** Carries Set-Cookie headers written by the session. */
+  cookies: Headers;
+  session: Awaited<ReturnType<typeof requestSession>>;
+};
+
+/** A route that needs no actor (sign-in), with the same error handling. */
+export function publicRoute(handler: (req: Request, res: Response) => Promise<Response>) {
+  return async (req: Request): Promise<Response> => {
+    try {
+      return await handler(req, new Response());
+    } catch (error) {
+      return internalError(req, error);
+    }
+  };
+}
+
+export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
+  return async (req: Request, context: RouteContext): Promise<Response> => {
+    try {
+      const res = new Response();
+      const session = await requestSession(req, res);
+      const db = await getDb();
+      const actor = await resolveActor(db, session);
+      if (!actor) return problem("not_signed_in");
+      return await handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session });
+    } catch (error) {
+      return internalError(req, error);
+    }
+  };
+}
+
+function internalError(req: Request, error: unknown): Response {
+  log.warn("request failed", {
+    method: req.method,
+    path: new URL(req.url).pathname,
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  return problem("internal_error");
+}
+
+export function param(params: Params, name: string): string {
+  const value = params[name];
+  return typeof value === "string" ? value : "";
+}

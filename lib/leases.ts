@@ -1,0 +1,529 @@
+import "server-only";
+// Every lease state change lives in this file. Each transition is one conditional UPDATE
+// (or a row lock) inside a short transaction that also writes its lease_event, and every
+// deadline comparison is made by the database clock, `now()`.
+import { and, asc, desc, eq, getTableColumns, gt, inArray, lte, sql, type SQL } from "drizzle-orm";
+import type { Db, Tx } from "@/db/client";
+import {
+  IN_FLIGHT,
+  inferenceLease,
+  invoice,
+  invoiceLine,
+  leaseEvent,
+  appSession,
+  type InferenceLease,
+  type LeaseStatus,
+} from "@/db/schema";
+import { isUuid } from "./ids";
+import { log } from "./log";
+import { PURPOSES, type InvoiceForModel, type Purpose } from "./model/types";
+
+export type EventKind =
+  | "opened"
+  | "proposed"
+  | "applied"
+  | "expired"
+  | "cancelled"
+  | "revoked"
+  | "invoice_changed"
+  | "late_completion"
+  | "actor_mismatch"
+  | "generation_failed"
+  | "dispatch_failed"
+  | "apply_refused"
+  | "cancel_refused";
+
+/** How the outside world learns of a lease: Inngest in the app, a recorder in tests. */
+export type LeaseDispatch = {
+  /** Sent after the insert commits; a failure closes the lease. */
+  leaseOpened(lease: { id: string; actorId: string; invoiceId: string; purpose: string }): Promise<void>;
+  /** Tells a running generation to stop. Best effort: the lease is already closed. */
+  leaseClosed(leaseIds: string[], reason: string): Promise<void>;
+};
+
+export type LeaseEventView = { id: number; at: Date; kind: string; detail: unknown };
+export type LeaseView = {
+  id: string;
+  actorId: string;
+  invoiceId: string;
+  purpose: string;
+  status: LeaseStatus;
+  deadlineAt: Date;
+  createdAt: Date | null;
+  proposal: unknown;
+  closedReason: string | null;
+  /** The database clock when this view was read, so a client can count down honestly. */
+  now: Date;
+  events: LeaseEventView[];
+};
+
+const inFlight = inArray(inferenceLease.status, [...IN_FLIGHT]);
+const isOverdue = sql<boolean>`${inferenceLease.deadlineAt} <= now()`;
+const dbNow = sql`now()`;
+
+export function isPurpose(value: unknown): value is Purpose {
+  return typeof value === "string" && (PURPOSES as readonly string[]).includes(value);
+}
+
+async function recordEvent(tx: Tx | Db, leaseId: string, kind: EventKind, detail?: Record<string, unknown>) {
+  await tx.insert(leaseEvent).values({ leaseId, kind, detail: detail ?? null });
+}
+
+async function recordEvents(tx: Tx, leaseIds: string[], kind: EventKind, detail: Record<string, unknown>) {
+  if (leaseIds.length === 0) return;
+  await tx.insert(leaseEvent).values(leaseIds.map((leaseId) => ({ leaseId, kind, detail })));
+}
+
+/**
+ * Records `expired` for the in-flight leases matching `where` whose deadline has passed.
+ * Must run inside a transaction so the transition and its event commit together.
+ */
+async function expireDue(tx: Tx, where: SQL | undefined, by: string): Promise<string[]> {
+  const rows = await tx
+    .update(inferenceLease)
+    .set({ status: "expired", closedReason: "deadline_passed", updatedAt: dbNow })
+    .where(and(where, inFlight, lte(inferenceLease.deadlineAt, dbNow)))
+    .returning({ id: inferenceLease.id });
+  const ids = rows.map((r) => r.id);
+  await recordEvents(tx, ids, "expired", { by });
+  return ids;
+}
+
+// ---------------------------------------------------------------------------------------
+// Open (check 1)
+
+export type OpenResult =
+  | { ok: true; created: boolean; lease: InferenceLease }
+  | { ok: false; code: "invoice_not_found" | "purpose_not_allowed" | "lease_in_flight" | "dispatch_failed" };
+
+export async function openLease(
+  db: Db,
+  input: { actorId: string; sessionId: string | null; invoiceId: unknown; purpose: unknown; ttlSeconds: number },
+  dispatch: LeaseDispatch,
+): Promise<OpenResult> {
+  const { actorId, sessionId, invoiceId, purpose, ttlSeconds } = input;
+  if (!isPurpose(purpose)) return { ok: false, code: "purpose_not_allowed" };
+  if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
+
+  const outcome = await db.transaction(async (tx): Promise<OpenResult> => {
+    const [inv] = await tx
+      .select({ id: invoice.id, version: invoice.version })
+      .from(invoice)
+      .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)));
+    if (!inv) return { ok: false, code: "invoice_not_found" };
+
+    // A lease past its deadline no longer holds the in-flight slot.
+    const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
+    await expireDue(tx, scope, "open");
+
+    // The partial unique index decides who wins a race of opens: the losers' inserts wait
+    // for the winner to commit, then do nothing, and read the winner's row below.
+    const [created] = await tx
+      .insert(inferenceLease)
+      .values({
+        actorId,
+        invoiceId,
+        purpose,
+        status: "open",
+        deadlineAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
+        sessionId,
+        invoiceVersion: inv.version,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (created) {
+      await recordEvent(tx, created.id, "opened", { ttl_seconds: ttlSeconds, invoice_version: inv.version });
+      return { ok: true, created: true, lease: created };
+    }
+    const [existing] = await tx.select().from(inferenceLease).where(and(scope, inFlight));
+    if (!existing) return { ok: false, code: "lease_in_flight" }; // closed in between: caller retries
+    if (existing.actorId !== actorId) return { ok: false, code: "lease_in_flight" };
+    return { ok: true, created: false, lease: existing };
+  });
+
+  if (!outcome.ok || !outcome.created) return outcome;
+  try {
+    await dispatch.leaseOpened(outcome.lease);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.warn("lease dispatch failed", { lease_id: outcome.lease.id, error: message });
+    await db.transaction(async (tx) => {
+      const closed = await tx
+        .update(inferenceLease)
+        .set({ status: "rejected", closedReason: "dispatch_failed", updatedAt: dbNow })
+        .where(and(eq(inferenceLease.id, outcome.lease.id), inFlight))
+        .returning({ id: inferenceLease.id });
+      if (closed.length) await recordEvent(tx, outcome.lease.id, "dispatch_failed", { error: message });
+    });
+    return { ok: false, code: "dispatch_failed" };
+  }
+  return outcome;
+}
+
+// ---------------------------------------------------------------------------------------
+// Read
+
+async function loadEvents(tx: Tx | Db, leaseId: string): Promise<LeaseEventView[]> {
+  return tx
+    .select({ id: leaseEvent.id, at: leaseEvent.at, kind: leaseEvent.kind, detail: leaseEvent.detail })
+    .from(leaseEvent)
+    .where(eq(leaseEvent.leaseId, leaseId))
+    .orderBy(asc(leaseEvent.id));
+}
+
+const leaseWithNow = { ...getTableColumns(inferenceLease), now: sql<Date>`now()`.mapWith(toDate) };
+
+async function view(tx: Tx, lease: InferenceLease & { now: Date }): Promise<LeaseView> {
+  return {
+    id: lease.id,
+    actorId: lease.actorId,
+    invoiceId: lease.invoiceId,
+    purpose: lease.purpose,
+    status: lease.status,
+    deadlineAt: lease.deadlineAt,
+    createdAt: lease.createdAt,
+    proposal: lease.proposal,
+    closedReason: lease.closedReason,
+    now: lease.now,
+    events: await loadEvents(tx, lease.id),
+  };
+}
+
+function toDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+/** The actor's lease, with its timeline; recorded `expired` first if its deadline passed. */
+export async function readLease(db: Db, actorId: string, leaseId: unknown): Promise<LeaseView | null> {
+  if (!isUuid(leaseId)) return null;
+  return db.transaction(async (tx) => {
+    const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
+    await expireDue(tx, mine, "read");
+    const [lease] = await tx.select(leaseWithNow).from(inferenceLease).where(mine);
+    return lease ? view(tx, lease) : null;
+  });
+}
+
+/** The actor's most recent lease on an invoice (in flight or not), for the invoice page. */
+export async function latestLeaseForInvoice(db: Db, actorId: string, invoiceId: string): Promise<LeaseView | null> {
+  return db.transaction(async (tx) => {
+    const mine = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.actorId, actorId));
+    await expireDue(tx, mine, "read");
+    const [lease] = await tx
+      .select(leaseWithNow)
+      .from(inferenceLease)
+      .where(mine)
+      .orderBy(desc(inferenceLease.createdAt), desc(inferenceLease.id))
+      .limit(1);
+    return lease ? view(tx, lease) : null;
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Generate (check 2): load, then propose. Nothing here is held across the model call.
+
+export type GenerationInput =
+  | { ok: true; lease: { id: string; actorId: string; purpose: Purpose; deadlineAt: Date; remainingMs: number }; invoice: InvoiceForModel }
+  | { ok: false; reason: "lease_not_found" | "not_open" | "expired" | "invoice_not_found"; status?: LeaseStatus };
+
+/** Reads what a generation needs: the lease if it is open and in time, and its invoice read as the lease's actor. */
+export async function loadForGeneration(db: Db, leaseId: string): Promise<GenerationInput> {
+  if (!isUuid(leaseId)) return { ok: false, reason: "lease_not_found" };
+  return db.transaction(async (tx): Promise<GenerationInput> => {
+    const expired = await expireDue(tx, eq(inferenceLease.id, leaseId), "generate");
+    if (expired.length) return { ok: false, reason: "expired", status: "expired" };
+    const [lease] = await tx
+      .select({
+        id: inferenceLease.id,
+        actorId: inferenceLease.actorId,
+        invoiceId: inferenceLease.invoiceId,
+        purpose: inferenceLease.purpose,
+        status: inferenceLease.status,
+        deadlineAt: inferenceLease.deadlineAt,
+        remainingMs: sql<number>`greatest(0, floor(extract(epoch from (${inferenceLease.deadlineAt} - now())) * 1000))`.mapWith(Number),
+      })
+      .from(inferenceLease)
+      .where(eq(inferenceLease.id, leaseId));
+    if (!lease) return { ok: false, reason: "lease_not_found" };
+    if (lease.status !== "open" || !isPurpose(lease.purpose)) return { ok: false, reason: "not_open", status: lease.status };
+    // Scoped to the lease's actor: a lease can never read someone else's invoice.
+    const [inv] = await tx
+      .select()
+      .from(invoice)
+      .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, lease.actorId)));
+    if (!inv) return { ok: false, reason: "invoice_not_found" };
+    const lines = await tx
+      .select({ description: invoiceLine.description, quantity: invoiceLine.quantity, unitPriceCents: invoiceLine.unitPriceCents })
+      .from(invoiceLine)
+      .where(eq(invoiceLine.invoiceId, inv.id))
+      .orderBy(asc(invoiceLine.position), asc(invoiceLine.id));
+    return {
+      ok: true,
+      lease: { id: lease.id, actorId: lease.actorId, purpose: lease.purpose, deadlineAt: lease.deadlineAt, remainingMs: lease.remainingMs },
+      invoice: {
+        id: inv.id,
+        number: inv.number,
+        counterparty: inv.counterparty,
+        currency: inv.currency,
+        totalCents: inv.totalCents,
+        issuedOn: inv.issuedOn,
+        dueOn: inv.dueOn,
+        lines,
+      },
+    };
+  });
+}
+
+export type ProposeResult =
+  | { ok: true }
+  | { ok: false; code: "lease_not_found" | "actor_mismatch" | "late_completion"; status?: LeaseStatus };
+
+/**
+ * Check 2's write: one conditional UPDATE. If it changes no row the completion is late or
+ * names the wrong actor; we re-read only to say which, and write nothing but the event.
+ */
+export async function proposeLease(
+  db: Db,
+  input: { leaseId: string; actorId: string; proposal: { summary: string; model: string } },
+): Promise<ProposeResult> {
+  const { leaseId, actorId, proposal } = input;
+  if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
+  const result = await db.transaction(async (tx): Promise<ProposeResult> => {
+    if (isUuid(actorId)) {
+      const [row] = await tx
+        .update(inferenceLease)
+        .set({ status: "proposed", proposal, updatedAt: dbNow })
+        .where(
+          and(
+            eq(inferenceLease.id, leaseId),
+            eq(inferenceLease.status, "open"),
+            eq(inferenceLease.actorId, actorId),
+            gt(inferenceLease.deadlineAt, dbNow),
+          ),
+        )
+        .returning({ id: inferenceLease.id });
+      if (row) {
+        await recordEvent(tx, leaseId, "proposed", { model: proposal.model, summary_chars: proposal.summary.length });
+        return { ok: true };
+      }
+    }
+    const [current] = await tx
+      .select({ status: inferenceLease.status, actorId: inferenceLease.actorId, overdue: isOverdue })
+      .from(inferenceLease)
+      .where(eq(inferenceLease.id, leaseId));
+    if (!current) return { ok: false, code: "lease_not_found" };
+    if (current.actorId !== actorId) {
+      // A completion made for someone else fails closed, and the lease with it.
+      const closed = await tx
+        .update(inferenceLease)
+        .set({ status: "rejected", closedReason: "actor_mismatch", updatedAt: dbNow })
+        .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.status, "open")))
+        .returning({ id: inferenceLease.id });
+      await recordEvent(tx, leaseId, "actor_mismatch", {
+        claimed_actor: isUuid(actorId) ? actorId : "invalid",
+        status: closed.length ? "rejected" : current.status,
+      });
+      return { ok: false, code: "actor_mismatch", status: closed.length ? "rejected" : current.status };
+    }
+    let status = current.status;
+    if (status === "open" && current.overdue) {
+      await expireDue(tx, eq(inferenceLease.id, leaseId), "propose");
+      status = "expired";
+    }
+    await recordEvent(tx, leaseId, "late_completion", { status, model: proposal.model });
+    return { ok: false, code: "late_completion", status };
+  });
+  if (!result.ok) log.warn("completion not proposed", { lease_id: leaseId, code: result.code, status: result.status });
+  return result;
+}
+
+/** A generation that cannot finish closes its lease at once, so the user learns now, not at the deadline. */
+export async function failGeneration(db: Db, leaseId: string, error: string): Promise<{ closed: boolean }> {
+  if (!isUuid(leaseId)) return { closed: false };
+  return db.transaction(async (tx) => {
+    const closed = await tx
+      .update(inferenceLease)
+      .set({ status: "rejected", closedReason: "generation_failed", updatedAt: dbNow })
+      .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.status, "open")))
+      .returning({ id: inferenceLease.id });
+    const [exists] = await tx.select({ id: inferenceLease.id }).from(inferenceLease).where(eq(inferenceLease.id, leaseId));
+    if (exists) await recordEvent(tx, leaseId, "generation_failed", { error: error.slice(0, 500), closed: closed.length > 0 });
+    return { closed: closed.length > 0 };
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Apply (check 3)
+
+export type ApplyResult =
+  | { ok: true; invoiceVersion: number }
+  | {
+      ok: false;
+      code: "lease_not_found" | "lease_open" | "lease_applied" | "lease_rejected" | "lease_expired" | "invoice_changed";
+    };
+
+class FailClosed extends Error {}
+
+export async function applyLease(db: Db, actorId: string, leaseId: unknown): Promise<ApplyResult> {
+  if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
+  try {
+    return await db.transaction(async (tx): Promise<ApplyResult> => {
+      const [lease] = await tx
+        .select({
+          id: inferenceLease.id,
+          status: inferenceLease.status,
+          invoiceId: inferenceLease.invoiceId,
+          invoiceVersion: inferenceLease.invoiceVersion,
+          proposal: inferenceLease.proposal,
+          overdue: isOverdue,
+        })
+        .from(inferenceLease)
+        .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)))
+        .for("update");
+      if (!lease) return { ok: false, code: "lease_not_found" };
+
+      const refuse = async (code: Exclude<ApplyResult, { ok: true }>["code"]) => {
+        await recordEvent(tx, lease.id, "apply_refused", { code });
+        return { ok: false as const, code };
+      };
+      if ((lease.status === "open" || lease.status === "proposed") && lease.overdue) {
+        // Late: record `expired` in this same transaction, then refuse.
+        await expireDue(tx, eq(inferenceLease.id, lease.id), "apply");
+        return refuse("lease_expired");
+      }
+      if (lease.status !== "proposed") return refuse(`lease_${lease.status}`);
+
+      const [inv] = await tx
+        .select({ version: invoice.version })
+        .from(invoice)
+        .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId)))
+        .for("update");
+      const summary = readSummary(lease.proposal);
+      if (!inv || inv.version !== lease.invoiceVersion || summary === null) {
+        await tx
+          .update(inferenceLease)
+          .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: dbNow })
+          .where(eq(inferenceLease.id, lease.id));
+        await recordEvent(tx, lease.id, "invoice_changed", {
+          lease_version: lease.invoiceVersion,
+          invoice_version: inv?.version ?? null,
+        });
+        return { ok: false, code: "invoice_changed" };
+      }
+
+      const written = await tx
+        .update(invoice)
+        .set({ summary, version: sql`${invoice.version} + 1`, updatedAt: dbNow })
+        .where(
+          and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId), eq(invoice.version, inv.version)),
+        )
+        .returning({ version: invoice.version });
+      if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);
+
+      await tx
+        .update(inferenceLease)
+        .set({ status: "applied", closedReason: null, updatedAt: dbNow })
+        .where(and(eq(inferenceLease.id, lease.id), eq(inferenceLease.status, "proposed")));
+      await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version });
+      return { ok: true, invoiceVersion: written[0]!.version };
+    });
+  } catch (error) {
+    if (error instanceof FailClosed) {
+      log.warn("apply failed closed", { lease_id: leaseId, reason: error.message });
+      return { ok: false, code: "invoice_changed" };
+    }
+    throw error;
+  }
+}
+
+function readSummary(proposal: unknown): string | null {
+  if (proposal && typeof proposal === "object" && "summary" in proposal) {
+    const summary = (proposal as { summary: unknown }).summary;
+    if (typeof summary === "string" && summary.trim()) return summary;
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Cancel, sign-out, sweep
+
+export type CancelResult = { ok: true } | { ok: false; code: "lease_not_found" | "lease_not_cancelable" };
+
+export async function cancelLease(db: Db, actorId: string, leaseId: unknown, dispatch: LeaseDispatch): Promise<CancelResult> {
+  if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
+  const result = await db.transaction(async (tx): Promise<CancelResult> => {
+    const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
+    const [row] = await tx
+      .update(inferenceLease)
+      .set({ status: "rejected", closedReason: "cancelled", updatedAt: dbNow })
+      .where(and(mine, inFlight, gt(inferenceLease.deadlineAt, dbNow)))
+      .returning({ id: inferenceLease.id });
+    if (row) {
+      await recordEvent(tx, leaseId, "cancelled");
+      return { ok: true };
+    }
+    const [current] = await tx.select({ status: inferenceLease.status }).from(inferenceLease).where(mine);
+    if (!current) return { ok: false, code: "lease_not_found" };
+    const expired = await expireDue(tx, mine, "cancel");
+    await recordEvent(tx, leaseId, "cancel_refused", { status: expired.length ? "expired" : current.status });
+    return { ok: false, code: "lease_not_cancelable" };
+  });
+  if (result.ok) await tellClosed(dispatch, [leaseId], "cancelled");
+  return result;
+}
+
+/**
+ * Sign-out: ends the server-side session and closes, as `rejected`, the leases that
+ * session opened. Both in one transaction; the running generations are told after.
+ */
+export async function revokeSession(
+  db: Db,
+  input: { actorId: string; sessionId: string },
+  dispatch: LeaseDispatch,
+): Promise<{ revoked: string[] }> {
+  const { actorId, sessionId } = input;
+  const revoked = await db.transaction(async (tx) => {
+    await tx
+      .update(appSession)
+      .set({ revokedAt: dbNow })
+      .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`));
+    const mine = and(eq(inferenceLease.sessionId, sessionId), eq(inferenceLease.actorId, actorId));
+    await expireDue(tx, mine, "sign_out");
+    const rows = await tx
+      .update(inferenceLease)
+      .set({ status: "rejected", closedReason: "signed_out", updatedAt: dbNow })
+      .where(and(mine, inFlight))
+      .returning({ id: inferenceLease.id });
+    const ids = rows.map((r) => r.id);
+    await recordEvents(tx, ids, "revoked", { reason: "signed_out" });
+    return ids;
+  });
+  await tellClosed(dispatch, revoked, "signed_out");
+  return { revoked };
+}
+
+async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: string) {
+  if (leaseIds.length === 0) return;
+  try {
+    await dispatch.leaseClosed(leaseIds, reason);
+  } catch (error) {
+    // The lease is closed either way: a generation that was not told to stop will find it
+    // closed when it proposes, and leave a late_completion event.
+    log.warn("lease/closed not delivered", { lease_ids: leaseIds, error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+/** The sweep: records `expired` for overdue in-flight leases, oldest deadline first, in one bounded batch. */
+export async function expireOverdue(db: Db, batchSize = 200): Promise<{ expired: string[] }> {
+  return db.transaction(async (tx) => {
+    const due = tx
+      .select({ id: inferenceLease.id })
+      .from(inferenceLease)
+      .where(and(inFlight, lte(inferenceLease.deadlineAt, dbNow)))
+      .orderBy(asc(inferenceLease.deadlineAt))
+      .limit(batchSize)
+      .for("update", { skipLocked: true });
+    const expired = await expireDue(tx, inArray(inferenceLease.id, due), "sweep");
+    return { expired };
+  });
+}

@@ -1,0 +1,49 @@
+import type { Invoice } from "@/db/schema";
+import type { InvoiceDetail } from "./invoices";
+import type { LeaseView } from "./leases";
+import type { Actor } from "./sessions";
+
+// The API speaks snake_case JSON; the domain speaks camelCase. Mapped here, once.
+
+export const actorJson = (a: Actor) => ({ id: a.id, email: a.email, name: a.name });
+
+export const invoiceJson = (i: Invoice) => ({
+  id: i.id,
+  number: i.number,
+  counterparty: i.counterparty,
+  currency: i.currency,
+  total_cents: i.totalCents,
+  issued_on: i.issuedOn,
+  due_on: i.dueOn,
+  summary: i.summary,
+  version: i.version,
+  updated_at: i.updatedAt.toISOString(),
+});
+
+export const leaseJson = (l: LeaseView) => ({
+  lease_id: l.id,
+  invoice_id: l.invoiceId,
+  purpose: l.purpose,
+  status: l.status,
+  deadline_at: l.deadlineAt.toISOString(),
+  created_at: l.createdAt?.toISOString() ?? null,
+  proposal: l.proposal,
+  closed_reason: l.closedReason,
+  server_now: l.now.toISOString(),
+  events: l.events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
+});
+
+export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null) {
+  const inFlight = latest && (latest.status === "open" || latest.status === "proposed") ? latest : null;
+  return {
+    ...invoiceJson(i),
+    lines: i.lines.map((line) => ({
+      description: line.description,
+      quantity: line.quantity,
+      unit_price_cents: line.unitPriceCents,
+      amount_cents: line.quantity * line.unitPriceCents,
+    })),
+    lease: inFlight ? leaseJson(inFlight) : null,
+    latest_lease: latest ? leaseJson(latest) : null,
+  };
+}

@@ -1,0 +1,35 @@
+import "server-only";
+// Sign-in and the server-side half of a session. The cookie (iron-session) carries only
+// the session id and user id; this table decides whether they still mean anything.
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { appSession, appUser } from "@/db/schema";
+import { isUuid } from "./ids";
+import { dummyPasswordHash, verifyPassword } from "./password";
+
+export type Actor = { id: string; email: string; name: string };
+export type SessionData = { sid?: string; uid?: string };
+
+export async function signIn(
+  db: Db,
+  email: string,
+  password: string,
+): Promise<{ ok: true; actor: Actor; sessionId: string } | { ok: false; code: "invalid_credentials" }> {
+  const [user] = await db.select().from(appUser).where(eq(appUser.email, email.trim().toLowerCase()));
+  // Hash even when the email is unknown, so the answer takes as long either way.
+  const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
+  if (!user || !valid) return { ok: false, code: "invalid_credentials" };
+  const [session] = await db.insert(appSession).values({ userId: user.id }).returning({ id: appSession.id });
+  return { ok: true, actor: { id: user.id, email: user.email, name: user.name }, sessionId: session!.id };
+}
+
+/** The actor a cookie names, if its server-side session is still live. */
+export async function resolveActor(db: Db, data: SessionData): Promise<(Actor & { sessionId: string }) | null> {
+  if (!isUuid(data.sid) || !isUuid(data.uid)) return null;
+  const [row] = await db
+    .select({ id: appUser.id, email: appUser.email, name: appUser.name, sessionId: appSession.id })
+    .from(appSession)
+    .innerJoin(appUser, eq(appUser.id, appSession.userId))
+    .where(and(eq(appSession.id, data.sid), eq(appSession.userId, data.uid), sql`${appSession.revokedAt} is null`));
+  return row ?? null;
+}
