@@ -134,7 +134,7 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): M
 
       // The SDK's own timeout only covers the wait for headers; this deadline covers the
       // whole call, body included, and is merged with the caller's signal.
-      const deadline = AbortSignal.timeout(60_000);
+      const deadline = AbortSignal.timeout(timeoutMs);
       const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
 
       const call = client.chat.completions.create(

@@ -33,6 +33,8 @@ export type FakeBehaviour =
   | { kind: "oversized"; length?: number }
   /** Wait `delayMs` before sending anything, then behave as `then` (default echo). */
   | { kind: "slow"; delayMs: number; then?: FakeBehaviour }
+  /** Send the 200 headers and half the body at once, the rest after `delayMs`. */
+  | { kind: "slow-body"; delayMs: number }
   /** An HTTP error with an OpenAI-style error body (or `body` verbatim). */
   | { kind: "status"; status: number; body?: string }
   /** HTTP 200 whose body is not JSON (`contentType` defaults to text/html). */
@@ -120,6 +122,15 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       case "slow":
         await wait(behaviour.delayMs);
         return respond(res, behaviour.then ?? { kind: "echo" }, request);
+      case "slow-body": {
+        const text = completionBody(model, JSON.stringify({ summary: FAKE_SUMMARY, actor_id: request.actorId ?? "" }));
+        const half = Math.floor(text.length / 2);
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write(text.slice(0, half));
+        await wait(behaviour.delayMs);
+        if (!res.destroyed) res.end(text.slice(half));
+        return;
+      }
       case "status":
         if (behaviour.body !== undefined) {
           res.writeHead(behaviour.status, { "content-type": "application/json" }).end(behaviour.body);
@@ -162,7 +173,12 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
 }
 
 function sendCompletion(res: ServerResponse, model: string, content: string, finishReason = "stop"): void {
-  sendJson(res, 200, {
+  if (res.destroyed || res.headersSent) return;
+  res.writeHead(200, { "content-type": "application/json" }).end(completionBody(model, content, finishReason));
+}
+
+function completionBody(model: string, content: string, finishReason = "stop"): string {
+  return JSON.stringify({
     id: "chatcmpl-fake",
     object: "chat.completion",
     created: 1_790_000_000,
