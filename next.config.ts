@@ -5,6 +5,8 @@ const nextConfig: NextConfig = {
   // breaks every query at run time (see ../shared/notes/stack.md).
   serverExternalPackages: ["@electric-sql/pglite"],
   poweredByHeader: false,
+  // Lets parallel builds (tests, a second checkout) keep separate outputs.
+  distDir: process.env.NEXT_DIST_DIR || ".next",
 };
 
 export default nextConfig;

@@ -24,6 +24,7 @@ export default defineConfig({
           include: ["tests/integration/**/*.test.ts"],
           environment: "node",
           globalSetup: ["tests/support/global-setup.ts"],
+          setupFiles: ["tests/support/setup-integration.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

@@ -516,14 +516,17 @@ async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: s
 /** The sweep: records `expired` for overdue in-flight leases, oldest deadline first, in one bounded batch. */
 export async function expireOverdue(db: Db, batchSize = 200): Promise<{ expired: string[] }> {
   return db.transaction(async (tx) => {
-    const due = tx
+    // Two statements on purpose: an `IN (subquery LIMIT n FOR UPDATE SKIP LOCKED)` may be
+    // rescanned by the planner and touch more than n rows.
+    const due = await tx
       .select({ id: inferenceLease.id })
       .from(inferenceLease)
       .where(and(inFlight, lte(inferenceLease.deadlineAt, dbNow)))
       .orderBy(asc(inferenceLease.deadlineAt))
       .limit(batchSize)
       .for("update", { skipLocked: true });
-    const expired = await expireDue(tx, inArray(inferenceLease.id, due), "sweep");
+    if (due.length === 0) return { expired: [] };
+    const expired = await expireDue(tx, inArray(inferenceLease.id, due.map((d) => d.id)), "sweep");
     return { expired };
   });
 }

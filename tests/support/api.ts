@@ -1,0 +1,66 @@
+import type { Db } from "@/db/client";
+import { PASSWORD } from "./db";
+import type { startEventSink } from "./event-sink";
+import * as sessionRoute from "@/app/api/session/route";
+import * as invoicesRoute from "@/app/api/invoices/route";
+import * as invoiceRoute from "@/app/api/invoices/[id]/route";
+import * as leasesRoute from "@/app/api/leases/route";
+import * as leaseRoute from "@/app/api/leases/[id]/route";
+import * as applyRoute from "@/app/api/leases/[id]/apply/route";
+import * as cancelRoute from "@/app/api/leases/[id]/cancel/route";
+
+export const sink = () => (globalThis as { __eventSink?: Awaited<ReturnType<typeof startEventSink>> }).__eventSink!;
+
+type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+
+// The route table of the app, so tests address the API by method and path as curl would.
+const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
+  ["session", /^\/api\/session$/, sessionRoute as never],
+  ["invoices", /^\/api\/invoices$/, invoicesRoute as never],
+  ["invoice", /^\/api\/invoices\/(?<id>[^/]+)$/, invoiceRoute as never],
+  ["leases", /^\/api\/leases$/, leasesRoute as never],
+  ["lease", /^\/api\/leases\/(?<id>[^/]+)$/, leaseRoute as never],
+  ["apply", /^\/api\/leases\/(?<id>[^/]+)\/apply$/, applyRoute as never],
+  ["cancel", /^\/api\/leases\/(?<id>[^/]+)\/cancel$/, cancelRoute as never],
+];
+
+export type ApiResponse = { status: number; body: any; headers: Headers };
+
+export async function api(
+  method: string,
+  path: string,
+  opts: { cookie?: string; json?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const pathname = path.split("?")[0]!;
+  for (const [, pattern, mod] of ROUTES) {
+    const match = pattern.exec(pathname);
+    if (!match) continue;
+    const handler = mod[method];
+    if (!handler) return { status: 405, body: null, headers: new Headers() };
+    const headers = new Headers(opts.headers);
+    if (opts.cookie) headers.set("cookie", opts.cookie);
+    const body = opts.raw ?? (opts.json === undefined ? undefined : JSON.stringify(opts.json));
+    if (body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
+    const req = new Request(`http://127.0.0.1:3000${path}`, { method, headers, body });
+    const res = await handler(req, { params: Promise.resolve({ ...(match.groups ?? {}) }) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  }
+  throw new Error(`no route for ${method} ${path}`);
+}
+
+/** Signs in through the real route and returns the cookie header to send back. */
+export async function signInCookie(email: string, password = PASSWORD): Promise<string> {
+  const res = await api("POST", "/api/session", { json: { email, password } });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return cookieFrom(res.headers);
+}
+
+export function cookieFrom(headers: Headers): string {
+  return headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+}
+
+export type { Db };

@@ -1,0 +1,78 @@
+import { randomUUID } from "node:crypto";
+import { inject } from "vitest";
+import postgres from "postgres";
+import { openDb, type Db, type DbHandle } from "@/db/client";
+import { migrateDb } from "@/db/migrate";
+import { appUser, invoice, invoiceLine } from "@/db/schema";
+import { hashPassword } from "@/lib/password";
+
+export type TestDb = DbHandle & { name: string };
+
+/**
+ * A database of this test file's own: a clone of the run's migrated template on
+ * PostgreSQL, or a fresh in-memory PGlite. It also becomes the app's database, so the route
+ * handlers under test use it.
+ */
+export async function openTestDb(): Promise<TestDb> {
+  let handle: DbHandle;
+  let name: string;
+  let drop = async () => {};
+  if (inject("dbKind") === "postgres") {
+    const template = inject("pgTemplate");
+    name = `cc_t_${template.slice(7)}_${randomUUID().slice(0, 8)}`;
+    const admin = postgres(inject("pgAdminUrl"), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${name} template ${template}`);
+    const url = new URL(inject("pgAdminUrl"));
+    url.pathname = `/${name}`;
+    handle = await openDb({ kind: "postgres", url: url.toString(), max: 30 });
+    drop = async () => {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    };
+  } else {
+    name = "pglite-memory";
+    handle = await openDb({ kind: "pglite", dataDir: null });
+    await migrateDb(handle);
+  }
+  (globalThis as { __claimcheckDb?: Promise<DbHandle> }).__claimcheckDb = Promise.resolve(handle);
+  return {
+    ...handle,
+    name,
+    async close() {
+      await handle.close();
+      await drop();
+    },
+  };
+}
+
+export const PASSWORD = "correct horse battery staple";
+let passwordHash: Promise<string> | undefined;
+
+export async function makeUser(db: Db, name = "User") {
+  passwordHash ??= hashPassword(PASSWORD);
+  const email = `${name.toLowerCase().replace(/\W+/g, "-")}-${randomUUID().slice(0, 8)}@example.test`;
+  const [row] = await db.insert(appUser).values({ email, name, passwordHash: await passwordHash }).returning();
+  return row!;
+}
+
+export async function makeInvoice(db: Db, ownerId: string, overrides: Partial<typeof invoice.$inferInsert> = {}) {
+  const lines = [
+    { description: "Consulting, November", quantity: 10, unitPriceCents: 120000 },
+    { description: "Travel expenses", quantity: 1, unitPriceCents: 34550 },
+  ];
+  const [row] = await db
+    .insert(invoice)
+    .values({
+      ownerId,
+      number: `INV-${randomUUID().slice(0, 6)}`,
+      counterparty: "Northwind Traders",
+      currency: "EUR",
+      totalCents: lines.reduce((s, l) => s + l.quantity * l.unitPriceCents, 0),
+      issuedOn: "2026-11-01",
+      dueOn: "2026-12-01",
+      ...overrides,
+    })
+    .returning();
+  await db.insert(invoiceLine).values(lines.map((l, position) => ({ ...l, position, invoiceId: row!.id })));
+  return row!;
+}
