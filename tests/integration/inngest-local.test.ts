@@ -1,0 +1,432 @@
+// Contract tests for tools/inngest-local: a real app built with the pinned SDK,
+// served over HTTP with `serve` from inngest/node, driven by the stand-in exactly as
+// the dev server would. Run: npx vitest run --project integration tests/integration/inngest-local.test.ts
+// Every scenario runs twice: with checkpointing (ctx.fn_id sent, the SDK's v4
+// default path) and without (one step per request).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Inngest, NonRetriableError, RetryAfterError } from "inngest";
+import { serve } from "inngest/node";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
+import { parseCron, cronMatches, nextCronTime } from "@/tools/inngest-local/cron";
+import { compileExpression } from "@/tools/inngest-local/expr";
+import { startSdkApp, type SdkApp } from "@/tests/support/inngest-sdk-app";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(what: string, fn: () => T | undefined | false, timeoutMs = 8000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Everything the app's functions observe, so tests can assert what ran and how often. */
+type Probe = {
+  calls: Record<string, number>;
+  failures: { fn: string; message: string; name: string; originalData: unknown }[];
+  concurrent: number;
+  maxConcurrent: number;
+  timestamps: Record<string, number[]>;
+  waited: unknown[];
+};
+
+function buildFunctions(inngest: Inngest, probe: Probe) {
+  const hit = (key: string) => {
+    probe.calls[key] = (probe.calls[key] ?? 0) + 1;
+    (probe.timestamps[key] ??= []).push(Date.now());
+    return probe.calls[key]!;
+  };
+  const dedupeFn = inngest.createFunction({ id: "dedupe", triggers: [{ event: "test/dedupe" }] }, async ({ event }) => {
+    hit(`dedupe:${String(event.data.k)}`);
+    return event.id;
+  });
+  const onFailure = (fn: string) => async ({ error, event }: { error: Error; event: { data: { event: { data: unknown } } } }) => {
+    probe.failures.push({ fn, message: error.message, name: error.name, originalData: event.data.event.data });
+  };
+
+  return [
+    inngest.createFunction({ id: "multi", triggers: [{ event: "test/multi" }] }, async ({ event, step }) => {
+      const k = String(event.data.k);
+      const a = await step.run("a", () => (hit(`multi:${k}:a`), 1));
+      const b = await step.run("b", () => (hit(`multi:${k}:b`), a + 1));
+      const c = await step.run("c", () => (hit(`multi:${k}:c`), b + 1));
+      return { sum: a + b + c };
+    }),
+    inngest.createFunction({ id: "flaky", triggers: [{ event: "test/flaky" }] }, async ({ event, step }) => {
+      const k = String(event.data.k);
+      return step.run("flaky-step", () => {
+        if (hit(`flaky:${k}`) <= 2) throw new Error(`transient ${probe.calls[`flaky:${k}`]}`);
+        return "third time lucky";
+      });
+    }),
+    inngest.createFunction(
+      { id: "fn-level-flaky", triggers: [{ event: "test/fn-level-flaky" }] },
+      async ({ event }) => {
+        if (hit(`fnflaky:${String(event.data.k)}`) === 1) throw new Error("outside any step");
+        return "ok";
+      },
+    ),
+    inngest.createFunction(
+      { id: "nonretriable", triggers: [{ event: "test/nonretriable" }], onFailure: onFailure("nonretriable") },
+      async ({ event, step }) => {
+        await step.run("refuse", () => {
+          hit(`nonretriable:${String(event.data.k)}`);
+          throw new NonRetriableError("nope, never");
+        });
+      },
+    ),
+    inngest.createFunction(
+      { id: "exhausted", retries: 2, triggers: [{ event: "test/exhausted" }], onFailure: onFailure("exhausted") },
+      async ({ event, step }) => {
+        await step.run("always-fails", () => {
+          hit(`exhausted:${String(event.data.k)}`);
+          throw new Error("boom");
+        });
+      },
+    ),
+    inngest.createFunction(
+      { id: "retry-after", triggers: [{ event: "test/retry-after" }] },
+      async ({ event, step }) =>
+        step.run("slow-down", () => {
+          if (hit(`retryafter:${String(event.data.k)}`) === 1) throw new RetryAfterError("slow down", 1000);
+          return "done";
+        }),
+    ),
+    inngest.createFunction(
+      {
+        id: "lease-watch",
+        triggers: [{ event: "test/lease.opened" }],
+        cancelOn: [{ event: "test/lease.closed", if: "event.data.leaseId == async.data.leaseId" }],
+      },
+      async ({ event, step }) => {
+        const id = String(event.data.leaseId);
+        await step.run("before", () => hit(`lease:${id}:before`));
+        await step.sleep("hold", "20s");
+        await step.run("after", () => hit(`lease:${id}:after`));
+        return "expired";
+      },
+    ),
+    inngest.createFunction(
+      {
+        id: "slow-steps",
+        triggers: [{ event: "test/slow" }],
+        cancelOn: [{ event: "test/slow.stop", match: "data.k" }],
+      },
+      async ({ event, step }) => {
+        const k = String(event.data.k);
+        await step.run("s1", async () => (hit(`slow:${k}:s1`), await sleep(400)));
+        await step.run("s2", async () => (hit(`slow:${k}:s2`), await sleep(400)));
+        await step.run("s3", async () => hit(`slow:${k}:s3`));
+        return "all done";
+      },
+    ),
+    inngest.createFunction({ id: "sleeper", triggers: [{ event: "test/sleep" }] }, async ({ step }) => {
+      const t0 = await step.run("t0", () => Date.now());
+      await step.sleep("nap", "1s");
+      const t1 = await step.run("t1", () => Date.now());
+      return { sleptMs: t1 - t0 };
+    }),
+    inngest.createFunction({ id: "waiter", triggers: [{ event: "test/wait" }] }, async ({ event, step }) => {
+      const got = await step.waitForEvent("approval", { event: "test/approved", match: "data.k", timeout: event.data.timeout as string });
+      probe.waited.push(got);
+      return got ? { approvedBy: got.data.by } : { timedOut: true };
+    }),
+    dedupeFn,
+    inngest.createFunction({ id: "nightly", triggers: [{ cron: "0 3 * * *" }] }, async ({ event, step }) => {
+      await step.run("sweep", () => hit("nightly:sweep"));
+      return { cron: (event.data as { cron?: string }).cron, name: event.name };
+    }),
+    inngest.createFunction(
+      { id: "serial", concurrency: { limit: 1, key: "event.data.group" }, triggers: [{ event: "test/serial" }] },
+      async ({ step }) => {
+        await step.run("work", async () => {
+          probe.concurrent++;
+          probe.maxConcurrent = Math.max(probe.maxConcurrent, probe.concurrent);
+          await sleep(150);
+          probe.concurrent--;
+        });
+      },
+    ),
+    inngest.createFunction({ id: "invoker", triggers: [{ event: "test/invoke" }] }, async ({ step }) =>
+      step.invoke("call-other", { function: dedupeFn, data: { k: "from-invoke" } }),
+    ),
+    inngest.createFunction({ id: "debounced", debounce: { period: "1s" }, triggers: [{ event: "test/debounced" }] }, async () => "never"),
+  ];
+}
+
+describe.each([
+  { mode: "checkpointing", checkpointing: true },
+  { mode: "one step per request", checkpointing: false },
+])("inngest-local ($mode)", ({ checkpointing }) => {
+  let app: SdkApp;
+  let local: InngestLocal;
+  let inngest: Inngest;
+  const logs: string[] = [];
+  const probe: Probe = { calls: {}, failures: [], concurrent: 0, maxConcurrent: 0, timestamps: {}, waited: [] };
+  let seq = 0;
+  const key = () => `${checkpointing ? "cp" : "np"}-${++seq}`;
+
+  const runsOf = (fn: string, k?: string): RunSummary[] =>
+    local.runs().filter((r) => r.functionId === `contract-app-${fn}` && (k === undefined || r.event.data.k === k || r.event.data.leaseId === k));
+  const ended = (r: RunSummary | undefined) => r && r.status !== "running" && r;
+  const finalRun = (fn: string, k: string) => waitFor(`${fn} run for ${k} to end`, () => ended(runsOf(fn, k)[0]));
+
+  beforeAll(async () => {
+    app = await startSdkApp();
+    // The stand-in starts first and keeps retrying the sync until the app answers.
+    local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 50, syncRetryMs: 100, checkpointing, log: (l) => logs.push(l) });
+    inngest = new Inngest({ id: "contract-app", isDev: true, baseUrl: local.url });
+    await sleep(150);
+    app.setHandler(serve({ client: inngest, functions: buildFunctions(inngest, probe) }));
+    await waitFor("initial sync", () => logs.some((l) => l.startsWith('synced app "contract-app"')));
+  });
+  afterAll(async () => {
+    await local?.close();
+    await app?.close();
+  });
+
+  it("retries the initial sync until the app answers, and re-syncs on POST /sync", async () => {
+    expect(logs.some((l) => l.startsWith("waiting for app at"))).toBe(true);
+    const fns = (await (await fetch(`${local.url}/functions`)).json()) as { id: string; triggers: unknown[] }[];
+    expect(fns.map((f) => f.id)).toEqual(expect.arrayContaining(["contract-app-multi", "contract-app-nonretriable-failure", "contract-app-nightly"]));
+    const res = await fetch(`${local.url}/sync`, { method: "POST" });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { functions: string[] }).functions).toContain("contract-app-exhausted-failure");
+  });
+
+  it("runs a multi-step function to completion, each step body exactly once", async () => {
+    const k = key();
+    await inngest.send({ name: "test/multi", data: { k } });
+    const run = await finalRun("multi", k);
+    expect(run.status).toBe("completed");
+    expect(run.output).toEqual({ sum: 6 });
+    expect(run.attempts).toBe(1);
+    expect(run.steps.map((s) => [s.name, s.status, s.output])).toEqual([
+      ["a", "completed", 1],
+      ["b", "completed", 2],
+      ["c", "completed", 3],
+    ]);
+    expect([probe.calls[`multi:${k}:a`], probe.calls[`multi:${k}:b`], probe.calls[`multi:${k}:c`]]).toEqual([1, 1, 1]);
+    // With ctx.fn_id the SDK runs steps back to back and POSTs them to /v1/checkpoint.
+    expect(run.steps.every((s) => Boolean(s.checkpointed) === checkpointing)).toBe(true);
+  });
+
+  it("retries a step that throws twice, completing on the 3rd attempt", async () => {
+    const k = key();
+    await inngest.send({ name: "test/flaky", data: { k } });
+    const run = await finalRun("flaky", k);
+    expect(run.status).toBe("completed");
+    expect(run.output).toBe("third time lucky");
+    expect(run.attempts).toBe(3);
+    expect(run.steps[0]).toMatchObject({ name: "flaky-step", status: "completed", attempts: 3 });
+    expect(probe.calls[`flaky:${k}`]).toBe(3);
+  });
+
+  it("retries an error thrown outside any step (HTTP 500)", async () => {
+    const k = key();
+    await inngest.send({ name: "test/fn-level-flaky", data: { k } });
+    const run = await finalRun("fn-level-flaky", k);
+    expect(run).toMatchObject({ status: "completed", output: "ok", attempts: 2 });
+  });
+
+  it("fails a NonRetriableError after 1 attempt and runs onFailure with the error", async () => {
+    const k = key();
+    await inngest.send({ name: "test/nonretriable", data: { k } });
+    const run = await finalRun("nonretriable", k);
+    expect(run.status).toBe("failed");
+    expect(run.attempts).toBe(1);
+    expect(probe.calls[`nonretriable:${k}`]).toBe(1);
+    expect(run.error).toMatchObject({ message: "nope, never" });
+    const failure = await waitFor("onFailure", () => probe.failures.find((f) => f.fn === "nonretriable" && (f.originalData as { k: string }).k === k));
+    expect(failure).toMatchObject({ message: "nope, never", name: "NonRetriableError" });
+    const handlerRun = await waitFor("failure run", () =>
+      ended(local.runs().find((r) => r.functionId === "contract-app-nonretriable-failure" && r.event.data.run_id === run.id)),
+    );
+    expect(handlerRun.status).toBe("completed");
+    expect(handlerRun.event).toMatchObject({ name: "inngest/function.failed", data: { function_id: "contract-app-nonretriable", event: { name: "test/nonretriable" } } });
+  });
+
+  it("fails once retries are exhausted (retries: 2 → 3 attempts) and runs onFailure", async () => {
+    const k = key();
+    await inngest.send({ name: "test/exhausted", data: { k } });
+    const run = await finalRun("exhausted", k);
+    expect(run).toMatchObject({ status: "failed", attempts: 3, maxAttempts: 3, error: { message: "boom" } });
+    expect(run.steps[0]).toMatchObject({ name: "always-fails", status: "failed", attempts: 3 });
+    expect(probe.calls[`exhausted:${k}`]).toBe(3);
+    const failure = await waitFor("onFailure", () => probe.failures.find((f) => f.fn === "exhausted" && (f.originalData as { k: string }).k === k));
+    expect(failure.message).toBe("boom");
+  });
+
+  it("honours Retry-After from a RetryAfterError", async () => {
+    const k = key();
+    await inngest.send({ name: "test/retry-after", data: { k } });
+    const run = await finalRun("retry-after", k);
+    expect(run.status).toBe("completed");
+    const [first, second] = probe.timestamps[`retryafter:${k}`]!;
+    expect(second! - first!).toBeGreaterThanOrEqual(950);
+  });
+
+  it("cancels a sleeping run on a matching cancelOn event, and not on a non-matching one", async () => {
+    const a = key();
+    const b = key();
+    await inngest.send([
+      { name: "test/lease.opened", data: { leaseId: a } },
+      { name: "test/lease.opened", data: { leaseId: b } },
+    ]);
+    await waitFor("both sleeping", () => [a, b].every((id) => runsOf("lease-watch", id)[0]?.steps.some((s) => s.name === "hold" && s.status === "sleeping")));
+    await inngest.send({ name: "test/lease.closed", data: { leaseId: a } });
+    await inngest.send({ name: "test/lease.closed", data: { leaseId: "someone-else" } });
+    const runA = await finalRun("lease-watch", a);
+    expect(runA.status).toBe("cancelled");
+    expect(runA.cancelledBy).toContain("test/lease.closed");
+    await sleep(200);
+    expect(runsOf("lease-watch", b)[0]!.status).toBe("running");
+    expect(probe.calls[`lease:${a}:after`]).toBeUndefined();
+    // Clean up b the same way.
+    await inngest.send({ name: "test/lease.closed", data: { leaseId: b } });
+    expect((await finalRun("lease-watch", b)).status).toBe("cancelled");
+  });
+
+  it("cancels a run mid-steps: the in-flight result is discarded and no further step runs", async () => {
+    const k = key();
+    await inngest.send({ name: "test/slow", data: { k } });
+    await waitFor("s1 running", () => probe.calls[`slow:${k}:s1`] === 1);
+    await inngest.send({ name: "test/slow.stop", data: { k } });
+    const run = await finalRun("slow-steps", k);
+    expect(run.status).toBe("cancelled");
+    await sleep(1000); // long enough for s2 and s3 to have run, had the run not stopped
+    expect(probe.calls[`slow:${k}:s2`]).toBeUndefined();
+    expect(probe.calls[`slow:${k}:s3`]).toBeUndefined();
+    expect(local.runs().find((r) => r.id === run.id)!.status).toBe("cancelled");
+  });
+
+  it("step.sleep sleeps and then resumes", async () => {
+    const t = Date.now();
+    await inngest.send({ name: "test/sleep", data: { k: key() } });
+    const run = await waitFor("sleeper", () => ended(runsOf("sleeper").find((r) => Date.parse(r.startedAt) >= t - 5)));
+    expect(run.status).toBe("completed");
+    expect((run.output as { sleptMs: number }).sleptMs).toBeGreaterThanOrEqual(950);
+    expect(run.steps.map((s) => [s.name, s.op, s.status])).toEqual([
+      ["t0", "StepRun", "completed"],
+      ["nap", "Sleep", "completed"],
+      ["t1", "StepRun", "completed"],
+    ]);
+  });
+
+  it("step.waitForEvent resolves with a matching event, or null on timeout", async () => {
+    const k = key();
+    await inngest.send({ name: "test/wait", data: { k, timeout: "1m" } });
+    await waitFor("waiting", () => runsOf("waiter", k)[0]?.steps.some((s) => s.status === "waiting"));
+    await inngest.send({ name: "test/approved", data: { k: "other", by: "mallory" } });
+    await inngest.send({ name: "test/approved", data: { k, by: "alice" } });
+    expect(await finalRun("waiter", k)).toMatchObject({ status: "completed", output: { approvedBy: "alice" } });
+
+    const k2 = key();
+    await inngest.send({ name: "test/wait", data: { k: k2, timeout: "1s" } });
+    expect(await finalRun("waiter", k2)).toMatchObject({ status: "completed", output: { timedOut: true } });
+  });
+
+  it("dedupes events by id: the same id sent twice triggers once", async () => {
+    const k = key();
+    const first = await inngest.send({ name: "test/dedupe", id: `dedupe-${k}`, data: { k } });
+    const again = await inngest.send([
+      { name: "test/dedupe", id: `dedupe-${k}`, data: { k } },
+      { name: "test/dedupe", id: `dedupe-${k}`, data: { k } },
+    ]);
+    expect(again.ids).toEqual([first.ids[0], first.ids[0]]);
+    const run = await finalRun("dedupe", k);
+    expect(run.output).toBe(`dedupe-${k}`); // event.id is the id the sender chose
+    await sleep(200);
+    expect(runsOf("dedupe", k)).toHaveLength(1);
+    expect(probe.calls[`dedupe:${k}`]).toBe(1);
+  });
+
+  it("accepts a single event object on POST /e/:key and answers {ids, status: 200}", async () => {
+    const res = await fetch(`${local.url}/e/any-key`, { method: "POST", body: JSON.stringify({ name: "test/unmatched", data: {} }) });
+    const body = (await res.json()) as { ids: string[]; status: number };
+    expect(res.status).toBe(200);
+    expect(body.status).toBe(200);
+    expect(body.ids).toHaveLength(1);
+    const bad = await fetch(`${local.url}/e/any-key`, { method: "POST", body: JSON.stringify([{ data: {} }]) });
+    expect(bad.status).toBe(400);
+  });
+
+  it("runs a cron function on demand via POST /fn/:fnId/invoke", async () => {
+    const before = probe.calls["nightly:sweep"] ?? 0;
+    const res = await fetch(`${local.url}/fn/contract-app-nightly/invoke`, { method: "POST" });
+    const { runId } = (await res.json()) as { runId: string };
+    const run = await waitFor("cron run", () => ended(local.runs().find((r) => r.id === runId)));
+    expect(run).toMatchObject({ status: "completed", eventName: "inngest/scheduled.timer", output: { cron: "0 3 * * *", name: "inngest/scheduled.timer" } });
+    expect(probe.calls["nightly:sweep"]).toBe(before + 1);
+    // The short id works too, and GET /functions shows the next scheduled time.
+    expect((await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST" })).status).toBe(200);
+    const fns = (await (await fetch(`${local.url}/functions`)).json()) as { id: string; triggers: { cron?: string; next?: string }[] }[];
+    expect(fns.find((f) => f.id === "contract-app-nightly")!.triggers[0]!.next).toMatch(/T03:00:00/);
+  });
+
+  it("honours a concurrency limit keyed by event data", async () => {
+    probe.maxConcurrent = 0;
+    const group = key();
+    await inngest.send([1, 2, 3].map((i) => ({ name: "test/serial", data: { group, i } })));
+    await waitFor("3 serial runs", () => {
+      const rs = local.runs().filter((r) => r.functionId === "contract-app-serial" && r.event.data.group === group);
+      return rs.length === 3 && rs.every((r) => r.status === "completed");
+    });
+    expect(probe.maxConcurrent).toBe(1);
+  });
+
+  it("fails loudly on an unsupported op (step.invoke) and unsupported config (debounce)", async () => {
+    await inngest.send({ name: "test/invoke", data: { k: key() } });
+    const inv = await waitFor("invoker", () => ended(runsOf("invoker")[0]));
+    expect(inv.status).toBe("failed");
+    expect((inv.error as { message: string }).message).toMatch(/InvokeFunction/);
+    await inngest.send({ name: "test/debounced", data: {} });
+    const deb = await waitFor("debounced", () => ended(runsOf("debounced")[0]));
+    expect(deb.status).toBe("failed");
+    expect((deb.error as { message: string }).message).toMatch(/debounce/);
+    expect(logs.some((l) => l.startsWith("ERROR") && l.includes("debounce"))).toBe(true);
+  });
+
+  it("serves GET /runs, GET /runs/:id, GET / (HTML) and GET /health", async () => {
+    expect((await fetch(`${local.url}/health`)).status).toBe(200);
+    const runs = (await (await fetch(`${local.url}/runs?function=multi`)).json()) as RunSummary[];
+    expect(runs.length).toBeGreaterThan(0);
+    expect(runs[0]).toMatchObject({ functionId: "contract-app-multi", eventName: "test/multi", status: "completed" });
+    expect(runs[0]!.steps[0]).toMatchObject({ name: "a", attempts: 1 });
+    expect(typeof runs[0]!.startedAt).toBe("string");
+    const one = await fetch(`${local.url}/runs/${runs[0]!.id}`);
+    expect(((await one.json()) as RunSummary).id).toBe(runs[0]!.id);
+    const page = await fetch(`${local.url}/`);
+    expect(page.headers.get("content-type")).toMatch(/text\/html/);
+    const text = await page.text();
+    expect(text).toContain("contract-app-multi");
+    expect(text).toContain("<li>a — StepRun completed");
+  });
+});
+
+describe("inngest-local building blocks", () => {
+  it("parses 5-field cron with *, */n, lists, ranges and names; rejects TZ=", () => {
+    const c = parseCron("*/15 9-17 * * MON-FRI");
+    expect(cronMatches(c, new Date("2024-01-01T09:30:00Z"))).toBe(true); // a Monday
+    expect(cronMatches(c, new Date("2024-01-01T09:31:00Z"))).toBe(false);
+    expect(cronMatches(c, new Date("2024-01-06T09:30:00Z"))).toBe(false); // Saturday
+    expect(nextCronTime(parseCron("0 0 1,15 * *"), new Date("2024-01-01T00:00:00Z"))!.toISOString()).toBe("2024-01-15T00:00:00.000Z");
+    expect(nextCronTime(parseCron("@hourly"), new Date("2024-01-01T10:59:30Z"))!.toISOString()).toBe("2024-01-01T11:00:00.000Z");
+    expect(() => parseCron("TZ=Europe/Paris 0 9 * * *")).toThrow(/TZ=/);
+    expect(() => parseCron("* * *")).toThrow(/5 fields/);
+    expect(() => parseCron("61 * * * *")).toThrow(/minute/);
+  });
+
+  it("evaluates the cancelOn / waitForEvent expression subset and rejects the rest", () => {
+    const e = compileExpression("event.data.leaseId == async.data.leaseId && async.data.kind != 'soft'", ["event", "async"]);
+    expect(e.evaluate({ event: { data: { leaseId: "l1" } }, async: { data: { leaseId: "l1", kind: "hard" } } })).toBe(true);
+    expect(e.evaluate({ event: { data: { leaseId: "l1" } }, async: { data: { leaseId: "l2" } } })).toBe(false);
+    // Missing on both sides must not match (CEL would error).
+    expect(compileExpression("event.data.x == async.data.x", ["event", "async"]).evaluate({ event: { data: {} }, async: { data: {} } })).toBe(false);
+    expect(() => compileExpression("size(event.data.items) > 2", ["event"])).toThrow(/unsupported/);
+    expect(() => compileExpression("other.data.x == 1", ["event"])).toThrow(/unknown variable/);
+  });
+});

@@ -1,0 +1,40 @@
+// A tiny HTTP app that serves Inngest functions with the pinned SDK (`serve` from
+// inngest/node) on an ephemeral loopback port, for contract tests of
+// tools/inngest-local. The listener starts before the functions exist (the client
+// needs the stand-in's URL, and the stand-in needs ours), so until `setHandler` is
+// called every request gets 503 — which also exercises the stand-in's sync retry.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type SdkApp = {
+  /** The serve URL, e.g. http://127.0.0.1:41234/api/inngest */
+  url: string;
+  setHandler(handler: http.RequestListener): void;
+  close(): Promise<void>;
+};
+
+export async function startSdkApp(path = "/api/inngest"): Promise<SdkApp> {
+  let handler: http.RequestListener | undefined;
+  const server = http.createServer((req, res) => {
+    if (!req.url?.startsWith(path)) {
+      res.writeHead(404).end();
+    } else if (!handler) {
+      res.writeHead(503, { "content-type": "text/plain" }).end("app not ready");
+    } else {
+      handler(req, res);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    setHandler: (h) => {
+      handler = h;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,96 @@
+// CLI for the local Inngest dev-server stand-in (see README.md beside this file).
+//   tsx tools/inngest-local/main.ts [-u http://127.0.0.1:3000/api/inngest]... [-p 8288]
+//       [--host 127.0.0.1] [--poll 5000] [--backoff-ms 1000] [--no-checkpointing]
+import { startInngestLocal } from "./server";
+
+const USAGE = `usage: tsx tools/inngest-local/main.ts [options]
+  -u, --url <url>        app serve URL to sync and call (repeatable; default http://127.0.0.1:3000/api/inngest)
+  -p, --port <n>         port to listen on (default 8288; 0 = any free port)
+      --host <h>         host to bind (default 127.0.0.1)
+      --poll <ms>        re-sync the apps every <ms> (default 5000; 0 = off)
+      --backoff-ms <ms>  retry backoff base (default $INNGEST_LOCAL_BACKOFF_MS or 1000)
+      --no-checkpointing do not send ctx.fn_id (one step per request)
+  -h, --help`;
+
+function parseArgs(argv: string[]) {
+  const out = { urls: [] as string[], port: 8288, host: "127.0.0.1", poll: 5000, backoffMs: undefined as number | undefined, checkpointing: undefined as boolean | undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    const num = () => {
+      const v = Number(value());
+      if (!Number.isInteger(v) || v < 0) throw new Error(`${flag} needs a non-negative integer`);
+      return v;
+    };
+    switch (flag) {
+      case "-u":
+      case "--url":
+      case "--sdk-url":
+        out.urls.push(value());
+        break;
+      case "-p":
+      case "--port":
+        out.port = num();
+        break;
+      case "--host":
+        out.host = value();
+        break;
+      case "--poll":
+        out.poll = num();
+        break;
+      case "--backoff-ms":
+        out.backoffMs = num();
+        break;
+      case "--no-checkpointing":
+        out.checkpointing = false;
+        break;
+      case "-h":
+      case "--help":
+        console.log(USAGE);
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown argument ${a}`);
+    }
+  }
+  if (!out.urls.length) out.urls.push("http://127.0.0.1:3000/api/inngest");
+  return out;
+}
+
+async function main() {
+  let args: ReturnType<typeof parseArgs>;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(`inngest-local: ${(e as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  const stamp = () => new Date().toISOString().slice(11, 23);
+  const local = await startInngestLocal({
+    appUrls: args.urls,
+    port: args.port,
+    host: args.host,
+    pollMs: args.poll,
+    backoffMs: args.backoffMs,
+    checkpointing: args.checkpointing,
+    log: (line) => (line.startsWith("ERROR") ? console.error : console.log)(`${stamp()} [inngest-local] ${line}`),
+  });
+  console.log(`${stamp()} [inngest-local] runs: ${local.url}/  (JSON: ${local.url}/runs; re-sync: POST ${local.url}/sync)`);
+  const stop = async (signal: string) => {
+    console.log(`${stamp()} [inngest-local] ${signal}: shutting down`);
+    await local.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((e) => {
+  console.error(`inngest-local: ${(e as Error).stack ?? e}`);
+  process.exit(1);
+});

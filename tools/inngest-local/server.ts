@@ -1,0 +1,944 @@
+// A local stand-in for the Inngest dev server (`inngest-cli dev`), which cannot be
+// downloaded here. It speaks the executor-to-SDK protocol of the pinned SDK
+// (inngest 4.24.0; see /work/shared/notes/inngest-local.md and
+// tools/inngest-local/README.md) and drives an app's real serve route over HTTP.
+// Dev tooling only: nothing in the app imports it.
+
+import http from "node:http";
+import { createHash, randomBytes } from "node:crypto";
+import { compileExpression, type CompiledExpression } from "./expr";
+import { cronMatches, nextCronTime, parseCron, type CronSchedule } from "./cron";
+
+export type RunStatus = "running" | "completed" | "failed" | "cancelled";
+export type StepStatus = "planned" | "retrying" | "sleeping" | "waiting" | "completed" | "failed";
+
+export interface StepSummary {
+  /** Hashed id, the key the SDK uses in the `steps` map. */
+  id: string;
+  /** The id the developer wrote (`step.run("charge", ...)`). */
+  name: string;
+  op: string;
+  status: StepStatus;
+  attempts: number;
+  output?: unknown;
+  error?: unknown;
+  /** True when the result arrived through POST /v1/checkpoint/{runId}/async. */
+  checkpointed?: boolean;
+  startedAt: string;
+  endedAt?: string;
+}
+
+export interface RunSummary {
+  id: string;
+  functionId: string;
+  functionName: string;
+  eventName: string;
+  eventId: string;
+  event: EventPayload;
+  status: RunStatus;
+  /** Most attempts any single request of this run needed (1 = no retries). */
+  attempts: number;
+  maxAttempts: number;
+  steps: StepSummary[];
+  output?: unknown;
+  error?: unknown;
+  cancelledBy?: string;
+  startedAt: string;
+  endedAt?: string;
+}
+
+export type EventPayload = { name: string; id?: string; data: Record<string, unknown>; ts: number; [k: string]: unknown };
+
+export interface InngestLocalOptions {
+  port?: number;
+  host?: string;
+  appUrls: string[];
+  log?: (line: string) => void;
+  /** Base of the retry backoff (attempt n waits base * 2^n). Default: $INNGEST_LOCAL_BACKOFF_MS or 1000. */
+  backoffMs?: number;
+  /** Send ctx.fn_id so the SDK checkpoints steps (its v4 default). Default true; $INNGEST_LOCAL_CHECKPOINTING=0 turns it off. */
+  checkpointing?: boolean;
+  /** Delay between sync attempts while an app is unreachable. Default 1000. */
+  syncRetryMs?: number;
+  /** Re-sync every n ms, like the dev server's polling (0 = off). Default 0. */
+  pollMs?: number;
+  /** Per-request timeout for calls to the app. Default 5 minutes. */
+  callTimeoutMs?: number;
+}
+
+export interface InngestLocal {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  runs(): RunSummary[];
+  sync(): Promise<void>;
+}
+
+type Memo = { data: unknown } | { error: unknown };
+type Op = { id: string; op: string; name?: string; displayName?: string; data?: unknown; error?: unknown; opts?: Record<string, unknown>; userland?: { id?: string } };
+type Trigger = { event: string; expr?: CompiledExpression } | { cron: CronSchedule };
+type FnEntry = {
+  id: string;
+  name: string;
+  appUrl: string;
+  url: string;
+  triggers: Trigger[];
+  maxAttempts: number;
+  cancel: { event: string; expr?: CompiledExpression; timeoutMs?: number }[];
+  concurrency: { limit: number; key?: CompiledExpression; scope: string }[];
+  idempotency?: CompiledExpression;
+  /** Config this stand-in cannot honour: runs of the function fail with these messages. */
+  problems: string[];
+};
+type Run = RunSummary & {
+  fn: FnEntry;
+  memo: Record<string, Memo>;
+  stack: string[];
+  stepById: Map<string, StepSummary>;
+  /** Steps and waits the SDK reported but we have not dealt with yet, in order. */
+  queue: Op[];
+  disableImmediate: boolean;
+  version?: number;
+  /** Ends the current sleep/backoff/wait early (used by cancel). */
+  wake?: () => void;
+  waiter?: { event: string; expr?: CompiledExpression; resolve: (e: EventPayload | null) => void };
+};
+
+const INTERNAL = { failed: "inngest/function.failed", finished: "inngest/function.finished", cancelled: "inngest/function.cancelled", invoked: "inngest/function.invoked", cron: "inngest/scheduled.timer" };
+const sha1 = (s: string) => createHash("sha1").update(s).digest("hex");
+/** The SDK reports function-level results under the hashed id "complete". */
+const COMPLETE_ID = sha1("complete");
+const DAY_MS = 24 * 60 * 60 * 1000;
+const MAX_TIMER = 2 ** 31 - 1;
+
+const B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+/** ULIDs like the real server's ids: sortable by time, which keeps /runs readable. */
+function ulid(time = Date.now(), rand: Buffer = randomBytes(10)): string {
+  let t = "";
+  for (let i = 0, n = time; i < 10; i++, n = Math.floor(n / 32)) t = B32.charAt(n % 32) + t;
+  let r = "";
+  let acc = 0;
+  let bits = 0;
+  for (const b of rand.subarray(0, 10)) {
+    acc = ((acc << 8) | b) & 0xffff;
+    bits += 8;
+    while (bits >= 5) r += B32.charAt((acc >>> (bits -= 5)) & 31);
+  }
+  return t + r;
+}
+
+/** "1w2d3h4m5s", "500ms", a bare number of ms; or an ISO date (sleepUntil). Returns ms from now. */
+export function parseDelay(s: string, now = Date.now()): number {
+  if (/^\d+$/.test(s)) return Number(s);
+  const units: Record<string, number> = { w: 7 * DAY_MS, d: DAY_MS, h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+  const re = /(\d+(?:\.\d+)?)(ms|w|d|h|m|s)/gy;
+  let total = 0;
+  let m: RegExpExecArray | null;
+  let consumed = 0;
+  while ((m = re.exec(s))) {
+    total += Number(m[1]) * (units[m[2]!] ?? 0);
+    consumed = re.lastIndex;
+  }
+  if (consumed === s.length && s.length > 0) return total;
+  const at = Date.parse(s);
+  if (!Number.isNaN(at)) return at - now;
+  throw new Error(`cannot parse duration or date "${s}"`);
+}
+
+const errorOf = (e: unknown) =>
+  e instanceof Error ? { name: e.name, message: e.message, stack: e.stack ?? "" } : { name: "Error", message: String(e), stack: "" };
+const messageOf = (e: unknown) => (e && typeof e === "object" && "message" in e ? String((e as { message: unknown }).message) : JSON.stringify(e));
+
+export async function startInngestLocal(opts: InngestLocalOptions): Promise<InngestLocal> {
+  const log = opts.log ?? ((line: string) => console.log(`[inngest-local] ${line}`));
+  const envBackoff = Number(process.env.INNGEST_LOCAL_BACKOFF_MS);
+  const backoffMs = opts.backoffMs ?? (Number.isFinite(envBackoff) && envBackoff >= 0 ? envBackoff : 1000);
+  const checkpointing = opts.checkpointing ?? process.env.INNGEST_LOCAL_CHECKPOINTING !== "0";
+  const syncRetryMs = opts.syncRetryMs ?? 1000;
+  const callTimeoutMs = opts.callTimeoutMs ?? 5 * 60_000;
+
+  const fns = new Map<string, FnEntry>();
+  const appFns = new Map<string, { appName: string; ids: string[]; fingerprint: string }>();
+  const runs = new Map<string, Run>();
+  const events: { internalId: string; event: EventPayload; receivedAt: string; runs: string[] }[] = [];
+  const seenEventIds = new Map<string, { internalId: string; at: number }>();
+  const idempotencyKeys = new Map<string, number>();
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
+
+  // ---------- timers that close() can clear and that survive > 24.8 days ----------
+  const later = (ms: number, fn: () => void): (() => void) => {
+    let t: NodeJS.Timeout;
+    const arm = (left: number) => {
+      t = setTimeout(() => {
+        timers.delete(t);
+        if (left > MAX_TIMER) arm(left - MAX_TIMER);
+        else fn();
+      }, Math.max(0, Math.min(left, MAX_TIMER)));
+      timers.add(t);
+    };
+    arm(ms);
+    return () => {
+      clearTimeout(t);
+      timers.delete(t);
+    };
+  };
+  /** Wait, unless the run is cancelled (or the server closes) first. */
+  const pause = (run: Run, ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        cancel();
+        run.wake = undefined;
+        resolve();
+      };
+      const cancel = later(ms, done);
+      run.wake = done;
+    });
+
+  // ---------- sync ----------
+  function register(appUrl: string, appName: string, configs: unknown[]) {
+    const ids: string[] = [];
+    for (const raw of configs) {
+      const entry = toFnEntry(appUrl, raw as Record<string, unknown>);
+      fns.set(entry.id, entry);
+      ids.push(entry.id);
+    }
+    const prev = appFns.get(appUrl);
+    for (const old of prev?.ids ?? []) if (!ids.includes(old)) fns.delete(old);
+    const fingerprint = JSON.stringify(configs);
+    appFns.set(appUrl, { appName, ids, fingerprint });
+    if (prev?.fingerprint === fingerprint) return false;
+    log(`synced app "${appName}" at ${appUrl}: ${ids.length} function(s)`);
+    for (const id of ids) {
+      const f = fns.get(id)!;
+      const trig = f.triggers.map((t) => ("cron" in t ? `cron "${t.cron.source}"` : `event "${t.event}"${t.expr ? ` if ${t.expr.source}` : ""}`));
+      log(`  fn ${id} <- ${trig.join(", ") || "(no triggers)"}; max attempts ${f.maxAttempts}`);
+      for (const p of f.problems) log(`ERROR fn ${id}: ${p}; its runs will fail`);
+    }
+    return true;
+  }
+
+  function toFnEntry(appUrl: string, c: Record<string, unknown>): FnEntry {
+    const id = String(c.id);
+    const problems: string[] = [];
+    const step = (c.steps as Record<string, { runtime?: { type?: string; url?: string }; retries?: { attempts?: number } }> | undefined)?.step;
+    if (step?.runtime?.type && step.runtime.type !== "http") problems.push(`runtime "${step.runtime.type}" is not supported (http only)`);
+    const compile = (src: string, roots: string[], what: string) => {
+      try {
+        return compileExpression(src, roots);
+      } catch (e) {
+        problems.push(`${what}: ${messageOf(e)}`);
+        return undefined;
+      }
+    };
+    const triggers: Trigger[] = [];
+    for (const t of (c.triggers as Record<string, string>[] | undefined) ?? []) {
+      if (t.cron !== undefined) {
+        try {
+          triggers.push({ cron: parseCron(t.cron) });
+          if (t.jitter) problems.push(`cron jitter "${t.jitter}" is not supported`);
+        } catch (e) {
+          problems.push(messageOf(e));
+        }
+      } else if (t.event !== undefined) {
+        triggers.push({ event: t.event, expr: t.expression ? compile(t.expression, ["event"], "trigger expression") : undefined });
+      }
+    }
+    const cancel = ((c.cancel as { event: string; if?: string; timeout?: string }[] | undefined) ?? []).map((x) => ({
+      event: x.event,
+      expr: x.if ? compile(x.if, ["event", "async"], "cancelOn expression") : undefined,
+      timeoutMs: x.timeout ? parseDelay(x.timeout, 0) : undefined,
+    }));
+    const concurrency: FnEntry["concurrency"] = [];
+    const rawConc = c.concurrency === undefined ? [] : Array.isArray(c.concurrency) ? c.concurrency : [c.concurrency];
+    for (const cc of rawConc as (number | { limit: number; key?: string; scope?: string })[]) {
+      const o = typeof cc === "number" ? { limit: cc } : cc;
+      if (o.limit > 0) concurrency.push({ limit: o.limit, scope: o.scope ?? "fn", key: o.key ? compile(o.key, ["event"], "concurrency key") : undefined });
+    }
+    // Config that changes which runs happen or what they see: never ignore silently.
+    for (const key of ["batchEvents", "rateLimit", "throttle", "debounce", "singleton", "timeouts"]) {
+      if (c[key] !== undefined && c[key] !== null) problems.push(`config "${key}" is not supported by inngest-local`);
+    }
+    if (c.priority) log(`WARN fn ${id}: priority is ignored (runs are not queued behind each other except by concurrency)`);
+    return {
+      id,
+      name: String(c.name ?? id),
+      appUrl,
+      url: step?.runtime?.url ?? appUrl,
+      triggers,
+      maxAttempts: (step?.retries?.attempts ?? 3) + 1,
+      cancel,
+      concurrency,
+      idempotency: typeof c.idempotency === "string" ? compile(c.idempotency, ["event"], "idempotency key") : undefined,
+      problems,
+    };
+  }
+
+  /** In-band sync: PUT with x-inngest-sync-kind: in_band and the SDK answers with its configs. */
+  async function syncApp(appUrl: string): Promise<void> {
+    const res = await fetch(appUrl, {
+      method: "PUT",
+      headers: { "content-type": "application/json", "x-inngest-sync-kind": "in_band", "x-inngest-server-kind": "dev" },
+      body: JSON.stringify({ url: appUrl }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`PUT ${appUrl} answered ${res.status}: ${text.slice(0, 300)}`);
+    const body = JSON.parse(text) as { app_id?: string; functions?: unknown[] };
+    if (res.headers.get("x-inngest-sync-kind") === "in_band" && Array.isArray(body.functions)) {
+      register(appUrl, body.app_id ?? "app", body.functions);
+    } else if (!appFns.has(appUrl)) {
+      // Out-of-band: the SDK POSTed /fn/register to its own base URL. If that was
+      // not us, we know nothing about its functions; say so.
+      throw new Error(`app at ${appUrl} synced out-of-band and did not register here; point its INNGEST_DEV / INNGEST_BASE_URL at this server`);
+    }
+  }
+
+  const pendingSync = new Set<string>();
+  async function syncUntilUp(appUrl: string) {
+    pendingSync.add(appUrl);
+    for (let attempt = 0; !closed; attempt++) {
+      try {
+        await syncApp(appUrl);
+        pendingSync.delete(appUrl);
+        return;
+      } catch (e) {
+        if (attempt % 10 === 0) log(`waiting for app at ${appUrl}: ${messageOf(e)}`);
+        await new Promise<void>((r) => later(syncRetryMs, r));
+      }
+    }
+  }
+
+  // ---------- events ----------
+  function ingest(raw: unknown[], seed?: string): string[] {
+    const ids: string[] = [];
+    raw.forEach((r, i) => {
+      if (!r || typeof r !== "object" || typeof (r as { name?: unknown }).name !== "string" || !(r as { name: string }).name) {
+        throw new Error(`event ${i} has no name`);
+      }
+      const given = r as Record<string, unknown>;
+      const event: EventPayload = { ...given, name: String(given.name), data: (given.data as Record<string, unknown>) ?? {}, ts: Number(given.ts) || Date.now() };
+      // The SDK sends x-inngest-event-id-seed so a retried send maps to the same ids.
+      const internalId = seed ? ulid(Number(seed.split(",")[0]) || Date.now(), createHash("sha256").update(`${seed}:${i}`).digest()) : ulid();
+      const userId = typeof given.id === "string" && given.id ? given.id : undefined;
+      const now = Date.now();
+      for (const [k, v] of seenEventIds) if (now - v.at > DAY_MS) seenEventIds.delete(k);
+      const dedupeKey = userId ? `id:${userId}` : `internal:${internalId}`;
+      const seen = seenEventIds.get(dedupeKey);
+      if (seen) {
+        log(`event ${event.name} ${userId ?? internalId} is a duplicate of ${seen.internalId}; ignored (dedupe by id within 24h)`);
+        ids.push(seen.internalId);
+        return;
+      }
+      seenEventIds.set(dedupeKey, { internalId, at: now });
+      event.id = userId ?? internalId;
+      const record = { internalId, event, receivedAt: new Date().toISOString(), runs: [] as string[] };
+      events.unshift(record);
+      if (events.length > 1000) events.pop();
+      log(`event received ${event.name} id=${event.id}`);
+      ids.push(internalId);
+      applyCancellations(event);
+      for (const run of runs.values()) {
+        const w = run.waiter;
+        if (run.status === "running" && w && w.event === event.name && (!w.expr || w.expr.evaluate({ event: run.event, async: event }) === true)) {
+          w.resolve(event);
+        }
+      }
+      for (const fn of fns.values()) {
+        for (const t of fn.triggers) {
+          if (!("event" in t) || t.event !== event.name) continue;
+          if (t.expr && t.expr.evaluate({ event }) !== true) continue;
+          const run = startRun(fn, event);
+          if (run) record.runs.push(run.id);
+          break;
+        }
+      }
+    });
+    return ids;
+  }
+
+  function emit(name: string, data: Record<string, unknown>) {
+    // Internal events go through the same path so onFailure handlers (triggered by
+    // inngest/function.failed) are matched like any other function.
+    setImmediate(() => {
+      if (closed) return;
+      try {
+        ingest([{ name, data, ts: Date.now() }]);
+      } catch (e) {
+        log(`ERROR emitting ${name}: ${messageOf(e)}`);
+      }
+    });
+  }
+
+  function applyCancellations(event: EventPayload) {
+    for (const run of runs.values()) {
+      if (run.status !== "running") continue;
+      for (const c of run.fn.cancel) {
+        if (c.event !== event.name) continue;
+        if (c.timeoutMs !== undefined && Date.now() - Date.parse(run.startedAt) > c.timeoutMs) continue;
+        if (c.expr && c.expr.evaluate({ event: run.event, async: event }) !== true) continue;
+        cancelRun(run, `event ${event.name} ${event.id}`);
+        break;
+      }
+    }
+  }
+
+  // ---------- runs ----------
+  function startRun(fn: FnEntry, event: EventPayload): Run | undefined {
+    if (fn.idempotency) {
+      const key = `${fn.id}:${JSON.stringify(fn.idempotency.evaluate({ event }) ?? null)}`;
+      const at = idempotencyKeys.get(key);
+      if (at !== undefined && Date.now() - at < DAY_MS) {
+        log(`fn ${fn.id}: skipped for event ${event.id} (idempotency key ${key})`);
+        return undefined;
+      }
+      idempotencyKeys.set(key, Date.now());
+    }
+    const run: Run = {
+      id: ulid(),
+      functionId: fn.id,
+      functionName: fn.name,
+      eventName: event.name,
+      eventId: String(event.id),
+      event,
+      status: "running",
+      attempts: 0,
+      maxAttempts: fn.maxAttempts,
+      steps: [],
+      startedAt: new Date().toISOString(),
+      fn,
+      memo: {},
+      stack: [],
+      stepById: new Map(),
+      queue: [],
+      disableImmediate: false,
+    };
+    runs.set(run.id, run);
+    log(`run ${run.id} started: fn ${fn.id} for event ${event.name}`);
+    if (fn.problems.length) {
+      failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local cannot run ${fn.id}: ${fn.problems.join("; ")}`, stack: "" });
+    } else {
+      drive(run).catch((e) => failRun(run, { name: "InngestLocalError", message: `inngest-local crashed driving the run: ${messageOf(e)}`, stack: errorOf(e).stack }));
+    }
+    return run;
+  }
+
+  function endRun(run: Run, status: RunStatus) {
+    run.status = status;
+    run.endedAt = new Date().toISOString();
+    run.waiter = undefined;
+    run.wake?.();
+  }
+  function completeRun(run: Run, output: unknown) {
+    if (run.status !== "running") return;
+    run.output = output;
+    endRun(run, "completed");
+    log(`run ${run.id} finished: fn ${run.functionId} completed`);
+    emit(INTERNAL.finished, { function_id: run.functionId, run_id: run.id, event: run.event, result: output });
+  }
+  function failRun(run: Run, error: unknown) {
+    if (run.status !== "running") return;
+    run.error = error;
+    endRun(run, "failed");
+    log(`ERROR run ${run.id} failed: fn ${run.functionId} after ${run.attempts} attempt(s): ${messageOf(error)}`);
+    const e = error as Record<string, unknown>;
+    const err = { ...e, name: String(e?.name ?? "Error"), message: messageOf(error), stack: String(e?.stack ?? "") };
+    // Shape read by the SDK's failure handler: data.error is a serialized error.
+    emit(INTERNAL.failed, { function_id: run.functionId, run_id: run.id, error: err, event: run.event });
+    emit(INTERNAL.finished, { function_id: run.functionId, run_id: run.id, event: run.event, error: err });
+  }
+  function cancelRun(run: Run, by: string) {
+    if (run.status !== "running") return;
+    run.cancelledBy = by;
+    endRun(run, "cancelled");
+    for (const s of run.steps) if (!s.endedAt) s.endedAt = run.endedAt;
+    log(`run ${run.id} cancelled: fn ${run.functionId} by ${by}`);
+    emit(INTERNAL.cancelled, { function_id: run.functionId, run_id: run.id, event: run.event });
+  }
+
+  function stepRecord(run: Run, op: Op): StepSummary {
+    let s = run.stepById.get(op.id);
+    if (!s) {
+      s = { id: op.id, name: op.userland?.id ?? op.displayName ?? op.name ?? op.id, op: op.op, status: "planned", attempts: 0, startedAt: new Date().toISOString() };
+      run.stepById.set(op.id, s);
+      run.steps.push(s);
+    }
+    s.op = op.op;
+    return s;
+  }
+  /** Store a step result; later calls send it back in `steps`, which is the memoization. */
+  function memoize(run: Run, op: Op, memo: Memo, attempt: number, viaCheckpoint = false) {
+    // A checkpointed step can come back again in the request's final answer.
+    if (op.id in run.memo) return;
+    const s = stepRecord(run, op);
+    run.stack.push(op.id);
+    run.memo[op.id] = memo;
+    s.attempts = Math.max(s.attempts, attempt + 1);
+    s.status = "error" in memo ? "failed" : "completed";
+    if ("error" in memo) s.error = memo.error;
+    else s.output = memo.data;
+    s.endedAt = new Date().toISOString();
+    if (viaCheckpoint) s.checkpointed = true;
+    log(`run ${run.id} step "${s.name}" ${s.status}${viaCheckpoint ? " (checkpoint)" : ""}${"error" in memo ? `: ${messageOf(memo.error)}` : ""}`);
+  }
+
+  // Step-level concurrency, as Inngest does it: a slot is held while a request runs,
+  // not while a run sleeps or backs off.
+  const active = new Map<string, number>();
+  let slotWaiters: (() => void)[] = [];
+  async function acquire(run: Run): Promise<() => void> {
+    const keys = run.fn.concurrency.map((c) => {
+      const k = c.key ? JSON.stringify(c.key.evaluate({ event: run.event }) ?? null) : "";
+      return { key: `${c.scope}:${c.scope === "fn" ? run.functionId : ""}:${c.key?.source ?? ""}=${k}`, limit: c.limit };
+    });
+    while (!keys.every((k) => (active.get(k.key) ?? 0) < k.limit)) {
+      if (run.status !== "running") return () => {};
+      await new Promise<void>((resolve) => {
+        slotWaiters.push(resolve);
+        run.wake = resolve;
+      });
+    }
+    for (const k of keys) active.set(k.key, (active.get(k.key) ?? 0) + 1);
+    return () => {
+      for (const k of keys) active.set(k.key, (active.get(k.key) ?? 1) - 1);
+      const w = slotWaiters;
+      slotWaiters = [];
+      for (const r of w) r();
+    };
+  }
+
+  type Answer = { status: number; headers: Headers; body: unknown; text: string };
+  async function callApp(run: Run, stepId: string, attempt: number): Promise<Answer> {
+    const url = new URL(run.fn.url);
+    url.searchParams.set("fnId", run.functionId);
+    url.searchParams.set("stepId", stepId);
+    const ctx: Record<string, unknown> = {
+      run_id: run.id,
+      attempt,
+      max_attempts: run.maxAttempts,
+      disable_immediate_execution: run.disableImmediate,
+      use_api: false,
+      stack: { stack: run.stack, current: Math.max(0, run.stack.length - 1) },
+    };
+    if (checkpointing) {
+      // With fn_id (and a queue item id) the SDK runs steps back to back in one
+      // request and POSTs each result to /v1/checkpoint/{runId}/async.
+      ctx.fn_id = run.functionId;
+      ctx.qi_id = ulid();
+    }
+    const body: Record<string, unknown> = { event: run.event, events: [run.event], steps: run.memo, ctx };
+    if (run.version !== undefined) body.version = run.version;
+    const release = await acquire(run);
+    try {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-inngest-server-kind": "dev", "x-request-id": ulid() },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(callTimeoutMs),
+      });
+      let status = res.status;
+      let headers = res.headers;
+      let text = await res.text();
+      const v = Number(res.headers.get("x-inngest-req-version"));
+      if (Number.isInteger(v) && v > 0) run.version = v;
+      if (status === 201) {
+        // Streaming mode: heartbeat spaces, then the real response as JSON.
+        const inner = JSON.parse(text.trim()) as { status: number; headers?: Record<string, string>; body: string };
+        status = inner.status;
+        headers = new Headers(inner.headers ?? {});
+        text = inner.body ?? "";
+      }
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON (e.g. an HTML error page): kept as text
+      }
+      return { status, headers, body: parsed, text };
+    } finally {
+      release();
+    }
+  }
+
+  function backoff(attempt: number, retryAfter: string | null): number {
+    if (retryAfter) {
+      const secs = Number(retryAfter);
+      const ms = Number.isFinite(secs) ? secs * 1000 : Date.parse(retryAfter) - Date.now();
+      if (Number.isFinite(ms)) return Math.max(0, ms);
+    }
+    return Math.min(backoffMs * 2 ** attempt, 10 * 60_000);
+  }
+
+  /** The call loop: one request at a time, until the run ends. */
+  async function drive(run: Run) {
+    let next: { stepId: string; attempt: number } | null = { stepId: "step", attempt: 0 };
+    while (next && run.status === "running" && !closed) {
+      const { stepId, attempt } = next;
+      let ans: Answer;
+      try {
+        ans = await callApp(run, stepId, attempt);
+      } catch (e) {
+        ans = { status: 599, headers: new Headers(), body: errorOf(e), text: messageOf(e) };
+        log(`run ${run.id} request to ${run.fn.url} failed: ${messageOf(e)}`);
+      }
+      // Cancelled while the request was in flight: its result is discarded.
+      if (run.status !== "running") return;
+      run.attempts = Math.max(run.attempts, attempt + 1);
+      next = await handleAnswer(run, ans, stepId, attempt);
+    }
+  }
+
+  async function retryOrFail(run: Run, stepId: string, attempt: number, error: unknown, retryAfter: string | null) {
+    if (attempt + 1 >= run.maxAttempts) {
+      failRun(run, error);
+      return null;
+    }
+    const delay = backoff(attempt, retryAfter);
+    log(`run ${run.id} attempt ${attempt + 1}/${run.maxAttempts} errored (${messageOf(error)}); retrying in ${delay} ms`);
+    await pause(run, delay);
+    return { stepId, attempt: attempt + 1 };
+  }
+
+  async function handleAnswer(run: Run, ans: Answer, stepId: string, attempt: number): Promise<{ stepId: string; attempt: number } | null> {
+    if (ans.status === 200) {
+      completeRun(run, ans.body);
+      return null;
+    }
+    if (ans.status !== 206) {
+      const noRetry = ans.headers.get("x-inngest-no-retry") === "true";
+      const error = ans.body && typeof ans.body === "object" ? ans.body : { name: "Error", message: `HTTP ${ans.status}: ${ans.text.slice(0, 500)}`, stack: "" };
+      if (noRetry) {
+        failRun(run, error);
+        return null;
+      }
+      return retryOrFail(run, stepId, attempt, error, ans.headers.get("retry-after"));
+    }
+
+    const ops = (Array.isArray(ans.body) ? ans.body : [ans.body]) as Op[];
+    if (!ops.every((o) => o && typeof o === "object" && typeof o.op === "string" && typeof o.id === "string")) {
+      failRun(run, { name: "InngestLocalError", message: `206 answer is not a list of ops: ${ans.text.slice(0, 300)}`, stack: "" });
+      return null;
+    }
+    if (ops.filter((o) => o.op === "StepPlanned").length > 1) run.disableImmediate = true; // sticky, like the executor
+    let retry: { stepId: string; error: unknown } | undefined;
+    for (const op of ops) {
+      switch (op.op) {
+        case "StepRun":
+          memoize(run, op, { data: op.data ?? null }, attempt);
+          break;
+        case "StepFailed":
+          if (op.id === COMPLETE_ID) {
+            failRun(run, op.error);
+            return null;
+          }
+          memoize(run, op, { error: op.error }, attempt);
+          break;
+        case "StepError":
+          if (attempt + 1 >= run.maxAttempts) {
+            // The SDK says StepFailed on the last attempt because we send
+            // max_attempts; if it did not, the step has still run out of attempts.
+            if (op.id === COMPLETE_ID) {
+              failRun(run, op.error);
+              return null;
+            }
+            memoize(run, op, { error: op.error }, attempt);
+          } else {
+            const s = op.id === COMPLETE_ID ? undefined : stepRecord(run, op);
+            if (s) {
+              s.status = "retrying";
+              s.attempts = attempt + 1;
+              s.error = op.error;
+            }
+            retry = { stepId: op.id === COMPLETE_ID ? stepId : op.id, error: op.error };
+          }
+          break;
+        case "StepPlanned":
+        case "Sleep":
+        case "WaitForEvent":
+          stepRecord(run, op);
+          run.queue.push(op);
+          break;
+        case "RunComplete":
+          completeRun(run, op.data ?? null);
+          return null;
+        case "DiscoveryRequest":
+          break; // the SDK asks to be called again to find more steps
+        default:
+          failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local does not support the "${op.op}" op (step "${op.userland?.id ?? op.displayName ?? op.id}")`, stack: "" });
+          return null;
+      }
+    }
+    if (retry) return retryOrFail(run, retry.stepId, attempt, retry.error, ans.headers.get("retry-after"));
+    return nextFromQueue(run);
+  }
+
+  /** Work through planned steps, sleeps and waits; then ask the SDK for more (stepId=step). */
+  async function nextFromQueue(run: Run): Promise<{ stepId: string; attempt: number } | null> {
+    for (let op = run.queue.shift(); op; op = run.queue.shift()) {
+      if (run.status !== "running") return null;
+      if (op.id in run.memo) continue;
+      if (op.op === "StepPlanned") return { stepId: op.id, attempt: 0 };
+      const s = stepRecord(run, op);
+      let ms: number;
+      try {
+        ms = op.op === "Sleep" ? parseDelay(String(op.name)) : parseDelay(String(op.opts?.timeout ?? ""));
+      } catch (e) {
+        failRun(run, { name: "InngestLocalUnsupported", message: `${op.op} "${s.name}": ${messageOf(e)}`, stack: "" });
+        return null;
+      }
+      if (op.op === "Sleep") {
+        s.status = "sleeping";
+        log(`run ${run.id} step "${s.name}" sleeping ${ms} ms`);
+        await pause(run, ms);
+        if (run.status !== "running") return null;
+        memoize(run, op, { data: null }, 0);
+      } else {
+        let expr: CompiledExpression | undefined;
+        try {
+          expr = op.opts?.if ? compileExpression(String(op.opts.if), ["event", "async"]) : undefined;
+        } catch (e) {
+          failRun(run, { name: "InngestLocalUnsupported", message: `waitForEvent "${s.name}": ${messageOf(e)}`, stack: "" });
+          return null;
+        }
+        s.status = "waiting";
+        log(`run ${run.id} step "${s.name}" waiting for ${op.name} (timeout ${ms} ms)`);
+        const got = await new Promise<EventPayload | null>((resolve) => {
+          const finish = (e: EventPayload | null) => {
+            cancelTimer();
+            run.waiter = undefined;
+            run.wake = undefined;
+            resolve(e);
+          };
+          const cancelTimer = later(ms, () => finish(null));
+          run.waiter = { event: String(op.name), expr, resolve: finish };
+          run.wake = () => finish(null);
+        });
+        if (run.status !== "running") return null;
+        memoize(run, op, { data: got }, 0); // null = timed out, as the SDK expects
+      }
+    }
+    return { stepId: "step", attempt: 0 };
+  }
+
+  // ---------- cron ----------
+  let cronCancel: (() => void) | undefined;
+  function scheduleCron() {
+    const now = Date.now();
+    const nextMinute = Math.floor(now / 60_000) * 60_000 + 60_000;
+    cronCancel = later(nextMinute - now + 5, () => {
+      const at = new Date(nextMinute);
+      for (const fn of fns.values()) {
+        for (const t of fn.triggers) {
+          if ("cron" in t && cronMatches(t.cron, at)) {
+            startRun(fn, { name: INTERNAL.cron, id: ulid(), data: { cron: t.cron.source }, ts: nextMinute });
+            break;
+          }
+        }
+      }
+      if (!closed) scheduleCron();
+    });
+  }
+
+  function invoke(fn: FnEntry, body: Record<string, unknown>): Run | undefined {
+    const cron = fn.triggers.find((t): t is { cron: CronSchedule } => "cron" in t);
+    const name = typeof body.name === "string" ? body.name : cron ? INTERNAL.cron : INTERNAL.invoked;
+    const data = (body.data as Record<string, unknown>) ?? (cron ? { cron: cron.cron.source } : {});
+    log(`fn ${fn.id} invoked directly`);
+    return startRun(fn, { name, id: ulid(), data, ts: Date.now() });
+  }
+
+  // ---------- HTTP ----------
+  const summary = (r: Run): RunSummary =>
+    structuredClone({
+      id: r.id,
+      functionId: r.functionId,
+      functionName: r.functionName,
+      eventName: r.eventName,
+      eventId: r.eventId,
+      event: r.event,
+      status: r.status,
+      attempts: r.attempts,
+      maxAttempts: r.maxAttempts,
+      steps: r.steps,
+      output: r.output,
+      error: r.error,
+      cancelledBy: r.cancelledBy,
+      startedAt: r.startedAt,
+      endedAt: r.endedAt,
+    });
+  const listRuns = () => [...runs.values()].map(summary);
+
+  function findFn(key: string): FnEntry | undefined {
+    if (fns.has(key)) return fns.get(key);
+    const matches = [...fns.values()].filter((f) => f.id.endsWith(`-${key}`));
+    return matches.length === 1 ? matches[0] : undefined;
+  }
+
+  const esc = (v: unknown) =>
+    String(typeof v === "string" ? v : JSON.stringify(v)).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
+  function html(): string {
+    const rows = [...runs.values()].reverse().map((r) => {
+      const steps = r.steps.map((s) => `<li>${esc(s.name)} — ${esc(s.op)} ${esc(s.status)}, ${s.attempts} attempt(s)${s.checkpointed ? " (checkpoint)" : ""}${s.error ? ` — ${esc(messageOf(s.error))}` : ""}</li>`).join("");
+      const result = r.error ? `error: ${esc(messageOf(r.error))}` : r.output !== undefined ? `output: ${esc(r.output)}` : r.cancelledBy ? `cancelled by ${esc(r.cancelledBy)}` : "";
+      return `<tr class="${r.status}"><td><code>${r.id}</code><br>${esc(r.startedAt)}</td><td>${esc(r.functionId)}</td><td>${esc(r.eventName)}</td><td>${r.status}</td><td>${r.attempts}/${r.maxAttempts}</td><td><ul>${steps}</ul>${result}</td></tr>`;
+    });
+    const fnRows = [...fns.values()].map((f) => `<li><code>${esc(f.id)}</code> ${f.problems.length ? `<b>unsupported: ${esc(f.problems.join("; "))}</b>` : ""}</li>`).join("");
+    return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="3"><title>inngest-local</title>
+<style>body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.3rem;vertical-align:top;text-align:left}
+.failed{background:#fdd}.completed{background:#efe}.cancelled{background:#eee}.running{background:#ffd}ul{margin:0;padding-left:1.2rem}</style></head>
+<body><h1>inngest-local</h1><p>Apps: ${[...appFns.entries()].map(([u, a]) => `${esc(a.appName)} (${esc(u)})`).join(", ") || "none synced yet"}${pendingSync.size ? ` — waiting for ${esc([...pendingSync].join(", "))}` : ""}</p>
+<h2>Functions</h2><ul>${fnRows}</ul><h2>Runs</h2><table><tr><th>Run</th><th>Function</th><th>Event</th><th>Status</th><th>Attempts</th><th>Steps / result</th></tr>${rows.join("")}</table></body></html>`;
+  }
+
+  async function readBody(req: http.IncomingMessage): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    return text ? JSON.parse(text) : undefined;
+  }
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse) {
+    const url = new URL(req.url ?? "/", "http://local");
+    const path = url.pathname.replace(/\/+$/, "") || "/";
+    const method = req.method ?? "GET";
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    let m: RegExpMatchArray | null;
+
+    if (method === "GET" && path === "/health") return json(200, { ok: true });
+    if (method === "GET" && path === "/") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      return res.end(html());
+    }
+    if (method === "GET" && path === "/runs") {
+      const q = url.searchParams;
+      return json(200, listRuns().filter((r) => (!q.get("function") || r.functionId === q.get("function") || r.functionId.endsWith(`-${q.get("function")}`)) && (!q.get("status") || r.status === q.get("status")) && (!q.get("event") || r.eventName === q.get("event"))));
+    }
+    if (method === "GET" && (m = path.match(/^\/runs\/([^/]+)$/))) {
+      const run = runs.get(m[1]!);
+      return run ? json(200, summary(run)) : json(404, { error: "no such run" });
+    }
+    if (method === "POST" && (m = path.match(/^\/runs\/([^/]+)\/cancel$/))) {
+      const run = runs.get(m[1]!);
+      if (!run) return json(404, { error: "no such run" });
+      cancelRun(run, "POST /runs/:id/cancel");
+      return json(200, summary(run));
+    }
+    if (method === "GET" && path === "/events") return json(200, events.map((e) => ({ ...e.event, internal_id: e.internalId, received_at: e.receivedAt, runs: e.runs })));
+    if (method === "GET" && path === "/functions") {
+      return json(200, [...fns.values()].map((f) => ({ id: f.id, name: f.name, app: f.appUrl, maxAttempts: f.maxAttempts, triggers: f.triggers.map((t) => ("cron" in t ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() } : { event: t.event, if: t.expr?.source })), problems: f.problems })));
+    }
+    if (method === "POST" && (m = path.match(/^\/e\/([^/]+)$/))) {
+      let body: unknown;
+      try {
+        body = await readBody(req);
+        const list = Array.isArray(body) ? body : [body];
+        const ids = ingest(list, req.headers["x-inngest-event-id-seed"] as string | undefined);
+        return json(200, { ids, status: 200 });
+      } catch (e) {
+        log(`ERROR rejected events: ${messageOf(e)}`);
+        return json(400, { ids: [], status: 400, error: messageOf(e) });
+      }
+    }
+    if (method === "POST" && path === "/fn/register") {
+      const body = (await readBody(req)) as { url?: string; appName?: string; functions?: unknown[] };
+      if (!body?.url || !Array.isArray(body.functions)) return json(400, { status: 400, error: "expected {url, appName, functions}" });
+      const modified = register(body.url, body.appName ?? "app", body.functions);
+      return json(200, { ok: true, status: 200, modified });
+    }
+    if (method === "POST" && path === "/sync") {
+      try {
+        await api.sync();
+        return json(200, { ok: true, functions: [...fns.keys()] });
+      } catch (e) {
+        return json(502, { ok: false, error: messageOf(e) });
+      }
+    }
+    if (method === "POST" && (m = path.match(/^\/fn\/([^/]+)\/invoke$/))) {
+      const fn = findFn(decodeURIComponent(m[1]!));
+      if (!fn) return json(404, { error: `no function ${m[1]}; known: ${[...fns.keys()].join(", ")}` });
+      const body = ((await readBody(req).catch(() => undefined)) ?? {}) as Record<string, unknown>;
+      const run = invoke(fn, body);
+      return json(200, { ok: true, runId: run?.id ?? null });
+    }
+    if (method === "POST" && (m = path.match(/^\/v1\/checkpoint\/([^/]+)\/async$/))) {
+      const run = runs.get(decodeURIComponent(m[1]!));
+      const body = (await readBody(req)) as { steps?: Op[] };
+      if (!run) return json(404, { error: "no such run" });
+      // 409 is what the SDK treats as "stale dispatch": it stops running further
+      // steps at once (a 400 would be retried 5 times, ~1.5 s, before it gives up).
+      if (run.status !== "running") return json(409, { error: `run is ${run.status}` });
+      for (const op of body?.steps ?? []) {
+        if (op.op === "StepRun") memoize(run, op, { data: op.data ?? null }, 0, true);
+        else {
+          failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local does not support checkpointed "${op.op}" ops`, stack: "" });
+          return json(409, { error: "unsupported op" });
+        }
+      }
+      return json(200, {});
+    }
+    if (method === "GET" && (m = path.match(/^\/v0\/runs\/([^/]+)\/(actions|batch)$/))) {
+      const run = runs.get(decodeURIComponent(m[1]!));
+      if (!run) return json(404, { error: "no such run", status: 404 });
+      return json(200, m[2] === "actions" ? run.memo : [run.event]);
+    }
+    log(`ERROR unsupported route ${method} ${url.pathname} (not implemented by inngest-local)`);
+    return json(404, { error: `inngest-local does not implement ${method} ${url.pathname}`, status: 404 });
+  }
+
+  const server = http.createServer((req, res) => {
+    route(req, res).catch((e) => {
+      log(`ERROR ${req.method} ${req.url}: ${messageOf(e)}`);
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: messageOf(e) }));
+    });
+  });
+  const host = opts.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 8288, host, () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  const url = `http://${host}:${port}`;
+  log(`listening on ${url} (backoff base ${backoffMs} ms, checkpointing ${checkpointing ? "on" : "off"})`);
+
+  const api: InngestLocal = {
+    url,
+    port,
+    runs: listRuns,
+    async sync() {
+      const results = await Promise.allSettled(opts.appUrls.map((u) => syncApp(u)));
+      const failed = results.flatMap((r, i) => (r.status === "rejected" ? [`${opts.appUrls[i]}: ${messageOf(r.reason)}`] : []));
+      if (failed.length) {
+        for (const f of failed) log(`ERROR sync failed for ${f}`);
+        throw new Error(`sync failed: ${failed.join("; ")}`);
+      }
+    },
+    async close() {
+      closed = true;
+      cronCancel?.();
+      for (const r of runs.values()) r.wake?.();
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+
+  scheduleCron();
+  for (const appUrl of opts.appUrls) void syncUntilUp(appUrl);
+  if (opts.pollMs && opts.pollMs > 0) {
+    const poll = () => {
+      later(opts.pollMs!, () => {
+        if (closed) return;
+        void Promise.allSettled(opts.appUrls.filter((u) => !pendingSync.has(u)).map((u) => syncApp(u).catch((e) => log(`re-sync of ${u} failed: ${messageOf(e)}`)))).then(poll);
+      });
+    };
+    poll();
+  }
+  return api;
+}
