@@ -1,0 +1,362 @@
+// Every row of the contract's HTTP table, refusals included, through the real route handlers
+// on a real database. Events go to a local sink standing where the Inngest server stands.
+import { randomUUID } from "node:crypto";
+import { eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
+import { api, cookieFrom, signInCookie, sink } from "../support/api";
+import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
+
+let t: TestDb;
+beforeAll(async () => {
+  t = await openTestDb();
+});
+afterAll(() => t?.close());
+beforeEach(() => sink().setFailing(false));
+
+async function world() {
+  const alice = await makeUser(t.db, "Alice");
+  const bob = await makeUser(t.db, "Bob");
+  const inv = await makeInvoice(t.db, alice.id);
+  const bobInv = await makeInvoice(t.db, bob.id, { counterparty: "Bob's Supplier" });
+  return { alice, bob, inv, bobInv, aliceCookie: await signInCookie(alice.email), bobCookie: await signInCookie(bob.email) };
+}
+
+async function counts() {
+  const [row] = await t.db
+    .select({
+      leases: sql<number>`(select count(*) from inference_lease)`.mapWith(Number),
+      events: sql<number>`(select count(*) from lease_event)`.mapWith(Number),
+      invoices: sql<string>`(select string_agg(id::text || ':' || version || ':' || coalesce(summary, ''), ',' order by id) from invoice)`,
+    })
+    .from(sql`(select 1) as one`);
+  return row!;
+}
+
+async function leaseRow(id: string) {
+  const [row] = await t.db.select().from(inferenceLease).where(eq(inferenceLease.id, id));
+  return row;
+}
+
+async function proposeByHand(leaseId: string, summary = "Proposed summary") {
+  await t.db.update(inferenceLease).set({ status: "proposed", proposal: { summary, model: "test" } }).where(eq(inferenceLease.id, leaseId));
+}
+
+describe("POST/GET/DELETE /api/session", () => {
+  it("signs in with email and password: 200 {actor} and a cookie", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    const res = await api("POST", "/api/session", { json: { email: alice.email, password: PASSWORD } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ actor: { id: alice.id, email: alice.email, name: "Alice" } });
+    const cookie = cookieFrom(res.headers);
+    expect(cookie).toMatch(/^claimcheck_session=/);
+    expect(res.headers.getSetCookie()[0]).toMatch(/HttpOnly/i);
+    const me = await api("GET", "/api/session", { cookie });
+    expect(me).toMatchObject({ status: 200, body: { actor: { id: alice.id } } });
+  });
+
+  it("refuses wrong passwords and unknown emails alike: 401 invalid_credentials, no cookie", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    for (const json of [{ email: alice.email, password: "wrong" }, { email: "nobody@example.test", password: PASSWORD }]) {
+      const res = await api("POST", "/api/session", { json });
+      expect(res).toMatchObject({ status: 401, body: { detail: "invalid_credentials" } });
+      expect(res.headers.getSetCookie()).toEqual([]);
+    }
+  });
+
+  it("answers malformed sign-in bodies with 422 invalid_request", async () => {
+    for (const opts of [{ raw: "{not json" }, { json: { email: 42, password: true } }, { json: { email: "a@b.c" } }, { json: [] }, { raw: "" }]) {
+      expect(await api("POST", "/api/session", opts)).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
+    }
+  });
+
+  it("answers 401 not_signed_in without a cookie, with a tampered cookie, and with a forged one", async () => {
+    const { aliceCookie } = await world();
+    expect(await api("GET", "/api/session")).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
+    const tampered = aliceCookie.slice(0, -6) + (aliceCookie.endsWith("A") ? "BBBBBB" : "AAAAAA");
+    expect(await api("GET", "/api/session", { cookie: tampered })).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
+    expect(await api("GET", "/api/session", { cookie: "claimcheck_session=Fe26.2**garbage" })).toMatchObject({ status: 401 });
+    for (const [method, path] of [["GET", "/api/invoices"], ["POST", "/api/leases"], ["DELETE", "/api/session"], ["POST", `/api/leases/${randomUUID()}/apply`]] as const) {
+      expect((await api(method, path, { cookie: tampered, json: method === "GET" ? undefined : {} })).status).toBe(401);
+    }
+  });
+
+  it("sign-out ends the session on the server: a replayed copy of the cookie gets 401", async () => {
+    const { aliceCookie } = await world();
+    const out = await api("DELETE", "/api/session", { cookie: aliceCookie });
+    expect(out).toMatchObject({ status: 200, body: { status: "signed_out", revoked: [] } });
+    expect(out.headers.getSetCookie()[0]).toMatch(/claimcheck_session=;|Max-Age=0|Expires=Thu, 01 Jan 1970/i);
+    expect(await api("GET", "/api/session", { cookie: aliceCookie })).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
+    expect(await api("DELETE", "/api/session", { cookie: aliceCookie })).toMatchObject({ status: 401 });
+  });
+
+  it("sign-out revokes the leases that session opened, and only those, and tells the workers", async () => {
+    const { alice, inv, aliceCookie } = await world();
+    const other = await makeInvoice(t.db, alice.id);
+    const otherSession = await signInCookie(alice.email);
+    const mine = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const theirs = await api("POST", "/api/leases", { cookie: otherSession, json: { invoice_id: other.id, purpose: "summarize_invoice" } });
+    const out = await api("DELETE", "/api/session", { cookie: aliceCookie });
+    expect(out.body).toEqual({ status: "signed_out", revoked: [mine.body.lease_id] });
+    expect(await leaseRow(mine.body.lease_id)).toMatchObject({ status: "rejected", closedReason: "signed_out" });
+    expect((await leaseRow(theirs.body.lease_id))?.status).toBe("open");
+    expect(sink().events).toContainEqual(expect.objectContaining({ name: "lease/closed", data: expect.objectContaining({ leaseId: mine.body.lease_id }) }));
+    // The other session still works.
+    expect((await api("GET", "/api/session", { cookie: otherSession })).status).toBe(200);
+  });
+});
+
+describe("GET/PATCH /api/invoices", () => {
+  it("lists the actor's invoices only", async () => {
+    const { inv, bobInv, aliceCookie } = await world();
+    const res = await api("GET", "/api/invoices", { cookie: aliceCookie });
+    expect(res.status).toBe(200);
+    const ids = res.body.map((i: { id: string }) => i.id);
+    expect(ids).toContain(inv.id);
+    expect(ids).not.toContain(bobInv.id);
+    expect(res.body.find((i: { id: string }) => i.id === inv.id)).toMatchObject({ counterparty: "Northwind Traders", total_cents: 1234550, currency: "EUR", summary: null, version: 1 });
+  });
+
+  it("shows one invoice with lines, summary and the lease in flight; foreign, missing and malformed ids get the same 404", async () => {
+    const { inv, bobInv, aliceCookie } = await world();
+    const res = await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie });
+    expect(res.status).toBe(200);
+    expect(res.body.lines).toHaveLength(2);
+    expect(res.body.lines[0]).toEqual({ description: "Consulting, November", quantity: 10, unit_price_cents: 120000, amount_cents: 1200000 });
+    expect(res.body.lease).toBeNull();
+    const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const again = await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie });
+    expect(again.body.lease).toMatchObject({ lease_id: opened.body.lease_id, status: "open" });
+
+    const refusals = await Promise.all(
+      [bobInv.id, randomUUID(), "not-a-uuid", "1 or 1=1", "%00"].map((id) => api("GET", `/api/invoices/${encodeURIComponent(id)}`, { cookie: aliceCookie })),
+    );
+    for (const r of refusals) expect(r).toMatchObject({ status: 404, body: { detail: "invoice_not_found" } });
+  });
+
+  it("PATCH edits allowed fields, increments the version, ignores owner fields", async () => {
+    const { alice, bob, inv, aliceCookie } = await world();
+    const res = await api("PATCH", `/api/invoices/${inv.id}`, {
+      cookie: aliceCookie,
+      json: { counterparty: "Northwind Traders GmbH", due_on: "2026-12-31", owner_id: bob.id, version: 99, summary: "hijack" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ counterparty: "Northwind Traders GmbH", due_on: "2026-12-31", version: 2, summary: null });
+    const [row] = await t.db.select().from(invoice).where(eq(invoice.id, inv.id));
+    expect(row).toMatchObject({ ownerId: alice.id, version: 2, summary: null });
+  });
+
+  it("PATCH refusals: 404 for foreign/missing/malformed, 422 for bad input, 409 for a stale expected_version; nothing written", async () => {
+    const { inv, bobInv, aliceCookie } = await world();
+    const before = await counts();
+    for (const id of [bobInv.id, randomUUID(), "nope"]) {
+      expect(await api("PATCH", `/api/invoices/${id}`, { cookie: aliceCookie, json: { counterparty: "X" } })).toMatchObject({ status: 404, body: { detail: "invoice_not_found" } });
+    }
+    for (const opts of [
+      { raw: "{" },
+      { json: {} },
+      { json: { counterparty: 5 } },
+      { json: { counterparty: "" } },
+      { json: { due_on: "31/12/2026" } },
+      { json: { due_on: "2026-02-30" } },
+      { json: { issued_on: "2026-12-01", due_on: "2026-11-01" } },
+      { json: { due_on: "2020-01-01" } }, // before the stored issue date
+      { json: { counterparty: "x".repeat(201) } },
+    ]) {
+      expect(await api("PATCH", `/api/invoices/${inv.id}`, { cookie: aliceCookie, ...opts })).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
+    }
+    expect(await api("PATCH", `/api/invoices/${inv.id}`, { cookie: aliceCookie, json: { counterparty: "Y", expected_version: 7 } })).toMatchObject({ status: 409, body: { detail: "invoice_changed" } });
+    expect(await counts()).toEqual(before);
+  });
+});
+
+describe("POST /api/leases", () => {
+  it("opens a lease: 201 {lease_id, deadline_at, status:open}, and sends lease/opened with an id derived from the lease", async () => {
+    const { alice, bob, inv, aliceCookie } = await world();
+    const res = await api("POST", "/api/leases", {
+      cookie: aliceCookie,
+      // Actor fields in the body are ignored: the actor is the session's.
+      json: { invoice_id: inv.id, purpose: "summarize_invoice", actor_id: bob.id, user_id: bob.id },
+      headers: { "x-actor-id": bob.id },
+    });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body).sort()).toEqual(["deadline_at", "lease_id", "status"]);
+    expect(res.body.status).toBe("open");
+    const row = await leaseRow(res.body.lease_id);
+    expect(row).toMatchObject({ actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open" });
+    expect(new Date(res.body.deadline_at).getTime()).toBe(row!.deadlineAt.getTime());
+    expect(sink().events).toContainEqual({
+      name: "lease/opened",
+      id: `lease-opened-${res.body.lease_id}`,
+      data: { leaseId: res.body.lease_id, actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice" },
+      ts: expect.any(Number),
+    });
+  });
+
+  it("answers 200 with the same shape for the lease already in flight", async () => {
+    const { inv, aliceCookie } = await world();
+    const first = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const second = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    expect(first.status).toBe(201);
+    expect(second).toMatchObject({ status: 200, body: first.body });
+  });
+
+  it("refusals: 404 invoice_not_found (foreign, missing, malformed), 422 purpose_not_allowed / invalid_request; nothing written", async () => {
+    const { inv, bobInv, aliceCookie } = await world();
+    const before = await counts();
+    for (const id of [bobInv.id, randomUUID(), "not-a-uuid"]) {
+      expect(await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: id, purpose: "summarize_invoice" } })).toMatchObject({ status: 404, body: { detail: "invoice_not_found" } });
+    }
+    for (const purpose of ["delete_invoice", "SUMMARIZE_INVOICE", "", "summarize_invoice "]) {
+      expect(await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose } })).toMatchObject({ status: 422, body: { detail: "purpose_not_allowed" } });
+    }
+    for (const opts of [
+      { raw: "{\"invoice_id\":" },
+      { raw: "null" },
+      { json: { invoice_id: 1, purpose: "summarize_invoice" } },
+      { json: { invoice_id: inv.id, purpose: ["summarize_invoice"] } },
+      { json: { invoice_id: inv.id } },
+      { json: "summarize_invoice" },
+    ]) {
+      expect(await api("POST", "/api/leases", { cookie: aliceCookie, ...opts })).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it("an oversized body is 413, never 500, and writes nothing", async () => {
+    const { inv, aliceCookie } = await world();
+    const before = await counts();
+    const huge = JSON.stringify({ invoice_id: inv.id, purpose: "summarize_invoice", pad: "x".repeat(2_000_000) });
+    expect(await api("POST", "/api/leases", { cookie: aliceCookie, raw: huge })).toMatchObject({ status: 413, body: { detail: "payload_too_large" } });
+    // A lying content-length header does not get around the limit either.
+    expect(await api("POST", "/api/leases", { cookie: aliceCookie, raw: huge, headers: { "content-length": "10" } })).toMatchObject({ status: 413 });
+    expect(await api("POST", "/api/session", { raw: huge })).toMatchObject({ status: 413 });
+    expect(await counts()).toEqual(before);
+  });
+
+  it("503 dispatch_failed when the event cannot be sent, and the lease is closed", async () => {
+    const { inv, aliceCookie } = await world();
+    sink().setFailing(true);
+    const res = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    expect(res).toMatchObject({ status: 503, body: { detail: "dispatch_failed" } });
+    const [row] = await t.db.select().from(inferenceLease).where(eq(inferenceLease.invoiceId, inv.id));
+    expect(row).toMatchObject({ status: "rejected", closedReason: "dispatch_failed" });
+    sink().setFailing(false);
+    // The slot is free again: the next click opens a fresh lease.
+    expect((await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } })).status).toBe(201);
+  });
+});
+
+describe("GET /api/leases/:id", () => {
+  it("returns the lease with its timeline; foreign, missing and malformed ids get the same 404", async () => {
+    const { inv, aliceCookie, bobCookie } = await world();
+    const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const res = await api("GET", `/api/leases/${opened.body.lease_id}`, { cookie: aliceCookie });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      lease_id: opened.body.lease_id,
+      invoice_id: inv.id,
+      purpose: "summarize_invoice",
+      status: "open",
+      deadline_at: opened.body.deadline_at,
+      proposal: null,
+      events: [{ kind: "opened", at: expect.any(String), detail: expect.any(Object) }],
+    });
+    const notFound = { status: 404, body: { detail: "lease_not_found" } };
+    expect(await api("GET", `/api/leases/${opened.body.lease_id}`, { cookie: bobCookie })).toMatchObject(notFound);
+    expect(await api("GET", `/api/leases/${randomUUID()}`, { cookie: aliceCookie })).toMatchObject(notFound);
+    expect(await api("GET", `/api/leases/zzz`, { cookie: aliceCookie })).toMatchObject(notFound);
+  });
+
+  it("reports a lease past its deadline as expired", async () => {
+    const { inv, aliceCookie } = await world();
+    const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, opened.body.lease_id));
+    const res = await api("GET", `/api/leases/${opened.body.lease_id}`, { cookie: aliceCookie });
+    expect(res.body.status).toBe("expired");
+    expect(res.body.events.map((e: { kind: string }) => e.kind)).toEqual(["opened", "expired"]);
+  });
+});
+
+describe("POST /api/leases/:id/apply", () => {
+  it("applies a proposed lease: 200, the summary on the invoice", async () => {
+    const { inv, aliceCookie } = await world();
+    const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    await proposeByHand(opened.body.lease_id, "Northwind Traders: EUR 12,345.50 due 2026-12-01");
+    const res = await api("POST", `/api/leases/${opened.body.lease_id}/apply`, { cookie: aliceCookie });
+    expect(res).toMatchObject({ status: 200, body: { status: "applied", lease_id: opened.body.lease_id } });
+    const detail = await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie });
+    expect(detail.body).toMatchObject({ summary: "Northwind Traders: EUR 12,345.50 due 2026-12-01", version: 2, lease: null, latest_lease: { status: "applied" } });
+  });
+
+  it("refusals: 404 for foreign/missing/malformed; 409 lease_open, lease_applied, lease_rejected, lease_expired, invoice_changed", async () => {
+    const { alice, inv, aliceCookie, bobCookie } = await world();
+    const open = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const id = open.body.lease_id;
+    const notFound = { status: 404, body: { detail: "lease_not_found" } };
+    expect(await api("POST", `/api/leases/${id}/apply`, { cookie: bobCookie })).toMatchObject(notFound);
+    expect(await api("POST", `/api/leases/${randomUUID()}/apply`, { cookie: aliceCookie })).toMatchObject(notFound);
+    expect(await api("POST", `/api/leases/x'--/apply`, { cookie: aliceCookie })).toMatchObject(notFound);
+    expect(await api("POST", `/api/leases/${id}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_open" } });
+
+    await proposeByHand(id);
+    expect((await api("POST", `/api/leases/${id}/apply`, { cookie: aliceCookie })).status).toBe(200);
+    expect(await api("POST", `/api/leases/${id}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_applied" } });
+
+    const inv2 = await makeInvoice(t.db, alice.id);
+    const l2 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv2.id, purpose: "summarize_invoice" } })).body.lease_id;
+    await api("POST", `/api/leases/${l2}/cancel`, { cookie: aliceCookie });
+    expect(await api("POST", `/api/leases/${l2}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_rejected" } });
+
+    const inv3 = await makeInvoice(t.db, alice.id);
+    const l3 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv3.id, purpose: "summarize_invoice" } })).body.lease_id;
+    await proposeByHand(l3);
+    await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, l3));
+    expect(await api("POST", `/api/leases/${l3}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_expired" } });
+    expect((await leaseRow(l3))?.status).toBe("expired");
+
+    const inv4 = await makeInvoice(t.db, alice.id);
+    const l4 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv4.id, purpose: "summarize_invoice" } })).body.lease_id;
+    await proposeByHand(l4);
+    expect((await api("PATCH", `/api/invoices/${inv4.id}`, { cookie: aliceCookie, json: { counterparty: "Edited meanwhile" } })).status).toBe(200);
+    expect(await api("POST", `/api/leases/${l4}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "invoice_changed" } });
+    expect(await leaseRow(l4)).toMatchObject({ status: "rejected", closedReason: "invoice_changed" });
+
+    const summaries = await t.db.select({ id: invoice.id, summary: invoice.summary }).from(invoice).where(eq(invoice.ownerId, alice.id));
+    expect(summaries.filter((s) => s.summary !== null).map((s) => s.id)).toEqual([inv.id]);
+  });
+});
+
+describe("POST /api/leases/:id/cancel", () => {
+  it("cancels open and proposed leases: 200 {status:rejected}, lease/closed sent; refusals 404 and 409 lease_not_cancelable", async () => {
+    const { alice, inv, aliceCookie, bobCookie } = await world();
+    const id = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } })).body.lease_id;
+    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: bobCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
+    expect((await leaseRow(id))?.status).toBe("open");
+    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: aliceCookie })).toMatchObject({ status: 200, body: { status: "rejected", lease_id: id } });
+    expect(sink().events).toContainEqual(expect.objectContaining({ name: "lease/closed", data: { leaseId: id, reason: "cancelled" } }));
+    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_not_cancelable" } });
+
+    const inv2 = await makeInvoice(t.db, alice.id);
+    const proposed = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv2.id, purpose: "summarize_invoice" } })).body.lease_id;
+    await proposeByHand(proposed);
+    expect((await api("POST", `/api/leases/${proposed}/cancel`, { cookie: aliceCookie })).status).toBe(200);
+    expect(await api("POST", `/api/leases/${randomUUID()}/cancel`, { cookie: aliceCookie })).toMatchObject({ status: 404 });
+    expect(await api("POST", `/api/leases/garbage/cancel`, { cookie: aliceCookie })).toMatchObject({ status: 404 });
+    const kinds = await t.db.select({ kind: leaseEvent.kind }).from(leaseEvent).where(eq(leaseEvent.leaseId, id)).orderBy(leaseEvent.id);
+    expect(kinds.map((k) => k.kind)).toEqual(["opened", "cancelled", "cancel_refused"]);
+  });
+});
+
+describe("sessions table", () => {
+  it("a cookie naming a live session of another user does not authenticate", async () => {
+    const { alice, bob } = await world();
+    const [bobSession] = await t.db.select().from(appSession).where(eq(appSession.userId, bob.id));
+    // Forge a cookie whose sid is bob's session but uid is alice: sealed with the real key.
+    const { sealData } = await import("iron-session");
+    const { sessionOptions } = await import("@/lib/auth");
+    const opts = sessionOptions();
+    const sealed = await sealData({ sid: bobSession!.id, uid: alice.id }, { password: opts.password });
+    expect((await api("GET", "/api/session", { cookie: `claimcheck_session=${sealed}` })).status).toBe(401);
+  });
+});
