@@ -123,6 +123,14 @@ function buildFunctions(inngest: Inngest, probe: Probe) {
         return "all done";
       },
     ),
+    inngest.createFunction(
+      { id: "backoff-cancel", triggers: [{ event: "test/backoff" }], cancelOn: [{ event: "test/backoff.stop", match: "data.k" }] },
+      async ({ event, step }) =>
+        step.run("always-later", () => {
+          hit(`backoff:${String(event.data.k)}`);
+          throw new RetryAfterError("come back later", "5s");
+        }),
+    ),
     inngest.createFunction({ id: "sleeper", triggers: [{ event: "test/sleep" }] }, async ({ step }) => {
       const t0 = await step.run("t0", () => Date.now());
       await step.sleep("nap", "1s");
@@ -178,12 +186,15 @@ describe.each([
     app = await startSdkApp();
     // The stand-in starts first and keeps retrying the sync until the app answers.
     local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 50, syncRetryMs: 100, checkpointing, log: (l) => logs.push(l) });
-    inngest = new Inngest({ id: "contract-app", isDev: true, baseUrl: local.url });
+    // The SDK logs every (expected) step error to the console; keep the test output readable.
+    const quiet = { info() {}, warn() {}, error() {}, debug() {} };
+    inngest = new Inngest({ id: "contract-app", isDev: true, baseUrl: local.url, logger: quiet });
     await sleep(150);
     app.setHandler(serve({ client: inngest, functions: buildFunctions(inngest, probe) }));
     await waitFor("initial sync", () => logs.some((l) => l.startsWith('synced app "contract-app"')));
   });
   afterAll(async () => {
+    if (process.env.DUMP_LOGS) (await import("node:fs")).writeFileSync(`/tmp/inngest-local-${checkpointing}.log`, logs.join("\n"));
     await local?.close();
     await app?.close();
   });
@@ -301,6 +312,22 @@ describe.each([
     expect(probe.calls[`slow:${k}:s2`]).toBeUndefined();
     expect(probe.calls[`slow:${k}:s3`]).toBeUndefined();
     expect(local.runs().find((r) => r.id === run.id)!.status).toBe("cancelled");
+    // How it stopped: with checkpointing, s1's checkpoint is refused with 409 (the
+    // SDK's "stale dispatch"); without, s1's StepRun answer arrives and is dropped.
+    const how = checkpointing ? "refused a checkpoint (409)" : "discarded the answer (HTTP 206)";
+    expect(logs.some((l) => l.startsWith(`run ${run.id} is cancelled: ${how}`))).toBe(true);
+  });
+
+  it("cancels a run waiting in retry backoff", async () => {
+    const k = key();
+    await inngest.send({ name: "test/backoff", data: { k } });
+    await waitFor("first failure", () => runsOf("backoff-cancel", k)[0]?.steps[0]?.status === "retrying");
+    const t = Date.now();
+    await inngest.send({ name: "test/backoff.stop", data: { k } });
+    expect((await finalRun("backoff-cancel", k)).status).toBe("cancelled");
+    expect(Date.now() - t).toBeLessThan(1000); // not after the 5 s Retry-After
+    await sleep(200);
+    expect(probe.calls[`backoff:${k}`]).toBe(1);
   });
 
   it("step.sleep sleeps and then resumes", async () => {
@@ -404,6 +431,41 @@ describe.each([
     const text = await page.text();
     expect(text).toContain("contract-app-multi");
     expect(text).toContain("<li>a — StepRun completed");
+  });
+});
+
+describe("inngest-local CLI", () => {
+  it("starts on -p, keeps retrying the sync until the app is up, and runs a function", async () => {
+    const { spawn } = await import("node:child_process");
+    const app = await startSdkApp();
+    const child = spawn(process.execPath, ["--import", "tsx", "tools/inngest-local/main.ts", "-u", app.url, "-p", "0", "--poll", "0", "--backoff-ms", "50"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += String(d)));
+    child.stderr.on("data", (d) => (out += String(d)));
+    try {
+      const url = await waitFor("listening line", () => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000);
+      await waitFor("sync retry line", () => out.includes("waiting for app at"));
+      const client = new Inngest({ id: "cli-app", isDev: true, baseUrl: url, logger: { info() {}, warn() {}, error() {}, debug() {} } });
+      const fn = client.createFunction({ id: "hello", triggers: [{ event: "cli/hello" }] }, async ({ step }) => step.run("greet", () => "hi"));
+      app.setHandler(serve({ client, functions: [fn] }));
+      await waitFor("synced line", () => out.includes('synced app "cli-app"'), 5000);
+      await client.send({ name: "cli/hello", data: {} });
+      const done = await (async () => {
+        for (let i = 0; i < 200; i++) {
+          const runs = (await (await fetch(`${url}/runs`)).json()) as RunSummary[];
+          if (runs[0]?.status === "completed") return runs[0];
+          await sleep(25);
+        }
+        throw new Error(`run did not complete; output:\n${out}`);
+      })();
+      expect(done).toMatchObject({ functionId: "cli-app-hello", output: "hi" });
+      expect(out).toMatch(/run \S+ finished: fn cli-app-hello completed/);
+    } finally {
+      child.kill("SIGTERM");
+      await app.close();
+    }
   });
 });
 

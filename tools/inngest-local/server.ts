@@ -335,7 +335,8 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       const record = { internalId, event, receivedAt: new Date().toISOString(), runs: [] as string[] };
       events.unshift(record);
       if (events.length > 1000) events.pop();
-      log(`event received ${event.name} id=${event.id}`);
+      const internal = event.name.startsWith("inngest/");
+      if (!internal) log(`event received ${event.name} id=${event.id}`);
       ids.push(internalId);
       applyCancellations(event);
       for (const run of runs.values()) {
@@ -348,6 +349,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
         for (const t of fn.triggers) {
           if (!("event" in t) || t.event !== event.name) continue;
           if (t.expr && t.expr.evaluate({ event }) !== true) continue;
+          if (internal && !record.runs.length) log(`event ${event.name} id=${event.id}`);
           const run = startRun(fn, event);
           if (run) record.runs.push(run.id);
           break;
@@ -582,7 +584,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
         log(`run ${run.id} request to ${run.fn.url} failed: ${messageOf(e)}`);
       }
       // Cancelled while the request was in flight: its result is discarded.
-      if (run.status !== "running") return;
+      if (run.status !== "running") {
+        log(`run ${run.id} is ${run.status}: discarded the answer (HTTP ${ans.status}) of its in-flight request`);
+        return;
+      }
       run.attempts = Math.max(run.attempts, attempt + 1);
       next = await handleAnswer(run, ans, stepId, attempt);
     }
@@ -869,7 +874,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       if (!run) return json(404, { error: "no such run" });
       // 409 is what the SDK treats as "stale dispatch": it stops running further
       // steps at once (a 400 would be retried 5 times, ~1.5 s, before it gives up).
-      if (run.status !== "running") return json(409, { error: `run is ${run.status}` });
+      if (run.status !== "running") {
+        log(`run ${run.id} is ${run.status}: refused a checkpoint (409), so the SDK stops before the next step`);
+        return json(409, { error: `run is ${run.status}` });
+      }
       for (const op of body?.steps ?? []) {
         if (op.op === "StepRun") memoize(run, op, { data: op.data ?? null }, 0, true);
         else {
