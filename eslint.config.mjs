@@ -1,0 +1,37 @@
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", ".next*/", ".data/", "test-results/", "playwright-report/", "next-env.d.ts", "bench/results/"] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      // Test helpers parse JSON of many shapes; production code keeps to unknown.
+      "@typescript-eslint/no-explicit-any": "off",
+    },
+  },
+  {
+    files: ["app/**", "lib/**", "db/**", "inngest/**"],
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["@/tools/*", "@/tests/*", "**/tools/*", "**/tests/*"], message: "Dev tooling and tests are never imported by the app." }] },
+      ],
+    },
+  },
+  {
+    files: ["lib/**", "db/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["next", "next/*"], message: "The domain takes an actor id and a db: no Next.js imports below app/." },
+            { group: ["@/tools/*", "@/tests/*", "**/tools/*", "**/tests/*"], message: "Dev tooling and tests are never imported by the app." },
+          ],
+        },
+      ],
+    },
+  },
+);
