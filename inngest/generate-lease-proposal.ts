@@ -1,0 +1,158 @@
+import "server-only";
+// Check 2 of the lease contract, as an Inngest function: load-lease → generate → propose.
+// Each step is a short database transaction or the model call, never both at once, and the
+// write is the lease core's conditional update (`proposeLease`). What the model sees is the
+// purpose, the invoice (read as the lease's actor) and the actor id: no cookie, no secret.
+import { NonRetriableError } from "inngest";
+import { getDb } from "@/db/client";
+import { failGeneration, loadForGeneration, proposeLease, type GenerationInput } from "@/lib/leases";
+import { log } from "@/lib/log";
+import { getModelProvider, ModelOutputError, type ModelProvider } from "@/lib/model";
+import { EVENTS, inngest } from "./client";
+
+/** Retries after the first attempt; the model errors worth retrying are ModelUnavailableError. */
+export const GENERATION_RETRIES = 3;
+
+/**
+ * How long past the lease's deadline we still wait for the model. The deadline itself is
+ * judged by the database when we propose; this grace only lets a completion that lands just
+ * late reach the audit trail as `late_completion` instead of being cut off unrecorded.
+ */
+export const LATE_GRACE_MS = 2_000;
+
+type Stopped = { ok: false; reason: string; status: string | null };
+export type GenerationOutcome =
+  | { leaseId: string; outcome: "proposed" }
+  | { leaseId: string; outcome: "stopped"; reason: string; status: string | null };
+
+function leaseIdOf(data: unknown): string {
+  const value = (data as { leaseId?: unknown } | null | undefined)?.leaseId;
+  return typeof value === "string" ? value : "";
+}
+
+/**
+ * A lease that cannot be generated for. An open lease whose invoice the actor no longer
+ * owns fails the run, so onFailure closes it now; any other reason simply ends the run.
+ */
+function stopped(leaseId: string, input: Extract<GenerationInput, { ok: false }>, step: string): Stopped {
+  if (input.reason === "invoice_not_found") {
+    throw new NonRetriableError(`invoice_not_found: the lease's invoice is not readable as its actor`);
+  }
+  log.info("generation stopped", { lease_id: leaseId, step, reason: input.reason, status: input.status ?? null });
+  return { ok: false, reason: input.reason, status: input.status ?? null };
+}
+
+function modelProvider(): ModelProvider {
+  try {
+    return getModelProvider();
+  } catch (error) {
+    // Misconfiguration: every retry would fail the same way, so fail now and close the lease.
+    throw new NonRetriableError(error instanceof Error ? error.message : String(error), { cause: error });
+  }
+}
+
+export const generateLeaseProposal = inngest.createFunction(
+  {
+    id: "generate-lease-proposal",
+    name: "Generate a lease's proposal",
+    triggers: [{ event: EVENTS.leaseOpened }],
+    // Sent by cancel and sign-out once the lease is closed: stop at the next step boundary.
+    cancelOn: [{ event: EVENTS.leaseClosed, if: "event.data.leaseId == async.data.leaseId" }],
+    retries: GENERATION_RETRIES,
+    // Retries exhausted or a NonRetriableError: close the lease now, so the user learns at
+    // once instead of watching it run down to its deadline.
+    onFailure: async ({ event, error, step }) => {
+      const leaseId = leaseIdOf(event.data.event?.data);
+      const message = `${error.name}: ${error.message}`;
+      return step.run("record-failure", async () => {
+        const db = await getDb();
+        // failGeneration rejects any `open` lease; one already past its deadline must end
+        // `expired`, which loadForGeneration records first if due.
+        await loadForGeneration(db, leaseId);
+        const result = await failGeneration(db, leaseId, message);
+        log.warn("generation failed", { lease_id: leaseId, error: message, closed: result.closed });
+        return result;
+      });
+    },
+  },
+  async ({ event, step }): Promise<GenerationOutcome> => {
+    const leaseId = leaseIdOf(event.data);
+
+    // A cheap gate before any model work: stop (recording `expired` if due) unless the
+    // lease is open and in time. Only what the run needs goes into its step state.
+    const loaded = await step.run("load-lease", async () => {
+      const input = await loadForGeneration(await getDb(), leaseId);
+      if (!input.ok) return stopped(leaseId, input, "load-lease");
+      return {
+        ok: true as const,
+        actorId: input.lease.actorId,
+        purpose: input.lease.purpose,
+        deadlineAt: input.lease.deadlineAt.toISOString(),
+        remainingMs: input.lease.remainingMs,
+      };
+    });
+    if (!loaded.ok) return { leaseId, outcome: "stopped", reason: loaded.reason, status: loaded.status };
+
+    const generated = await step.run("generate", async () => {
+      const db = await getDb();
+      // Read again: a retry may come long after load-lease, and the remaining time must be
+      // the database's, measured now. The transaction ends before the model is called.
+      const input = await loadForGeneration(db, leaseId);
+      if (!input.ok) return stopped(leaseId, input, "generate");
+      const model = modelProvider();
+      const deadline = AbortSignal.timeout(input.lease.remainingMs + LATE_GRACE_MS);
+      let proposal;
+      try {
+        proposal = await model.generate({
+          purpose: input.lease.purpose,
+          actorId: input.lease.actorId,
+          invoice: input.invoice,
+          signal: deadline,
+        });
+      } catch (error) {
+        if (deadline.aborted) {
+          // The lease ran out while the model worked: no retry can help. Record `expired`.
+          const after = await loadForGeneration(db, leaseId);
+          if (!after.ok) return stopped(leaseId, after, "generate");
+        }
+        if (error instanceof ModelOutputError) {
+          throw new NonRetriableError(`${error.name}: ${error.message}`, { cause: error });
+        }
+        throw error; // ModelUnavailableError and anything unexpected: retried with backoff
+      }
+
+      // If the lease closed while the model ran (cancel, sign-out, deadline), the executor
+      // may already have dropped this run and would never call propose: record the late
+      // completion here. proposeLease cannot match a closed lease, so it writes only the event.
+      const now = await loadForGeneration(db, leaseId);
+      if (!now.ok) {
+        if (now.reason !== "invoice_not_found" && now.reason !== "lease_not_found") {
+          await proposeLease(db, {
+            leaseId,
+            actorId: proposal.actorId,
+            proposal: { summary: proposal.summary, model: proposal.model },
+          });
+        }
+        return stopped(leaseId, now, "generate");
+      }
+      return {
+        ok: true as const,
+        // The actor the completion names, not the one we asked for: propose compares them.
+        actorId: proposal.actorId,
+        summary: proposal.summary,
+        model: proposal.model,
+      };
+    });
+    if (!generated.ok) return { leaseId, outcome: "stopped", reason: generated.reason, status: generated.status };
+
+    const proposed = await step.run("propose", async () =>
+      proposeLease(await getDb(), {
+        leaseId,
+        actorId: generated.actorId,
+        proposal: { summary: generated.summary, model: generated.model },
+      }),
+    );
+    if (proposed.ok) return { leaseId, outcome: "proposed" };
+    return { leaseId, outcome: "stopped", reason: proposed.code, status: proposed.status ?? null };
+  },
+);

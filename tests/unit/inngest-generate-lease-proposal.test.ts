@@ -1,0 +1,351 @@
+// The generate function's logic with @inngest/test: the domain (lib/leases), the database
+// handle and the model provider are mocked; the function, its steps and the SDK are real.
+import { InngestTestEngine } from "@inngest/test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { GenerationInput, ProposeResult } from "@/lib/leases";
+import {
+  ModelOutputError,
+  ModelUnavailableError,
+  type ModelProvider,
+  type ModelRequest,
+  type Proposal,
+} from "@/lib/model";
+
+vi.mock("@/db/client", () => ({ getDb: vi.fn(async () => ({ fake: "db" })) }));
+vi.mock("@/lib/leases", () => ({
+  loadForGeneration: vi.fn(),
+  proposeLease: vi.fn(),
+  failGeneration: vi.fn(),
+}));
+vi.mock("@/lib/model", async (importOriginal) => ({
+  ...(await importOriginal<typeof import("@/lib/model")>()),
+  getModelProvider: vi.fn(),
+}));
+vi.mock("@/lib/log", () => ({ log: { info: vi.fn(), warn: vi.fn() } }));
+
+const leases = await import("@/lib/leases");
+const model = await import("@/lib/model");
+const { generateLeaseProposal, LATE_GRACE_MS, GENERATION_RETRIES } = await import("@/inngest/generate-lease-proposal");
+
+const loadForGeneration = vi.mocked(leases.loadForGeneration);
+const proposeLease = vi.mocked(leases.proposeLease);
+const failGeneration = vi.mocked(leases.failGeneration);
+const getModelProvider = vi.mocked(model.getModelProvider);
+
+const LEASE_ID = "6f1c1a52-6d55-4a0e-9a43-3f2f2b8f1a01";
+const ACTOR_ID = "0b7e6a4c-2f0a-4c38-8a53-8f0c7d2b9e11";
+const OTHER_ACTOR = "c3d4e5f6-0000-4000-8000-000000000002";
+
+const INVOICE = {
+  id: "9a8b7c6d-1111-4222-8333-444455556666",
+  number: "INV-1",
+  counterparty: "Northwind Traders",
+  currency: "EUR",
+  totalCents: 1234550,
+  issuedOn: "2026-11-01",
+  dueOn: "2026-12-01",
+  lines: [{ description: "Consulting", quantity: 10, unitPriceCents: 120000 }],
+};
+
+function openInput(remainingMs = 60_000): GenerationInput {
+  return {
+    ok: true,
+    lease: {
+      id: LEASE_ID,
+      actorId: ACTOR_ID,
+      purpose: "summarize_invoice",
+      deadlineAt: new Date("2026-11-29T10:00:00Z"),
+      remainingMs,
+    },
+    invoice: INVOICE,
+  };
+}
+
+/** A model that records its requests and answers with `answer` (or throws it). */
+function fakeModel(answer: (req: ModelRequest) => Promise<Proposal>) {
+  const requests: ModelRequest[] = [];
+  const provider: ModelProvider = {
+    name: "fake",
+    async generate(req) {
+      requests.push(req);
+      return answer(req);
+    },
+  };
+  getModelProvider.mockReturnValue(provider);
+  return requests;
+}
+
+const ok = (req: ModelRequest): Promise<Proposal> =>
+  Promise.resolve({ summary: `Summary of ${req.invoice.counterparty}`, actorId: req.actorId, model: "fake-1" });
+
+function engine() {
+  // A fresh engine per test: an instance caches step results across executions.
+  return new InngestTestEngine({
+    function: generateLeaseProposal,
+    events: [
+      {
+        name: "lease/opened",
+        id: `lease-opened-${LEASE_ID}`,
+        data: { leaseId: LEASE_ID, actorId: ACTOR_ID, invoiceId: INVOICE.id, purpose: "summarize_invoice" },
+      },
+    ],
+  });
+}
+
+/** An engine for the function's onFailure handler (@inngest/test only runs the main handler). */
+function failureEngine(error: { name: string; message: string }) {
+  const fn = generateLeaseProposal as unknown as { createExecution(opts: { partialOptions: object }): unknown };
+  const asFailure = Object.create(generateLeaseProposal, {
+    createExecution: {
+      value: (opts: { partialOptions: object }) =>
+        fn.createExecution({ ...opts, partialOptions: { ...opts.partialOptions, handlerKind: "failure" } }),
+    },
+  });
+  return new InngestTestEngine({
+    function: asFailure,
+    events: [
+      {
+        name: "inngest/function.failed",
+        data: {
+          function_id: "claimcheck-generate-lease-proposal",
+          run_id: "01JTESTRUN",
+          error: { ...error, stack: "" },
+          event: { name: "lease/opened", data: { leaseId: LEASE_ID, actorId: ACTOR_ID } },
+        },
+      },
+    ],
+  });
+}
+
+beforeEach(() => {
+  vi.clearAllMocks();
+  // The SDK logs every step error; the tests assert on the errors themselves.
+  vi.spyOn(console, "error").mockImplementation(() => {});
+  proposeLease.mockResolvedValue({ ok: true });
+  failGeneration.mockResolvedValue({ closed: true });
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("generate-lease-proposal: configuration", () => {
+  it("is triggered by lease/opened, cancelled by a matching lease/closed, retried, with a failure handler", () => {
+    const configs = (
+      generateLeaseProposal as unknown as {
+        getConfig(o: { baseUrl: URL; appPrefix: string }): Record<string, any>[];
+      }
+    ).getConfig({ baseUrl: new URL("http://127.0.0.1:3000/api/inngest"), appPrefix: "claimcheck" });
+    const [main, failure] = configs;
+    expect(main!.id).toBe("claimcheck-generate-lease-proposal");
+    expect(main!.triggers).toEqual([{ event: "lease/opened" }]);
+    expect(main!.cancel).toEqual([{ event: "lease/closed", if: "event.data.leaseId == async.data.leaseId" }]);
+    expect(main!.steps.step.retries.attempts).toBe(GENERATION_RETRIES);
+    expect(failure!.id).toBe("claimcheck-generate-lease-proposal-failure");
+    expect(failure!.triggers[0].event).toBe("inngest/function.failed");
+  });
+});
+
+describe("generate-lease-proposal: the run", () => {
+  it("loads, generates and proposes what the model answered, for the actor it named", async () => {
+    loadForGeneration.mockResolvedValue(openInput());
+    const requests = fakeModel(ok);
+
+    const { result, error, ctx } = await engine().execute();
+
+    expect(error).toBeUndefined();
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "proposed" });
+    expect(ctx.step.run).toHaveBeenCalledWith("load-lease", expect.any(Function));
+    expect(ctx.step.run).toHaveBeenCalledWith("generate", expect.any(Function));
+    expect(ctx.step.run).toHaveBeenCalledWith("propose", expect.any(Function));
+    expect(requests).toHaveLength(1);
+    expect(proposeLease).toHaveBeenCalledTimes(1);
+    expect(proposeLease).toHaveBeenCalledWith(expect.anything(), {
+      leaseId: LEASE_ID,
+      actorId: ACTOR_ID,
+      proposal: { summary: "Summary of Northwind Traders", model: "fake-1" },
+    });
+    expect(failGeneration).not.toHaveBeenCalled();
+  });
+
+  it("sends the model only the purpose, the invoice and the actor id, bounded by the lease's remaining time", async () => {
+    const timeout = vi.spyOn(AbortSignal, "timeout");
+    loadForGeneration.mockResolvedValueOnce(openInput(50_000)).mockResolvedValue(openInput(42_000));
+    const requests = fakeModel(ok);
+
+    await engine().execute();
+
+    expect(requests).toHaveLength(1);
+    const req = requests[0]!;
+    expect(Object.keys(req).sort()).toEqual(["actorId", "invoice", "purpose", "signal"]);
+    expect(req.purpose).toBe("summarize_invoice");
+    expect(req.actorId).toBe(ACTOR_ID);
+    expect(req.invoice).toEqual(INVOICE);
+    expect(req.signal).toBeInstanceOf(AbortSignal);
+    expect(JSON.stringify(req)).not.toMatch(/cookie|session|password|secret/i);
+    // The remaining time is the one read in the generate step itself (a retry comes later).
+    expect(timeout).toHaveBeenCalledWith(42_000 + LATE_GRACE_MS);
+  });
+
+  it("keeps step state JSON-safe: load-lease carries the deadline as an ISO string, not the invoice", async () => {
+    loadForGeneration.mockResolvedValue(openInput());
+    fakeModel(ok);
+
+    const { result } = await engine().executeStep("load-lease");
+
+    expect(result).toEqual({
+      ok: true,
+      actorId: ACTOR_ID,
+      purpose: "summarize_invoice",
+      deadlineAt: "2026-11-29T10:00:00.000Z",
+      remainingMs: 60_000,
+    });
+  });
+
+  it.each([
+    ["not_open", "rejected"],
+    ["expired", "expired"],
+    ["lease_not_found", undefined],
+  ] as const)("stops before the model when the lease is %s", async (reason, status) => {
+    loadForGeneration.mockResolvedValue({ ok: false, reason, status });
+    const requests = fakeModel(ok);
+
+    const { result, ctx } = await engine().execute();
+
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason, status: status ?? null });
+    expect(ctx.step.run).not.toHaveBeenCalledWith("generate", expect.any(Function));
+    expect(requests).toHaveLength(0);
+    expect(proposeLease).not.toHaveBeenCalled();
+  });
+
+  it("fails without retry when the lease's invoice is not the actor's (the failure handler closes it)", async () => {
+    loadForGeneration.mockResolvedValue({ ok: false, reason: "invoice_not_found" });
+    fakeModel(ok);
+
+    const { result } = await engine().executeStep("load-lease");
+
+    expect(result).toMatchObject({ name: "NonRetriableError", message: expect.stringContaining("invoice_not_found") });
+  });
+
+  it("stops in the generate step if the lease closed during the retry backoff", async () => {
+    loadForGeneration.mockResolvedValueOnce(openInput()).mockResolvedValue({ ok: false, reason: "not_open", status: "rejected" });
+    const requests = fakeModel(ok);
+
+    const { result } = await engine().execute();
+
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "not_open", status: "rejected" });
+    expect(requests).toHaveLength(0);
+    expect(proposeLease).not.toHaveBeenCalled();
+  });
+});
+
+describe("generate-lease-proposal: model errors", () => {
+  it("lets a ModelUnavailableError fail the step as retriable (StepError, retried with backoff)", async () => {
+    loadForGeneration.mockResolvedValue(openInput());
+    fakeModel(() => Promise.reject(new ModelUnavailableError("HTTP 503 from the model")));
+
+    const out = await engine().executeStep("generate");
+
+    expect(out.step.op).toBe("StepError");
+    expect(out.step.error).toMatchObject({ name: "ModelUnavailableError", message: "HTTP 503 from the model" });
+    expect(proposeLease).not.toHaveBeenCalled();
+  });
+
+  it("turns a ModelOutputError into a NonRetriableError (StepFailed, no retry)", async () => {
+    loadForGeneration.mockResolvedValue(openInput());
+    fakeModel(() => Promise.reject(new ModelOutputError("summary is not JSON")));
+
+    const out = await engine().executeStep("generate");
+
+    expect(out.step.op).toBe("StepFailed");
+    expect(out.result).toMatchObject({ name: "NonRetriableError", message: "ModelOutputError: summary is not JSON" });
+    expect(proposeLease).not.toHaveBeenCalled();
+  });
+
+  it("fails without retry when the model is misconfigured", async () => {
+    loadForGeneration.mockResolvedValue(openInput());
+    getModelProvider.mockImplementation(() => {
+      throw new Error("Invalid model configuration:\n  MODEL_BASE_URL is required");
+    });
+
+    const out = await engine().executeStep("generate");
+
+    expect(out.step.op).toBe("StepFailed");
+    expect(out.result).toMatchObject({ name: "NonRetriableError", message: expect.stringContaining("MODEL_BASE_URL") });
+  });
+
+  it("stops without retry when the lease's time ran out during the model call, recording expired", async () => {
+    vi.spyOn(AbortSignal, "timeout").mockImplementation(() =>
+      AbortSignal.abort(new DOMException("The operation timed out.", "TimeoutError")),
+    );
+    loadForGeneration
+      .mockResolvedValueOnce(openInput(1_000))
+      .mockResolvedValueOnce(openInput(1_000))
+      .mockResolvedValue({ ok: false, reason: "expired", status: "expired" });
+    fakeModel((req) => Promise.reject(new ModelUnavailableError(`aborted: ${String(req.signal?.aborted)}`)));
+
+    const { result } = await engine().execute();
+
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
+    expect(loadForGeneration).toHaveBeenCalledTimes(3); // load-lease, generate, and the re-read that expires it
+    expect(proposeLease).not.toHaveBeenCalled();
+  });
+});
+
+describe("generate-lease-proposal: completions that come too late or for someone else", () => {
+  it("records a late completion from the generate step when the lease closed while the model ran", async () => {
+    loadForGeneration
+      .mockResolvedValueOnce(openInput())
+      .mockResolvedValueOnce(openInput())
+      .mockResolvedValue({ ok: false, reason: "not_open", status: "rejected" });
+    proposeLease.mockResolvedValue({ ok: false, code: "late_completion", status: "rejected" });
+    fakeModel(ok);
+
+    const { result, ctx } = await engine().execute();
+
+    // The executor may already have dropped a cancelled run, so propose would never run:
+    // the late completion is recorded (as an event only) by the generate step.
+    expect(proposeLease).toHaveBeenCalledTimes(1);
+    expect(proposeLease).toHaveBeenCalledWith(expect.anything(), {
+      leaseId: LEASE_ID,
+      actorId: ACTOR_ID,
+      proposal: { summary: "Summary of Northwind Traders", model: "fake-1" },
+    });
+    expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "not_open", status: "rejected" });
+  });
+
+  it("reports what propose refused: a completion past the deadline", async () => {
+    loadForGeneration.mockResolvedValue(openInput());
+    proposeLease.mockResolvedValue({ ok: false, code: "late_completion", status: "expired" } satisfies ProposeResult);
+    fakeModel(ok);
+
+    const { result } = await engine().execute();
+
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "expired" });
+  });
+
+  it("proposes as the actor the completion names, so a completion for someone else fails closed", async () => {
+    loadForGeneration.mockResolvedValue(openInput());
+    proposeLease.mockResolvedValue({ ok: false, code: "actor_mismatch", status: "rejected" });
+    fakeModel(() => Promise.resolve({ summary: "For someone else", actorId: OTHER_ACTOR, model: "fake-1" }));
+
+    const { result } = await engine().execute();
+
+    expect(proposeLease).toHaveBeenCalledWith(expect.anything(), expect.objectContaining({ actorId: OTHER_ACTOR }));
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "actor_mismatch", status: "rejected" });
+  });
+});
+
+describe("generate-lease-proposal: onFailure", () => {
+  it("records generation_failed and closes the lease, expiring it first if it is overdue", async () => {
+    loadForGeneration.mockResolvedValue({ ok: false, reason: "not_open", status: "open" });
+
+    const { result, error } = await failureEngine({ name: "NonRetriableError", message: "ModelOutputError: bad JSON" }).execute();
+
+    expect(error).toBeUndefined();
+    expect(result).toEqual({ closed: true });
+    expect(loadForGeneration).toHaveBeenCalledWith(expect.anything(), LEASE_ID);
+    expect(failGeneration).toHaveBeenCalledWith(expect.anything(), LEASE_ID, "NonRetriableError: ModelOutputError: bad JSON");
+    expect(loadForGeneration.mock.invocationCallOrder[0]!).toBeLessThan(failGeneration.mock.invocationCallOrder[0]!);
+  });
+});
