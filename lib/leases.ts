@@ -5,7 +5,6 @@ import "server-only";
 import { and, asc, desc, eq, getTableColumns, gt, inArray, lte, sql, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import {
-  IN_FLIGHT,
   inferenceLease,
   invoice,
   invoiceLine,
@@ -57,7 +56,9 @@ export type LeaseView = {
   events: LeaseEventView[];
 };
 
-const inFlight = inArray(inferenceLease.status, [...IN_FLIGHT]);
+// Written literally, not as bound parameters, so the planner can match the partial indexes'
+// predicate (`WHERE status in ('open','proposed')`) in generic plans too.
+const inFlight = sql`${inferenceLease.status} in ('open','proposed')`;
 const isOverdue = sql<boolean>`${inferenceLease.deadlineAt} <= now()`;
 const dbNow = sql`now()`;
 
