@@ -55,6 +55,19 @@ function buildFunctions(inngest: Inngest, probe: Probe) {
       const c = await step.run("c", () => (hit(`multi:${k}:c`), b + 1));
       return { sum: a + b + c };
     }),
+    inngest.createFunction({ id: "parallel", triggers: [{ event: "test/parallel" }] }, async ({ event, step }) => {
+      const k = String(event.data.k);
+      const [x, y] = await Promise.all([
+        step.run("x", () => (hit(`parallel:${k}:x`), "x")),
+        step.run("y", () => (hit(`parallel:${k}:y`), "y")),
+      ]);
+      const z = await step.run("z", () => (hit(`parallel:${k}:z`), "z"));
+      return x + y + z;
+    }),
+    inngest.createFunction({ id: "fan-out", triggers: [{ event: "test/fan-out" }] }, async ({ event, step }) => {
+      await step.sendEvent("kick-multi", { name: "test/multi", data: { k: `${String(event.data.k)}-child` } });
+      return "sent";
+    }),
     inngest.createFunction({ id: "flaky", triggers: [{ event: "test/flaky" }] }, async ({ event, step }) => {
       const k = String(event.data.k);
       return step.run("flaky-step", () => {
@@ -225,6 +238,22 @@ describe.each([
     expect(run.steps.every((s) => Boolean(s.checkpointed) === checkpointing)).toBe(true);
   });
 
+  it("runs parallel steps (Promise.all) once each, then continues", async () => {
+    const k = key();
+    await inngest.send({ name: "test/parallel", data: { k } });
+    const run = await finalRun("parallel", k);
+    expect(run).toMatchObject({ status: "completed", output: "xyz" });
+    expect(run.steps.map((s) => s.name).sort()).toEqual(["x", "y", "z"]);
+    expect(["x", "y", "z"].map((s) => probe.calls[`parallel:${k}:${s}`])).toEqual([1, 1, 1]);
+  });
+
+  it("step.sendEvent delivers to /e/ and triggers the matching function", async () => {
+    const k = key();
+    await inngest.send({ name: "test/fan-out", data: { k } });
+    expect(await finalRun("fan-out", k)).toMatchObject({ status: "completed", output: "sent" });
+    expect(await finalRun("multi", `${k}-child`)).toMatchObject({ status: "completed", output: { sum: 6 } });
+  });
+
   it("retries a step that throws twice, completing on the 3rd attempt", async () => {
     const k = key();
     await inngest.send({ name: "test/flaky", data: { k } });
@@ -377,8 +406,10 @@ describe.each([
     expect(res.status).toBe(200);
     expect(body.status).toBe(200);
     expect(body.ids).toHaveLength(1);
-    const bad = await fetch(`${local.url}/e/any-key`, { method: "POST", body: JSON.stringify([{ data: {} }]) });
+    const bad = await fetch(`${local.url}/e/any-key`, { method: "POST", body: JSON.stringify([{ name: "test/multi", data: { k: "never" } }, { data: {} }]) });
     expect(bad.status).toBe(400);
+    await sleep(100);
+    expect(runsOf("multi", "never")).toHaveLength(0); // the batch is rejected whole
   });
 
   it("runs a cron function on demand via POST /fn/:fnId/invoke", async () => {

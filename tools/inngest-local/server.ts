@@ -312,10 +312,13 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   // ---------- events ----------
   function ingest(raw: unknown[], seed?: string): string[] {
     const ids: string[] = [];
+    // Validate the whole batch first, so a bad event rejects it without half-ingesting.
     raw.forEach((r, i) => {
       if (!r || typeof r !== "object" || typeof (r as { name?: unknown }).name !== "string" || !(r as { name: string }).name) {
         throw new Error(`event ${i} has no name`);
       }
+    });
+    raw.forEach((r, i) => {
       const given = r as Record<string, unknown>;
       const event: EventPayload = { ...given, name: String(given.name), data: (given.data as Record<string, unknown>) ?? {}, ts: Number(given.ts) || Date.now() };
       // The SDK sends x-inngest-event-id-seed so a retried send maps to the same ids.
