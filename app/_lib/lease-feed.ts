@@ -1,0 +1,62 @@
+import "server-only";
+// One LISTEN per server process on channel `lease_event` (the trigger in
+// db/migrations/0001_lease_triggers.sql NOTIFYs on every lease_event insert), fanned out to
+// the open event streams by lease id. A subscriber only learns "this lease changed"; it
+// re-reads the lease through the domain, so what it sends is always what the database says.
+import { getDbHandle } from "@/db/client";
+import { log } from "@/lib/log";
+
+type Listener = () => void;
+
+type Feed = {
+  subscribers: Map<string, Set<Listener>>;
+  ready: Promise<void> | null;
+};
+
+const cache = globalThis as unknown as { __claimcheckLeaseFeed?: Feed };
+const feed: Feed = (cache.__claimcheckLeaseFeed ??= { subscribers: new Map(), ready: null });
+
+function dispatch(payload: string) {
+  let leaseId: unknown;
+  try {
+    leaseId = (JSON.parse(payload) as { lease_id?: unknown }).lease_id;
+  } catch {
+    return;
+  }
+  if (typeof leaseId !== "string") return;
+  for (const listener of feed.subscribers.get(leaseId) ?? []) {
+    try {
+      listener();
+    } catch (error) {
+      log.warn("lease feed listener failed", { lease_id: leaseId, error: String(error) });
+    }
+  }
+}
+
+function ensureListening(): Promise<void> {
+  feed.ready ??= getDbHandle()
+    .then((handle) => handle.listen("lease_event", dispatch))
+    .then(() => undefined)
+    .catch((error: unknown) => {
+      feed.ready = null; // the next subscriber tries again
+      throw error;
+    });
+  return feed.ready;
+}
+
+/**
+ * Calls `onChange` whenever an event is recorded for `leaseId`. Resolves once the process is
+ * listening (so nothing committed after that is missed); rejects if LISTEN cannot start.
+ */
+export async function subscribeLease(leaseId: string, onChange: Listener): Promise<() => void> {
+  await ensureListening();
+  let set = feed.subscribers.get(leaseId);
+  if (!set) feed.subscribers.set(leaseId, (set = new Set()));
+  set.add(onChange);
+  return () => {
+    const current = feed.subscribers.get(leaseId);
+    if (!current) return;
+    current.delete(onChange);
+    if (current.size === 0) feed.subscribers.delete(leaseId);
+  };
+}

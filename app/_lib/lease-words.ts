@@ -1,0 +1,156 @@
+// Plain words for a finance user: what a lease's state, its timeline and every refusal mean.
+// Client-safe (no server imports): the lease panel and the server actions both use it.
+import type { leaseJson } from "@/lib/serialize";
+
+export type LeaseJson = ReturnType<typeof leaseJson>;
+export type LeaseEventJson = LeaseJson["events"][number];
+
+export type LeaseDisplay = "generating" | "proposed" | "applied" | "expired" | "rejected" | "failed";
+
+const FAILURES = new Set(["generation_failed", "dispatch_failed", "actor_mismatch"]);
+
+export function displayOf(lease: Pick<LeaseJson, "status" | "closed_reason">): LeaseDisplay {
+  switch (lease.status) {
+    case "open":
+      return "generating";
+    case "proposed":
+    case "applied":
+    case "expired":
+      return lease.status;
+    default:
+      return lease.closed_reason && FAILURES.has(lease.closed_reason) ? "failed" : "rejected";
+  }
+}
+
+/** One sentence saying where a closed lease stands and that the invoice was not touched. */
+export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | "events">): string {
+  if (lease.status === "applied") return "The summary was applied to the invoice.";
+  if (lease.status === "expired") {
+    const wasProposed = lease.events.some((e) => e.kind === "proposed");
+    return wasProposed
+      ? "Time ran out before the summary was applied, so nothing was changed on the invoice."
+      : "Time ran out before the summary was ready, so nothing was changed on the invoice.";
+  }
+  switch (lease.closed_reason) {
+    case "cancelled":
+      return "You discarded this summary. Nothing was changed on the invoice.";
+    case "signed_out":
+      return "The summary was stopped because you signed out. Nothing was changed on the invoice.";
+    case "invoice_changed":
+      return APPLY_WORDS.invoice_changed;
+    case "generation_failed":
+      return "The summary could not be written. Nothing was changed on the invoice.";
+    case "dispatch_failed":
+      return "The summary service could not be reached, so no summary was started. Nothing was changed on the invoice.";
+    case "actor_mismatch":
+      return "The summary was refused because it was written for a different user. Nothing was changed on the invoice.";
+    default:
+      return "This summary was stopped. Nothing was changed on the invoice.";
+  }
+}
+
+const APPLY_WORDS = {
+  invoice_changed:
+    "This invoice was edited after the summary was requested, so the summary was not applied. Summarize again.",
+  lease_expired: "Time ran out on this summary before it was applied, so it was not applied. Summarize again.",
+  lease_applied: "This summary has already been applied to the invoice.",
+  lease_open: "The summary is still being written. You can apply it once it appears.",
+  lease_not_found: "We could not find this summary. Reload the page to see where things stand.",
+  lease_rejected: "This summary was closed, so it cannot be applied. Nothing was changed on the invoice.",
+} as const;
+
+/** Why Apply was refused. A rejected lease says why it was closed (discarded elsewhere, signed out...). */
+export function applyRefusal(code: string, closedReason?: string | null): string {
+  if (code === "lease_rejected") {
+    if (closedReason === "cancelled")
+      return "This summary was discarded (perhaps in another tab), so it cannot be applied. Nothing was changed on the invoice.";
+    if (closedReason === "signed_out")
+      return "This summary was stopped when you signed out, so it cannot be applied. Nothing was changed on the invoice.";
+    if (closedReason === "invoice_changed") return APPLY_WORDS.invoice_changed;
+  }
+  return APPLY_WORDS[code as keyof typeof APPLY_WORDS] ?? "The summary could not be applied. Reload the page and try again.";
+}
+
+export function discardRefusal(code: string): string {
+  if (code === "lease_not_cancelable")
+    return "This summary can no longer be discarded: it was already applied, discarded, or its time ran out.";
+  return "We could not find this summary. Reload the page to see where things stand.";
+}
+
+export function summarizeRefusal(code: string): string {
+  switch (code) {
+    case "dispatch_failed":
+      return "The summary service did not respond, so no summary was started. Try again in a moment.";
+    case "lease_in_flight":
+      return "A summary for this invoice is already under way. Reload the page to see it.";
+    case "invoice_not_found":
+      return "We could not find this invoice.";
+    default:
+      return "The summary could not be started. Try again in a moment.";
+  }
+}
+
+export function editRefusal(code: string): string {
+  switch (code) {
+    case "invoice_changed":
+      return "This invoice was changed somewhere else after you opened it, so your edit was not saved. Reload the page to see the latest version, then edit again.";
+    case "invoice_not_found":
+      return "We could not find this invoice.";
+    default:
+      return "Check the fields: every field needs a value, dates look like 2026-12-31, and the due date cannot be before the issue date.";
+  }
+}
+
+const EVENT_WORDS: Record<string, string> = {
+  opened: "Summary requested",
+  proposed: "Summary ready for review",
+  applied: "Summary applied to the invoice",
+  expired: "Time ran out",
+  cancelled: "Summary discarded",
+  revoked: "Stopped because you signed out",
+  invoice_changed: "Not applied: the invoice had been edited",
+  late_completion: "A summary arrived after the lease had closed; it was ignored and nothing was written",
+  actor_mismatch: "Refused: the summary named a different user",
+  generation_failed: "The summary could not be written",
+  dispatch_failed: "The summary service could not be reached",
+  apply_refused: "Apply refused",
+  cancel_refused: "Discard refused",
+};
+
+export function eventWords(event: LeaseEventJson): string {
+  const words = EVENT_WORDS[event.kind] ?? event.kind.replaceAll("_", " ");
+  if (event.kind === "apply_refused" || event.kind === "cancel_refused") {
+    const detail = event.detail as { code?: string; status?: string } | null;
+    const why = detail?.code ?? (detail?.status ? `lease_${detail.status}` : undefined);
+    if (why) return `${words}: ${REFUSAL_SHORT[why] ?? why.replaceAll("_", " ")}`;
+  }
+  return words;
+}
+
+const REFUSAL_SHORT: Record<string, string> = {
+  lease_open: "the summary was not ready yet",
+  lease_proposed: "the summary was waiting for review",
+  lease_applied: "already applied",
+  lease_rejected: "the summary had been closed",
+  lease_expired: "time had run out",
+  invoice_changed: "the invoice had been edited",
+};
+
+/** "09:31:02 UTC": fixed zone and format, so server and browser render the same text. */
+export function clockTime(iso: string): string {
+  return `${iso.slice(11, 19)} UTC`;
+}
+
+/** "1:05" for a number of whole seconds. */
+export function countdown(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+export function summaryText(proposal: unknown): string | null {
+  if (proposal && typeof proposal === "object" && "summary" in proposal) {
+    const summary = (proposal as { summary: unknown }).summary;
+    if (typeof summary === "string") return summary;
+  }
+  return null;
+}

@@ -1,0 +1,131 @@
+// GET /api/leases/:id/events — the lease as server-sent events. Actor-checked like
+// GET /api/leases/:id (a foreign, missing or malformed id is the same 404). Each change
+// recorded for the lease (LISTEN lease_event, see app/_lib/lease-feed.ts) is re-read through
+// the domain and sent as `event: lease` with the JSON of GET /api/leases/:id. The stream
+// also re-reads at the deadline, so an expiry reaches the page without anyone asking.
+import { authedRoute, json, param, problem } from "@/lib/http";
+import { readLease } from "@/lib/leases";
+import { log } from "@/lib/log";
+import { leaseJson } from "@/lib/serialize";
+import { resolveActor } from "@/lib/sessions";
+import { subscribeLease } from "@/app/_lib/lease-feed";
+
+export const dynamic = "force-dynamic";
+
+const HEARTBEAT_MS = 15_000;
+/** A little after the deadline, so the database clock has certainly passed it. */
+const DEADLINE_SLACK_MS = 250;
+
+export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
+  const leaseId = param(params, "id");
+  const first = await readLease(db, actor.id, leaseId);
+  if (!first) return problem("lease_not_found");
+
+  const encoder = new TextEncoder();
+  let closed = false;
+  let unsubscribe: (() => void) | null = null;
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let lastSent = "";
+  let reading: Promise<void> | null = null;
+  let again = false;
+
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    unsubscribe?.();
+    clearInterval(heartbeat);
+    clearTimeout(deadlineTimer);
+    try {
+      controller.close();
+    } catch {
+      // already closed by the client
+    }
+  };
+  const write = (text: string) => {
+    if (closed) return;
+    try {
+      controller.enqueue(encoder.encode(text));
+    } catch {
+      close();
+    }
+  };
+
+  const send = (lease: NonNullable<typeof first>) => {
+    const body = leaseJson(lease);
+    // server_now changes on every read; only a change of the lease itself is news.
+    const { server_now: _now, ...identity } = body;
+    const key = JSON.stringify(identity);
+    if (key !== lastSent) {
+      lastSent = key;
+      write(`event: lease\ndata: ${JSON.stringify(body)}\n\n`);
+    }
+    clearTimeout(deadlineTimer);
+    if (!closed && (lease.status === "open" || lease.status === "proposed")) {
+      // Both times are the database's, so the app server's clock plays no part.
+      const remaining = lease.deadlineAt.getTime() - lease.now.getTime();
+      deadlineTimer = setTimeout(refresh, remaining > 0 ? remaining + DEADLINE_SLACK_MS : 1_000);
+    }
+  };
+
+  // Coalesces bursts of notifications into one read at a time.
+  function refresh() {
+    if (closed) return;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        // The session may have ended (signed out elsewhere) since the stream opened.
+        const still = await resolveActor(db, session);
+        if (!still || still.id !== actor.id) return close();
+        const lease = await readLease(db, actor.id, leaseId);
+        if (!lease) return close();
+        send(lease);
+      } while (again && !closed);
+    })()
+      .catch((error: unknown) => {
+        log.warn("lease stream read failed", { lease_id: leaseId, error: String(error) });
+        close();
+      })
+      .finally(() => {
+        reading = null;
+      });
+  }
+
+  try {
+    unsubscribe = await subscribeLease(first.id, refresh);
+  } catch (error) {
+    log.warn("lease stream unavailable", { lease_id: leaseId, error: String(error) });
+    // The page falls back to polling GET /api/leases/:id.
+    return json({ detail: "events_unavailable" }, 503);
+  }
+
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+      write("retry: 2000\n\n");
+      send(first);
+      // Anything recorded between the first read and the subscription.
+      refresh();
+      heartbeat = setInterval(() => write(": heartbeat\n\n"), HEARTBEAT_MS);
+    },
+    cancel() {
+      close();
+    },
+  });
+  req.signal.addEventListener("abort", close, { once: true });
+
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      // no-transform keeps the server's compression from buffering the stream.
+      "cache-control": "no-cache, no-store, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    },
+  });
+});

@@ -1,0 +1,47 @@
+import type { Metadata, Viewport } from "next";
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { getActor } from "@/app/_lib/actor";
+import { signOutAction } from "@/app/actions";
+import { SubmitButton } from "@/app/_components/submit-button";
+import "./globals.css";
+
+export const metadata: Metadata = {
+  title: { default: "Claimcheck", template: "%s · Claimcheck" },
+  description: "Invoice summaries you review before they are saved.",
+};
+
+export const viewport: Viewport = { width: "device-width", initialScale: 1 };
+
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  const actor = await getActor();
+  return (
+    <html lang="en">
+      <body>
+        <a className="skip-link" href="#main">
+          Skip to content
+        </a>
+        <header className="site-header">
+          <div className="site-header__inner">
+            <Link href={actor ? "/invoices" : "/sign-in"} className="brand">
+              Claimcheck
+            </Link>
+            {actor ? (
+              <div className="site-header__user">
+                <span className="site-header__name">{actor.name}</span>
+                <form action={signOutAction}>
+                  <SubmitButton className="button button--quiet" pendingLabel="Signing out…">
+                    Sign out
+                  </SubmitButton>
+                </form>
+              </div>
+            ) : null}
+          </div>
+        </header>
+        <main id="main" className="page" tabIndex={-1}>
+          {children}
+        </main>
+      </body>
+    </html>
+  );
+}

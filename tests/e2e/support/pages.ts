@@ -1,0 +1,97 @@
+// Page objects: the app as a finance user sees it, found by role and accessible name.
+import { expect, type Locator, type Page } from "@playwright/test";
+import { DEMO_PASSWORD } from "./settings";
+
+export class SignInPage {
+  readonly email: Locator;
+  readonly password: Locator;
+  readonly submit: Locator;
+  readonly alert: Locator;
+
+  constructor(readonly page: Page) {
+    this.email = page.getByLabel("Email");
+    this.password = page.getByLabel("Password");
+    this.submit = page.getByRole("button", { name: "Sign in", exact: true });
+    this.alert = page.getByRole("alert");
+  }
+
+  async goto() {
+    await this.page.goto("/sign-in");
+    await expect(this.page.getByRole("heading", { name: "Sign in" })).toBeVisible();
+  }
+
+  async signIn(email: string, password = DEMO_PASSWORD) {
+    await this.email.fill(email);
+    await this.password.fill(password);
+    await this.submit.click();
+    await expect(this.page).toHaveURL(/\/invoices$/);
+  }
+}
+
+export class InvoiceListPage {
+  constructor(readonly page: Page) {}
+
+  async goto() {
+    await this.page.goto("/invoices");
+    await expect(this.page.getByRole("heading", { name: "Your invoices" })).toBeVisible();
+  }
+
+  link(number: string): Locator {
+    return this.page.getByRole("link", { name: new RegExp(number) });
+  }
+}
+
+export type LeaseDisplay = "none" | "generating" | "proposed" | "applied" | "expired" | "rejected" | "failed";
+
+export class InvoicePage {
+  readonly panel: Locator;
+  readonly summarize: Locator;
+  readonly tryAgain: Locator;
+  readonly apply: Locator;
+  readonly discard: Locator;
+  readonly signOut: Locator;
+  readonly proposal: Locator;
+  readonly message: Locator;
+  readonly state: Locator;
+  readonly timeline: Locator;
+  readonly countdown: Locator;
+  readonly invoiceSummary: Locator;
+
+  constructor(readonly page: Page) {
+    this.panel = page.getByTestId("lease-panel");
+    this.summarize = page.getByRole("button", { name: "Summarize", exact: true });
+    this.tryAgain = page.getByRole("button", { name: "Try again", exact: true });
+    this.apply = page.getByRole("button", { name: "Apply", exact: true });
+    this.discard = page.getByRole("button", { name: "Discard", exact: true });
+    this.signOut = page.getByRole("button", { name: "Sign out", exact: true });
+    this.proposal = page.getByTestId("proposal");
+    this.message = page.getByTestId("lease-message");
+    this.state = page.getByTestId("lease-state");
+    this.timeline = page.getByTestId("timeline");
+    this.countdown = page.getByTestId("countdown");
+    this.invoiceSummary = page.getByTestId("invoice-summary");
+  }
+
+  async goto(invoiceId: string) {
+    const response = await this.page.goto(`/invoices/${invoiceId}`);
+    expect(response?.status()).toBe(200);
+    await expect(this.panel).toBeVisible();
+  }
+
+  async expectDisplay(display: LeaseDisplay, timeout?: number) {
+    await expect(this.panel).toHaveAttribute("data-display", display, { timeout });
+  }
+
+  async leaseId(): Promise<string> {
+    const id = await this.panel.getAttribute("data-lease-id");
+    expect(id, "the panel names its lease").toMatch(/^[0-9a-f-]{36}$/);
+    return id!;
+  }
+
+  /** Changes the counterparty through the edit form and waits for the confirmation. */
+  async editCounterparty(value: string) {
+    await this.page.getByLabel("Counterparty").fill(value);
+    await this.page.getByRole("button", { name: "Save changes" }).click();
+    await expect(this.page.getByText("Changes saved.")).toBeVisible();
+  }
+}

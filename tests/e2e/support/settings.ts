@@ -1,0 +1,10 @@
+// The two app servers of the run and how their leases behave (see global-setup.ts).
+export const SERVERS = {
+  main: { LEASE_TTL_SECONDS: "60", MODEL_LATENCY_MS: "3000" },
+  short: { LEASE_TTL_SECONDS: "4", MODEL_LATENCY_MS: "4500" },
+} as const;
+export type ServerName = keyof typeof SERVERS;
+
+export const DEMO_PASSWORD = process.env.SEED_PASSWORD ?? "claimcheck-demo";
+export const ALICE = "alice@example.com";
+export const BOB = "bob@example.com";
