@@ -698,7 +698,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
         s.status = "sleeping";
         log(`run ${run.id} step "${s.name}" sleeping ${ms} ms`);
         await pause(run, ms);
-        if (run.status !== "running") return null;
+        if (run.status !== "running" || closed) return null;
         memoize(run, op, { data: null }, 0);
       } else {
         let expr: CompiledExpression | undefined;
@@ -721,7 +721,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
           run.waiter = { event: String(op.name), expr, resolve: finish };
           run.wake = () => finish(null);
         });
-        if (run.status !== "running") return null;
+        if (run.status !== "running" || closed) return null;
         memoize(run, op, { data: got }, 0); // null = timed out, as the SDK expects
       }
     }
