@@ -63,7 +63,8 @@ export const generateLeaseProposal = inngest.createFunction(
     // once instead of watching it run down to its deadline.
     onFailure: async ({ event, error, step }) => {
       const leaseId = leaseIdOf(event.data.event?.data);
-      const message = `${error.name}: ${error.message}`;
+      // NonRetriableError messages already name the model error they wrap.
+      const message = error.message || error.name;
       return step.run("record-failure", async () => {
         const db = await getDb();
         // failGeneration rejects any `open` lease; one already past its deadline must end

@@ -345,7 +345,7 @@ describe("generate-lease-proposal: onFailure", () => {
     expect(error).toBeUndefined();
     expect(result).toEqual({ closed: true });
     expect(loadForGeneration).toHaveBeenCalledWith(expect.anything(), LEASE_ID);
-    expect(failGeneration).toHaveBeenCalledWith(expect.anything(), LEASE_ID, "NonRetriableError: ModelOutputError: bad JSON");
+    expect(failGeneration).toHaveBeenCalledWith(expect.anything(), LEASE_ID, "ModelOutputError: bad JSON");
     expect(loadForGeneration.mock.invocationCallOrder[0]!).toBeLessThan(failGeneration.mock.invocationCallOrder[0]!);
   });
 });

@@ -1,0 +1,331 @@
+// Starts the built app (`next start`) on a free loopback port, in its own process group,
+// with the local Inngest stand-in (tools/inngest-local, in this process) driving its real
+// /api/inngest route: the whole path an event takes in dev, minus the browser.
+//
+// The app is built once into .next-test (NEXT_DIST_DIR), and rebuilt when a source file is
+// newer than that build. APP_SERVER_REUSE_BUILD=1 uses an existing build as it is;
+// APP_SERVER_LOG=1 echoes the app's and the stand-in's output.
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
+
+export const TEST_DIST_DIR = ".next-test";
+export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0123456789";
+
+const ROOT = process.cwd();
+const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
+const ECHO = process.env.APP_SERVER_LOG === "1";
+
+export type AppServerOptions = {
+  /** The database the app uses (a PostgreSQL URL; see tests/support/db.ts). */
+  databaseUrl: string;
+  /** LEASE_TTL_SECONDS for the app (default 90). */
+  leaseTtlSeconds?: number;
+  /** MODEL_* variables for the app; unset ones are not inherited from this process. */
+  model?: {
+    provider?: "local" | "openai-compatible";
+    latencyMs?: number;
+    baseUrl?: string;
+    apiKey?: string;
+    name?: string;
+    timeoutMs?: number;
+  };
+  /** The stand-in's retry backoff base in ms (default 100, to keep retries quick). */
+  backoffMs?: number;
+  /** Extra environment for the app. */
+  env?: Record<string, string>;
+};
+
+export type AppServer = {
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  /** The app's Inngest serve URL, `${url}/api/inngest`. */
+  serveUrl: string;
+  /** The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key, GET /runs, POST /fn/:id/invoke). */
+  inngestUrl: string;
+  inngest: InngestLocal;
+  /** The app's stdout and stderr lines so far (its JSON log lines among them). */
+  appLogs(): string[];
+  /** The stand-in's log lines so far. */
+  inngestLogs(): string[];
+  stop(): Promise<void>;
+};
+
+export async function startAppServer(opts: AppServerOptions): Promise<AppServer> {
+  await ensureBuild();
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const serveUrl = `${url}/api/inngest`;
+
+  const inngestLog: string[] = [];
+  const inngest = await startInngestLocal({
+    port: 0,
+    appUrls: [serveUrl],
+    backoffMs: opts.backoffMs ?? 100,
+    syncRetryMs: 250,
+    log: (line) => {
+      push(inngestLog, line);
+      if (ECHO) console.info(`[inngest-local] ${line}`);
+    },
+  });
+
+  const appLog: string[] = [];
+  const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: ROOT,
+    env: appEnv(opts, inngest.url),
+    detached: true, // its own process group: stop() ends next-server with it
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const stopChild = trackChild(child);
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.setEncoding("utf8");
+    let partial = "";
+    stream.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        push(appLog, line);
+        if (ECHO) console.info(`[app:${port}] ${line}`);
+      }
+    });
+  }
+
+  const stop = async () => {
+    await stopChild();
+    await inngest.close();
+  };
+
+  try {
+    await waitUntilServing(child, serveUrl, appLog);
+    await inngest.sync(); // at once, rather than at the stand-in's next sync retry
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    url,
+    serveUrl,
+    inngestUrl: inngest.url,
+    inngest,
+    appLogs: () => [...appLog],
+    inngestLogs: () => [...inngestLog],
+    stop,
+  };
+}
+
+function push(lines: string[], line: string) {
+  lines.push(line);
+  if (lines.length > 5000) lines.splice(0, lines.length - 5000);
+}
+
+/** The app's environment: this process's, minus anything that configures the app, plus ours. */
+function appEnv(opts: AppServerOptions, inngestUrl: string): NodeJS.ProcessEnv {
+  const env: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(MODEL_|LEASE_|SESSION_|INNGEST_|DATABASE_URL$|PORT$|NODE_ENV$|NEXT_DIST_DIR$|VITEST)/.test(key)) continue;
+    env[key] = value;
+  }
+  const model = opts.model ?? {};
+  const set = (key: string, value: string | number | undefined) => {
+    if (value !== undefined) env[key] = String(value);
+  };
+  Object.assign(env, {
+    NODE_ENV: "production",
+    NEXT_DIST_DIR: TEST_DIST_DIR,
+    NEXT_TELEMETRY_DISABLED: "1",
+    DATABASE_URL: opts.databaseUrl,
+    // Dev mode against the stand-in; without it `next start` serves /api/inngest as cloud
+    // mode and answers 500 "no signing key".
+    INNGEST_DEV: inngestUrl,
+    SESSION_PASSWORD: TEST_SESSION_PASSWORD,
+    SESSION_COOKIE_SECURE: "false",
+    LEASE_TTL_SECONDS: String(opts.leaseTtlSeconds ?? 90),
+    MODEL_PROVIDER: model.provider ?? "local",
+  });
+  set("MODEL_LATENCY_MS", model.latencyMs);
+  set("MODEL_BASE_URL", model.baseUrl);
+  set("MODEL_API_KEY", model.apiKey);
+  set("MODEL_NAME", model.name);
+  set("MODEL_TIMEOUT_MS", model.timeoutMs);
+  Object.assign(env, opts.env ?? {});
+  return env as NodeJS.ProcessEnv;
+}
+
+// ---------------------------------------------------------------------------------------
+// Processes
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** Kills the child's whole process group when stopped, or when this process exits. */
+function trackChild(child: ChildProcess): () => Promise<void> {
+  live.add(child);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once("exit", () => {
+      for (const c of live) killGroup(c, "SIGKILL");
+    });
+  }
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once("exit", () => resolve());
+  });
+  void exited.then(() => live.delete(child));
+  return async () => {
+    if (!live.has(child)) return;
+    killGroup(child, "SIGTERM");
+    const timer = setTimeout(() => killGroup(child, "SIGKILL"), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  if (!child.pid) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+async function waitUntilServing(child: ChildProcess, serveUrl: string, logs: string[], timeoutMs = 60_000) {
+  const started = Date.now();
+  let last = "";
+  while (Date.now() - started < timeoutMs) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the app exited (${child.exitCode ?? child.signalCode}) before serving:\n${logs.slice(-40).join("\n")}`);
+    }
+    try {
+      const res = await fetch(serveUrl, { signal: AbortSignal.timeout(5000) });
+      const text = await res.text();
+      if (res.ok) return;
+      // A 500 here is a configuration error (e.g. no INNGEST_DEV): waiting will not fix it.
+      throw new Error(`GET ${serveUrl} answered ${res.status}: ${text.slice(0, 300)}`);
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith("GET ")) throw error;
+      last = error instanceof Error ? error.message : String(error);
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`the app did not answer ${serveUrl} within ${timeoutMs} ms (${last}):\n${logs.slice(-40).join("\n")}`);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// The build
+
+const SOURCES = ["app", "lib", "inngest", "db", "public", "next.config.ts", "package-lock.json"];
+
+function newestSourceMtime(): number {
+  let newest = 0;
+  const visit = (p: string) => {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(p);
+    } catch {
+      return;
+    }
+    if (stat.isDirectory()) {
+      for (const name of fs.readdirSync(p)) if (name !== "node_modules" && !name.startsWith(".")) visit(path.join(p, name));
+    } else {
+      newest = Math.max(newest, stat.mtimeMs);
+    }
+  };
+  for (const s of SOURCES) visit(path.join(ROOT, s));
+  return newest;
+}
+
+function buildIsCurrent(): boolean {
+  const buildId = path.join(ROOT, TEST_DIST_DIR, "BUILD_ID");
+  if (!fs.existsSync(buildId)) return false;
+  if (process.env.APP_SERVER_REUSE_BUILD === "1") return true;
+  return fs.statSync(buildId).mtimeMs >= newestSourceMtime();
+}
+
+/** Builds the app into .next-test unless a current build is there; one builder at a time. */
+export async function ensureBuild(): Promise<void> {
+  if (buildIsCurrent()) return;
+  const release = await lock(path.join(ROOT, `${TEST_DIST_DIR}.lock`));
+  try {
+    if (buildIsCurrent()) return; // another worker built it while we waited
+    await build();
+  } finally {
+    release();
+  }
+}
+
+async function build(): Promise<void> {
+  // `next build` rewrites tsconfig.json to include its dist dir's types; that file is not
+  // ours to change, so put it back as it was.
+  const tsconfig = path.join(ROOT, "tsconfig.json");
+  const before = fs.readFileSync(tsconfig, "utf8");
+  const env: Record<string, string | undefined> = { ...process.env, NEXT_DIST_DIR: TEST_DIST_DIR, NEXT_TELEMETRY_DISABLED: "1" };
+  delete env.NODE_ENV; // vitest's "test" would make next warn; build sets production itself
+  console.info(`[app-server] building the app into ${TEST_DIST_DIR} (about a minute)…`);
+  const started = Date.now();
+  const output: string[] = [];
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(process.execPath, [NEXT_BIN, "build"], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const stop = trackChild(child);
+    for (const stream of [child.stdout!, child.stderr!]) {
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        output.push(chunk);
+        if (ECHO) process.stdout.write(chunk);
+      });
+    }
+    child.once("error", (error) => void stop().then(() => reject(error)));
+    child.once("exit", (exitCode) => resolve(exitCode));
+  });
+  if (fs.readFileSync(tsconfig, "utf8") !== before) fs.writeFileSync(tsconfig, before);
+  if (code !== 0) {
+    const tail = output.join("").split("\n").slice(-60).join("\n");
+    throw new Error(`next build (NEXT_DIST_DIR=${TEST_DIST_DIR}) failed with code ${code}:\n${tail}`);
+  }
+  console.info(`[app-server] built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/** A lock directory holding the owner's pid; a lock whose owner is gone is taken over. */
+async function lock(dir: string, timeoutMs = 10 * 60_000): Promise<() => void> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      fs.mkdirSync(dir);
+      fs.writeFileSync(path.join(dir, "pid"), String(process.pid));
+      return () => fs.rmSync(dir, { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    let owner = 0;
+    try {
+      owner = Number(fs.readFileSync(path.join(dir, "pid"), "utf8"));
+    } catch {
+      // being created or removed right now
+    }
+    if (owner && !isAlive(owner)) fs.rmSync(dir, { recursive: true, force: true });
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for the build lock ${dir} (held by ${owner})`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
