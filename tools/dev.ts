@@ -1,0 +1,144 @@
+// `npm run dev`: migrate and seed the configured database, then run Next.js and an Inngest
+// server side by side until Ctrl-C.
+//
+//   - Database: DATABASE_URL, or the embedded PGlite folder under .data/. Migrating and
+//     seeding run in a child process that closes the database before Next starts, because
+//     PGlite allows one process per data folder (and the db modules need the react-server
+//     condition, which this script does not run under).
+//   - Inngest: the real `inngest-cli dev` when it is installed (an optional dependency that
+//     needs internet to install), else our stand-in, tools/inngest-local.
+//   - Each child runs in its own process group; Ctrl-C stops both groups, so no orphaned
+//     next-server is left behind.
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+const ROOT = process.cwd();
+const BIN = path.join(ROOT, "node_modules", ".bin");
+const NEXT = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
+const TSX = path.join(BIN, "tsx");
+const INNGEST_CLI = path.join(BIN, "inngest-cli");
+
+const PORT = Number(process.env.PORT || 3000);
+const INNGEST_PORT = 8288;
+const APP_URL = `http://127.0.0.1:${PORT}`;
+const SERVE_URL = `${APP_URL}/api/inngest`;
+const INNGEST_URL = `http://127.0.0.1:${INNGEST_PORT}`;
+// The default lives in db/seed.ts (DEFAULT_SEED_PASSWORD); importing it would need the
+// react-server condition, so it is repeated here.
+const DEMO_PASSWORD = process.env.SEED_PASSWORD || "claimcheck-demo";
+
+const say = (line: string) => console.info(`[dev] ${line}`);
+
+type Child = { name: string; proc: ChildProcess; exited: Promise<number> };
+const children: Child[] = [];
+let stopping = false;
+
+function start(name: string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
+  const proc = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"], detached: true });
+  const exited = new Promise<number>((resolve) => {
+    proc.once("error", (error) => {
+      console.error(`[dev] could not start ${name}: ${error.message}`);
+      resolve(1);
+    });
+    proc.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+  const child = { name, proc, exited };
+  children.push(child);
+  return child;
+}
+
+function killGroup(child: Child, signal: NodeJS.Signals) {
+  if (!child.proc.pid || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+  try {
+    process.kill(-child.proc.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+async function stopAll(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    for (const child of children) killGroup(child, "SIGTERM");
+    const force = setTimeout(() => children.forEach((c) => killGroup(c, "SIGKILL")), 5000);
+    await Promise.all(children.map((c) => c.exited));
+    clearTimeout(force);
+  }
+  process.exit(code);
+}
+
+process.on("SIGINT", () => void stopAll(0));
+process.on("SIGTERM", () => void stopAll(0));
+process.on("SIGHUP", () => void stopAll(0));
+// Last resort: never leave a group running if this process dies another way.
+process.on("exit", () => children.forEach((c) => killGroup(c, "SIGKILL")));
+
+async function waitForApp(timeoutMs = 180_000): Promise<boolean> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs && !stopping) {
+    try {
+      await fetch(`${APP_URL}/api/session`, { signal: AbortSignal.timeout(30_000) });
+      return true;
+    } catch {
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  return false;
+}
+
+async function main() {
+  const where = process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded PGlite in .data/";
+  say(`migrating and seeding ${where}…`);
+  const seed = start("db-seed", TSX, ["--conditions=react-server", "tools/db-seed.ts"]);
+  const seedCode = await seed.exited;
+  children.splice(children.indexOf(seed), 1);
+  if (seedCode !== 0) {
+    console.error(`[dev] migrating/seeding the database failed (exit ${seedCode}); not starting the app.`);
+    process.exit(seedCode);
+  }
+
+  let inngest: Child;
+  if (fs.existsSync(INNGEST_CLI)) {
+    inngest = start("inngest-cli dev", INNGEST_CLI, ["dev", "-u", SERVE_URL]);
+  } else {
+    say("inngest-cli is not installed (it needs internet at install time): using the local stand-in, tools/inngest-local.");
+    inngest = start("inngest-local", TSX, ["tools/inngest-local/main.ts", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
+  }
+
+  // Next's own binary, not `npx next`: killing npx would orphan next-server.
+  const next = start("next dev", process.execPath, [NEXT, "dev", "-p", String(PORT)], {
+    ...process.env,
+    PORT: String(PORT),
+    INNGEST_DEV: INNGEST_URL,
+  });
+
+  for (const child of [inngest, next]) {
+    void child.exited.then((code) => {
+      if (stopping) return;
+      console.error(`[dev] ${child.name} exited (${code}); stopping.`);
+      void stopAll(code || 1);
+    });
+  }
+
+  if (await waitForApp()) {
+    console.info(
+      [
+        "",
+        "  Claimcheck is running",
+        `    app             ${APP_URL}   (sign in at ${APP_URL}/sign-in)`,
+        `    Inngest server  ${INNGEST_URL}   (runs and steps)`,
+        `    Inngest serve   ${SERVE_URL}`,
+        `    database        ${where}`,
+        `    demo logins     alice@example.com / bob@example.com, password "${DEMO_PASSWORD}"`,
+        "  Ctrl-C stops everything.",
+        "",
+      ].join("\n"),
+    );
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`[dev] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  void stopAll(1);
+});
