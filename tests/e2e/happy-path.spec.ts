@@ -20,6 +20,11 @@ test("happy path: sign in, summarize, see the proposal, apply; the summary is on
   await expectAccessible(page, "invoice list");
   await list.link(invoice.number).click();
 
+  // The lease is pushed to the page, never polled, while the event stream works.
+  const polls: string[] = [];
+  page.on("request", (request) => {
+    if (/\/api\/leases\/[0-9a-f-]{36}$/.test(new URL(request.url()).pathname)) polls.push(request.url());
+  });
   const inv = new InvoicePage(page);
   await expect(page.getByRole("heading", { level: 1 })).toContainText(invoice.number);
   await inv.expectDisplay("none");
@@ -28,6 +33,7 @@ test("happy path: sign in, summarize, see the proposal, apply; the summary is on
   await inv.summarize.click();
   await inv.expectDisplay("generating");
   await expect(inv.countdown).toHaveText(/^\d+:\d\d$/);
+  await expect(page.getByTestId("channel")).toHaveAttribute("data-channel", "live");
   const leaseId = await inv.leaseId();
   {
     const [lease] = await leasesFor(sql, invoice.id);
@@ -42,12 +48,13 @@ test("happy path: sign in, summarize, see the proposal, apply; the summary is on
   expect(proposed!.status).toBe("proposed");
   await expect(inv.proposal).toHaveText(proposed!.proposal!.summary);
   expect((await invoiceRow(sql, invoice.id)).summary, "a proposal never writes the invoice").toBeNull();
+  expect(polls, "no polling while events stream").toEqual([]);
   await saveScreenshot(page, "lease-proposed");
   await expectAccessible(page, "lease proposed");
 
   await inv.apply.click();
   await inv.expectDisplay("applied");
-  await expect(inv.message).toHaveText("The summary was applied to the invoice.");
+  await expect(inv.state).toHaveText("The summary was applied to the invoice.");
   await saveScreenshot(page, "lease-applied");
   await expectAccessible(page, "lease applied");
 

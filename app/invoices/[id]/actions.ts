@@ -44,7 +44,8 @@ export async function applyAction(formData: FormData): Promise<ActionResult> {
   const db = await getDb();
   const result = await applyLease(db, actor.id, form.data.lease_id);
   refresh();
-  if (result.ok) return { ok: true, message: "The summary was applied to the invoice." };
+  // On success the panel's own state line says what happened; no second message.
+  if (result.ok) return { ok: true, message: null };
   const lease = result.code === "lease_rejected" ? await readLease(db, actor.id, form.data.lease_id) : null;
   return { ok: false, message: applyRefusal(result.code, lease?.closedReason) };
 }
@@ -55,7 +56,7 @@ export async function discardAction(formData: FormData): Promise<ActionResult> {
   if (!form.success) return { ok: false, message: discardRefusal("lease_not_found") };
   const result = await cancelLease(await getDb(), actor.id, form.data.lease_id, inngestDispatch);
   refresh();
-  return result.ok ? { ok: true, message: "The summary was discarded." } : { ok: false, message: discardRefusal(result.code) };
+  return result.ok ? { ok: true, message: null } : { ok: false, message: discardRefusal(result.code) };
 }
 
 const EditForm = z.object({

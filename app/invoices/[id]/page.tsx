@@ -32,8 +32,10 @@ export default async function InvoicePage({ params }: { params: Promise<{ id: st
         Invoice {invoice.number} <span className="muted">· {invoice.counterparty}</span>
       </h1>
 
+      {/* Details and summary, then the lease panel, then lines and edits: on a phone the
+          panel sits right under what it summarizes; on a wide screen it is a side column. */}
       <div className="invoice-grid">
-        <div>
+        <div className="invoice-grid__top">
           <section className="card" aria-labelledby="details-heading">
             <h2 id="details-heading">Details</h2>
             <dl className="facts">
@@ -68,18 +70,25 @@ export default async function InvoicePage({ params }: { params: Promise<{ id: st
               </p>
             )}
           </section>
+        </div>
 
+        <div className="invoice-grid__panel">
+          {/* Keyed by lease: a new lease starts a fresh panel and a fresh subscription. */}
+          <LeasePanel key={lease?.lease_id ?? "none"} invoiceId={invoice.id} initial={lease} />
+        </div>
+
+        <div className="invoice-grid__bottom">
           <section className="card" aria-labelledby="lines-heading">
             <h2 id="lines-heading">Lines</h2>
             <div className="table-wrap">
-              <table>
+              <table className="lines">
                 <thead>
                   <tr>
                     <th scope="col">Description</th>
-                    <th scope="col" className="num">
+                    <th scope="col" className="num wide-only">
                       Qty
                     </th>
-                    <th scope="col" className="num">
+                    <th scope="col" className="num wide-only">
                       Unit price
                     </th>
                     <th scope="col" className="num">
@@ -90,18 +99,22 @@ export default async function InvoicePage({ params }: { params: Promise<{ id: st
                 <tbody>
                   {invoice.lines.map((line) => (
                     <tr key={line.id}>
-                      <td>{line.description}</td>
-                      <td className="num">{line.quantity}</td>
-                      <td className="num">{money(line.unitPriceCents)}</td>
+                      <td>
+                        {line.description}
+                        <span className="narrow-only muted small">
+                          {line.quantity} × {money(line.unitPriceCents)}
+                        </span>
+                      </td>
+                      <td className="num wide-only">{line.quantity}</td>
+                      <td className="num wide-only">{money(line.unitPriceCents)}</td>
                       <td className="num">{money(line.quantity * line.unitPriceCents)}</td>
                     </tr>
                   ))}
                 </tbody>
                 <tfoot>
                   <tr>
-                    <th scope="row" colSpan={3}>
-                      Total
-                    </th>
+                    <th scope="row">Total</th>
+                    <td className="wide-only" colSpan={2} />
                     <td className="num">{money(invoice.totalCents)}</td>
                   </tr>
                 </tfoot>
@@ -119,11 +132,6 @@ export default async function InvoicePage({ params }: { params: Promise<{ id: st
               version: invoice.version,
             }}
           />
-        </div>
-
-        <div>
-          {/* Keyed by lease: a new lease starts a fresh panel and a fresh subscription. */}
-          <LeasePanel key={lease?.lease_id ?? "none"} invoiceId={invoice.id} initial={lease} />
         </div>
       </div>
     </>

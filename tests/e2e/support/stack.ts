@@ -98,8 +98,7 @@ export function buildIsFresh(): boolean {
 /**
  * `next build` into .next-e2e, skipped when that build is newer than the sources
  * (E2E_REBUILD=1 forces it, E2E_SKIP_BUILD=1 trusts whatever is there).
- * Next rewrites tsconfig.json to include `<distDir>/types`; the file is not ours to change,
- * so it is put back byte for byte.
+ * tsconfig.json lists .next-e2e's route types, so the build leaves it alone.
  */
 export function buildApp(log: (line: string) => void = console.log): void {
   if (process.env.E2E_SKIP_BUILD === "1" && fs.existsSync(path.join(ROOT, DIST_DIR, "BUILD_ID"))) {
@@ -111,20 +110,11 @@ export function buildApp(log: (line: string) => void = console.log): void {
     return;
   }
   log(`e2e: building into ${DIST_DIR} …`);
-  const tsconfig = path.join(ROOT, "tsconfig.json");
-  const before = fs.readFileSync(tsconfig);
   const started = Date.now();
-  try {
-    const run = spawnSync(process.execPath, [NEXT_BIN, "build"], {
-      cwd: ROOT,
-      env: { ...process.env, NEXT_DIST_DIR: DIST_DIR, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" },
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    if (run.status !== 0) throw new Error(`next build failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
-  } finally {
-    if (!fs.readFileSync(tsconfig).equals(before)) fs.writeFileSync(tsconfig, before);
-  }
+  const env: Record<string, string | undefined> = { ...process.env, NEXT_DIST_DIR: DIST_DIR, NEXT_TELEMETRY_DISABLED: "1" };
+  delete env.NODE_ENV; // next build sets production itself
+  const run = spawnSync(process.execPath, [NEXT_BIN, "build"], { cwd: ROOT, env: env as NodeJS.ProcessEnv, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  if (run.status !== 0) throw new Error(`next build failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
   log(`e2e: built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
@@ -161,6 +151,16 @@ async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number, 
   throw new Error(`app server at ${url} did not answer within ${timeoutMs} ms; see ${logFile}`);
 }
 
+/** This process's environment minus anything that configures the app: the run sets those. */
+function inheritedEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(MODEL_|LEASE_|SESSION_|INNGEST_|SEED_|DATABASE_URL$|PORT$|NODE_ENV$|NEXT_DIST_DIR$|E2E_)/.test(key)) continue;
+    env[key] = value;
+  }
+  return env;
+}
+
 /** `next start` on a free port plus its own Inngest stand-in; logs under test-results/e2e-logs/. */
 export async function startAppServer(options: AppServerOptions): Promise<AppServer> {
   fs.mkdirSync(LOG_DIR, { recursive: true });
@@ -183,7 +183,7 @@ export async function startAppServer(options: AppServerOptions): Promise<AppServ
     detached: true,
     stdio: ["ignore", out, out],
     env: {
-      ...process.env,
+      ...inheritedEnv(),
       NODE_ENV: "production",
       NEXT_DIST_DIR: DIST_DIR,
       NEXT_TELEMETRY_DISABLED: "1",
@@ -196,8 +196,18 @@ export async function startAppServer(options: AppServerOptions): Promise<AppServ
     },
   });
   fs.closeSync(out);
+  const killOnExit = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  // If the test runner dies without its teardown, the servers die with it.
+  process.once("exit", killOnExit);
 
   const stop = async () => {
+    process.off("exit", killOnExit);
     if (child.exitCode === null && child.pid) {
       try {
         process.kill(-child.pid, "SIGTERM");

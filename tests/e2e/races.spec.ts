@@ -1,0 +1,103 @@
+// Two clicks, two tabs, one lease: the database decides, and the page says what it decided.
+import { expect, expectAccessible, saveScreenshot, test } from "./support/fixtures";
+import { eventDetails, eventKinds, invoiceRow, leaseRow, leasesFor } from "./support/db";
+import { generationRuns } from "./support/inngest";
+import { InvoicePage } from "./support/pages";
+import { ALICE } from "./support/settings";
+
+test("a double click on Summarize opens one lease", async ({ page, context, sql, signIn, newInvoice }) => {
+  const invoice = await newInvoice(ALICE);
+  await signIn(context, ALICE);
+  const inv = new InvoicePage(page);
+  await inv.goto(invoice.id);
+  await inv.summarize.dblclick();
+  await inv.expectDisplay("generating");
+  const leaseId = await inv.leaseId();
+
+  const leases = await leasesFor(sql, invoice.id);
+  expect(leases.map((l) => l.id)).toEqual([leaseId]);
+  await inv.expectDisplay("proposed");
+  expect(await leasesFor(sql, invoice.id)).toHaveLength(1);
+  expect(await eventKinds(sql, leaseId)).toEqual(["opened", "proposed"]);
+  expect(await generationRuns("main", leaseId), "one generation run").toHaveLength(1);
+});
+
+test("Discard in one tab, then Apply from a stale second tab: refused with a clear message, invoice untouched", async ({
+  context,
+  sql,
+  signIn,
+  newInvoice,
+}) => {
+  const invoice = await newInvoice(ALICE);
+  await signIn(context, ALICE);
+  const one = new InvoicePage(await context.newPage());
+  await one.goto(invoice.id);
+  await one.summarize.click();
+  await one.expectDisplay("proposed");
+  const leaseId = await one.leaseId();
+
+  // The second tab goes stale: it never hears of the discard (its updates hang, as on a
+  // laptop that slept), so it still offers Apply.
+  const stalePage = await context.newPage();
+  await stalePage.route("**/api/leases/**", () => {});
+  const stale = new InvoicePage(stalePage);
+  await stale.goto(invoice.id);
+  await stale.expectDisplay("proposed");
+
+  await one.discard.click();
+  await one.expectDisplay("rejected");
+  await expect(one.state).toHaveText("You discarded this summary. Nothing was changed on the invoice.");
+  expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "cancelled" });
+  await saveScreenshot(one.page, "lease-rejected");
+  await expectAccessible(one.page, "lease rejected (discarded)");
+
+  await expect(stale.apply).toBeVisible();
+  await stale.apply.click();
+  await expect(stale.message).toHaveText(
+    "This summary was discarded (perhaps in another tab), so it cannot be applied. Nothing was changed on the invoice.",
+  );
+  await expect(stale.message).toHaveAttribute("role", "alert");
+  // The answer also brought the lease as it stands.
+  await stale.expectDisplay("rejected");
+  await expect(stale.invoiceSummary).toHaveText("No summary yet.");
+
+  const after = await invoiceRow(sql, invoice.id);
+  expect(after.summary).toBeNull();
+  expect(after.version).toBe(invoice.version);
+  expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "cancelled" });
+  expect(await eventDetails(sql, leaseId, "apply_refused")).toEqual([{ code: "lease_rejected" }]);
+});
+
+test("invoice edited in another tab after the lease opened: Apply is refused as changed, and the message says so", async ({
+  context,
+  sql,
+  signIn,
+  newInvoice,
+}) => {
+  const invoice = await newInvoice(ALICE);
+  await signIn(context, ALICE);
+  const one = new InvoicePage(await context.newPage());
+  await one.goto(invoice.id);
+  await one.summarize.click();
+  await one.expectDisplay("proposed");
+  const leaseId = await one.leaseId();
+
+  const two = new InvoicePage(await context.newPage());
+  await two.goto(invoice.id);
+  await two.editCounterparty("Northwind Traders GmbH");
+  const edited = await invoiceRow(sql, invoice.id);
+  expect(edited).toMatchObject({ counterparty: "Northwind Traders GmbH", version: invoice.version + 1, summary: null });
+
+  await one.apply.click();
+  const words = "This invoice was edited after the summary was requested, so the summary was not applied. Summarize again.";
+  await expect(one.message).toHaveText(words);
+  await one.expectDisplay("rejected");
+  await expect(one.state).toHaveText(words);
+  await expect(one.tryAgain).toBeVisible();
+  await saveScreenshot(one.page, "lease-invoice-changed");
+
+  const after = await invoiceRow(sql, invoice.id);
+  expect(after).toMatchObject({ summary: null, version: edited.version, counterparty: "Northwind Traders GmbH" });
+  expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "invoice_changed" });
+  expect(await eventKinds(sql, leaseId)).toEqual(["opened", "proposed", "invoice_changed"]);
+});

@@ -1,0 +1,10 @@
+// What the run's Inngest stand-in did: its /runs list, filtered to one lease.
+type Run = { id: string; functionId: string; status: string; event: { name: string; data: Record<string, unknown> } };
+
+export async function generationRuns(server: "main" | "short", leaseId: string): Promise<Run[]> {
+  const base = server === "short" ? process.env.E2E_SHORT_INNGEST_URL : process.env.E2E_MAIN_INNGEST_URL;
+  const res = await fetch(`${base}/runs?function=generate-lease-proposal`);
+  if (!res.ok) throw new Error(`GET /runs answered ${res.status}`);
+  const runs = (await res.json()) as Run[];
+  return runs.filter((run) => run.event?.data?.leaseId === leaseId);
+}
