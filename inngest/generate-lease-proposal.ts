@@ -66,11 +66,8 @@ export const generateLeaseProposal = inngest.createFunction(
       // NonRetriableError messages already name the model error they wrap.
       const message = error.message || error.name;
       return step.run("record-failure", async () => {
-        const db = await getDb();
-        // failGeneration rejects any `open` lease; one already past its deadline must end
-        // `expired`, which loadForGeneration records first if due.
-        await loadForGeneration(db, leaseId);
-        const result = await failGeneration(db, leaseId, message);
+        // Records `expired` instead when the lease is already past its deadline.
+        const result = await failGeneration(await getDb(), leaseId, message);
         log.warn("generation failed", { lease_id: leaseId, error: message, closed: result.closed });
         return result;
       });

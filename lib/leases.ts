@@ -342,6 +342,8 @@ export async function proposeLease(
 export async function failGeneration(db: Db, leaseId: string, error: string): Promise<{ closed: boolean }> {
   if (!isUuid(leaseId)) return { closed: false };
   return db.transaction(async (tx) => {
+    // Past its deadline the lease is expired, not failed: record that first.
+    await expireDue(tx, eq(inferenceLease.id, leaseId), "generation_failed");
     const closed = await tx
       .update(inferenceLease)
       .set({ status: "rejected", closedReason: "generation_failed", updatedAt: dbNow })

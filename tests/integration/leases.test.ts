@@ -294,6 +294,14 @@ describe("read, generation load, failure, sweep", () => {
     expect(await eventKinds(lease.id)).toEqual(["generation_failed"]);
   });
 
+  it("failGeneration on an overdue lease records it expired, not failed", async () => {
+    const { alice, inv } = await setup();
+    const lease = await seedLease(alice.id, inv.id, "open", "-1 second");
+    expect(await failGeneration(t.db, lease.id, "timeout")).toEqual({ closed: false });
+    expect((await leaseRow(lease.id)).status).toBe("expired");
+    expect(await eventKinds(lease.id)).toEqual(["expired", "generation_failed"]);
+  });
+
   it("the sweep records expired for overdue in-flight leases, in bounded batches, and leaves the rest", async () => {
     const { alice } = await setup();
     const overdue = [];

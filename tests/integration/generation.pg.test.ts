@@ -3,8 +3,8 @@
 // scenario goes through the HTTP API as a client would, and checks the database too.
 //
 // PostgreSQL only: the running app is a second process, and PGlite allows one process per
-// data folder, so an in-memory PGlite database cannot be shared with it. Without
-// DATABASE_URL these tests are skipped with a message saying so; CI runs PostgreSQL.
+// data folder, so an in-memory PGlite database cannot be shared with it. vitest.config.ts
+// leaves `*.pg.test.ts` out of the PGlite pass and says so; CI runs both passes.
 import { asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { inferenceLease, invoice, leaseEvent } from "@/db/schema";
@@ -13,12 +13,8 @@ import { startAppServer, TEST_SESSION_PASSWORD, type AppServer } from "../suppor
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai";
 
-const onPostgres = inject("dbKind") === "postgres";
-if (!onPostgres) {
-  console.warn(
-    "\n[generation.test.ts] SKIPPED: these tests run the built app as a separate process and need PostgreSQL.\n" +
-      "  Set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them; CI does.\n",
-  );
+if (inject("dbKind") !== "postgres") {
+  throw new Error("generation.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const GENERATE = "claimcheck-generate-lease-proposal";
@@ -30,7 +26,6 @@ let t: TestDb;
 let databaseUrl: string;
 
 beforeAll(async () => {
-  if (!onPostgres) return;
   t = await openTestDb();
   const url = new URL(inject("pgAdminUrl"));
   url.pathname = `/${t.name}`;
@@ -162,7 +157,7 @@ function money(cents: number, currency: string) {
 
 // ---------------------------------------------------------------------------------------
 
-describe.skipIf(!onPostgres)("with the local model", () => {
+describe("with the local model", () => {
   let app: AppServer;
   beforeAll(async () => {
     app = await startAppServer({ databaseUrl, model: { provider: "local" } });
@@ -274,7 +269,7 @@ describe.skipIf(!onPostgres)("with the local model", () => {
   });
 });
 
-describe.skipIf(!onPostgres)("with a slow local model", () => {
+describe("with a slow local model", () => {
   const LATENCY_MS = 2500;
   let app: AppServer;
   beforeAll(async () => {
@@ -354,7 +349,7 @@ describe.skipIf(!onPostgres)("with a slow local model", () => {
   });
 });
 
-describe.skipIf(!onPostgres)("with a lease shorter than the generation", () => {
+describe("with a lease shorter than the generation", () => {
   let app: AppServer;
   beforeAll(async () => {
     // The model answers about 0.8 s after the 2 s deadline: late, yet well within the
@@ -393,7 +388,7 @@ describe.skipIf(!onPostgres)("with a lease shorter than the generation", () => {
   });
 });
 
-describe.skipIf(!onPostgres)("with an OpenAI-compatible model", () => {
+describe("with an OpenAI-compatible model", () => {
   const API_KEY = "sk-test-not-a-real-key";
   let app: AppServer;
   let fake: FakeOpenAI;
@@ -485,10 +480,3 @@ describe.skipIf(!onPostgres)("with an OpenAI-compatible model", () => {
     expect(api.body.events.map((e: { kind: string }) => e.kind)).toEqual(["opened", "generation_failed"]);
   });
 });
-
-// On PGlite the file still reports, as a skipped test, why nothing ran.
-if (!onPostgres) {
-  describe("generation through the running app", () => {
-    it.skip("needs PostgreSQL (set DATABASE_URL): the app runs as its own process and PGlite allows one process per data folder", () => {});
-  });
-}
