@@ -12,7 +12,14 @@ test("happy path: sign in, summarize, see the proposal, apply; the summary is on
 
   const signIn = new SignInPage(page);
   await signIn.goto();
-  await expectAccessible(page, "sign-in");
+  // The demo logins are shown in development only; this is a production build.
+  await expect(page.getByText("Demo logins")).toHaveCount(0);
+  await signIn.email.fill(ALICE);
+  await signIn.password.fill("not the password");
+  await signIn.submit.click();
+  await expect(signIn.alert).toHaveText("That email and password do not match an account.");
+  await expect(signIn.email).toHaveValue(ALICE);
+  await expectAccessible(page, "sign-in (refused)");
   await signIn.signIn(ALICE);
 
   const list = new InvoiceListPage(page);

@@ -100,4 +100,19 @@ test("invoice edited in another tab after the lease opened: Apply is refused as 
   expect(after).toMatchObject({ summary: null, version: edited.version, counterparty: "Northwind Traders GmbH" });
   expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "invoice_changed" });
   expect(await eventKinds(sql, leaseId)).toEqual(["opened", "proposed", "invoice_changed"]);
+
+  // The second tab's form was shown at the old version too: an edit from it is refused.
+  const stale = new InvoicePage(await context.newPage());
+  await stale.page.route("**/api/leases/**", () => {});
+  await stale.goto(invoice.id);
+  await two.editCounterparty("Northwind Traders AG");
+  await stale.editForm.getByLabel("Due on").fill("2026-12-31");
+  await stale.editForm.getByRole("button", { name: "Save changes" }).click();
+  await expect(stale.editForm.getByRole("alert")).toHaveText(
+    "This invoice was changed somewhere else after you opened it, so your edit was not saved. Reload the page to see the latest version, then edit again.",
+  );
+  const final = await invoiceRow(sql, invoice.id);
+  expect(final).toMatchObject({ counterparty: "Northwind Traders AG", version: edited.version + 1 });
+  const [due] = await sql<{ due_on: string }[]>`select to_char(due_on, 'YYYY-MM-DD') as due_on from invoice where id = ${invoice.id}`;
+  expect(due!.due_on).toBe("2026-12-01");
 });

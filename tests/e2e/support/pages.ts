@@ -12,7 +12,7 @@ export class SignInPage {
     this.email = page.getByLabel("Email");
     this.password = page.getByLabel("Password");
     this.submit = page.getByRole("button", { name: "Sign in", exact: true });
-    this.alert = page.getByRole("alert");
+    this.alert = page.locator("form").getByRole("alert");
   }
 
   async goto() {
@@ -56,6 +56,7 @@ export class InvoicePage {
   readonly timeline: Locator;
   readonly countdown: Locator;
   readonly invoiceSummary: Locator;
+  readonly editForm: Locator;
 
   constructor(readonly page: Page) {
     this.panel = page.getByTestId("lease-panel");
@@ -70,6 +71,7 @@ export class InvoicePage {
     this.timeline = page.getByTestId("timeline");
     this.countdown = page.getByTestId("countdown");
     this.invoiceSummary = page.getByTestId("invoice-summary");
+    this.editForm = page.getByRole("region", { name: "Edit details" });
   }
 
   async goto(invoiceId: string) {
@@ -90,8 +92,8 @@ export class InvoicePage {
 
   /** Changes the counterparty through the edit form and waits for the confirmation. */
   async editCounterparty(value: string) {
-    await this.page.getByLabel("Counterparty").fill(value);
-    await this.page.getByRole("button", { name: "Save changes" }).click();
-    await expect(this.page.getByText("Changes saved.")).toBeVisible();
+    await this.editForm.getByLabel("Counterparty").fill(value);
+    await this.editForm.getByRole("button", { name: "Save changes" }).click();
+    await expect(this.editForm.getByRole("status")).toHaveText("Changes saved.");
   }
 }
