@@ -37,7 +37,7 @@ export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | 
     case "signed_out":
       return "The summary was stopped because you signed out. Nothing was changed on the invoice.";
     case "invoice_changed":
-      return APPLY_WORDS.invoice_changed;
+      return "Not applied: the invoice was edited after this summary was requested. Nothing was changed by the summary; summarize again for one that matches the invoice.";
     case "generation_failed":
       return "The summary could not be written. Nothing was changed on the invoice.";
     case "dispatch_failed":
