@@ -71,6 +71,8 @@ test("happy path: sign in, summarize, see the proposal, apply; the summary is on
   expect((await leasesFor(sql, invoice.id)).map((l) => l.status)).toEqual(["applied"]);
   expect(await eventKinds(sql, leaseId)).toEqual(["opened", "proposed", "applied"]);
 
+  // The page re-reads the invoice after the apply, and again after a reload.
+  await expect(inv.invoiceSummary).toHaveText(proposed!.proposal!.summary);
   await page.reload();
   await expect(inv.invoiceSummary).toHaveText(proposed!.proposal!.summary);
   await inv.expectDisplay("applied");
