@@ -109,7 +109,9 @@ export async function expectAccessible(page: Page, label: string): Promise<void>
   expect(severe, `axe: serious or critical violations on ${label}`).toEqual([]);
 }
 
-export const SCREENSHOT_DIR = process.env.E2E_SCREENSHOT_DIR ?? path.join(ROOT, "docs", "screenshots");
+// Each run saves every lease state under test-results/; `E2E_SCREENSHOT_DIR=docs/screenshots`
+// refreshes the committed ones.
+export const SCREENSHOT_DIR = process.env.E2E_SCREENSHOT_DIR ?? path.join(ROOT, "test-results", "screenshots");
 
 /** Saves the page as docs/screenshots/<name>.png: the run's picture of each lease state. */
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
