@@ -9,7 +9,7 @@
 //     needs internet to install), else our stand-in, tools/inngest-local.
 //   - Each child runs in its own process group; Ctrl-C stops both groups, so no orphaned
 //     next-server is left behind.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -48,8 +48,29 @@ function start(name: string, command: string, args: string[], env: NodeJS.Proces
   return child;
 }
 
+/** Every process below `pid`: `next dev` starts its next-server in a process group of its own. */
+function descendants(pid: number): number[] {
+  const table = spawnSync("ps", ["-e", "-o", "pid=,ppid="], { encoding: "utf8" }).stdout ?? "";
+  const children = new Map<number, number[]>();
+  for (const line of table.split("\n")) {
+    const [p, pp] = line.trim().split(/\s+/).map(Number);
+    if (p && pp) children.set(pp, [...(children.get(pp) ?? []), p]);
+  }
+  const found: number[] = [];
+  const walk = (id: number) => (children.get(id) ?? []).forEach((c) => (found.push(c), walk(c)));
+  walk(pid);
+  return found;
+}
+
 function killGroup(child: Child, signal: NodeJS.Signals) {
   if (!child.proc.pid || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+  for (const pid of descendants(child.proc.pid)) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
   try {
     process.kill(-child.proc.pid, signal);
   } catch {
@@ -111,6 +132,7 @@ async function main() {
     ...process.env,
     PORT: String(PORT),
     INNGEST_DEV: INNGEST_URL,
+    NEXT_TELEMETRY_DISABLED: process.env.NEXT_TELEMETRY_DISABLED ?? "1", // offline machines; no phoning home
   });
 
   for (const child of [inngest, next]) {
