@@ -1,0 +1,39 @@
+// The production server refuses to start without a real session key, and says which.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { expect, test } from "@playwright/test";
+import { DIST_DIR } from "./support/stack";
+
+const DEV_KEY = "claimcheck-dev-only-session-key-do-not-use-in-production"; // lib/env.ts
+
+function startProduction(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const next = path.join(process.cwd(), "node_modules", "next", "dist", "bin", "next");
+  const child = spawn(process.execPath, [next, "start", "-p", "0", "-H", "127.0.0.1"], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "production", NEXT_DIST_DIR: DIST_DIR, NEXT_TELEMETRY_DISABLED: "1", ...env },
+    detached: true,
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const timer = setTimeout(() => child.pid && process.kill(-child.pid, "SIGKILL"), 30_000);
+  return new Promise((resolve) =>
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    }),
+  );
+}
+
+test("next start refuses a missing SESSION_PASSWORD, and the development key, naming the variable", async () => {
+  const missing = await startProduction({});
+  expect(missing.code).toBe(1);
+  expect(missing.output).toContain("SESSION_PASSWORD must be set in production");
+
+  const devKey = await startProduction({ SESSION_PASSWORD: DEV_KEY });
+  expect(devKey.code).toBe(1);
+  expect(devKey.output).toContain("development default");
+
+  const short = await startProduction({ SESSION_PASSWORD: "too-short" });
+  expect(short.code).toBe(1);
+  expect(short.output).toContain("at least 32 characters");
+});
