@@ -95,7 +95,10 @@ async function expireDue(tx: Tx, where: SQL | undefined, by: string): Promise<st
 
 export type OpenResult =
   | { ok: true; created: boolean; lease: InferenceLease }
-  | { ok: false; code: "invoice_not_found" | "purpose_not_allowed" | "lease_in_flight" | "dispatch_failed" };
+  | {
+      ok: false;
+      code: "invoice_not_found" | "purpose_not_allowed" | "lease_in_flight" | "dispatch_failed" | "not_signed_in";
+    };
 
 export async function openLease(
   db: Db,
@@ -107,6 +110,17 @@ export async function openLease(
   if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
 
   const outcome = await db.transaction(async (tx): Promise<OpenResult> => {
+    if (sessionId) {
+      // Holds sign-out back until this lease is committed (its UPDATE of the session row
+      // waits on this share lock), so sign-out then sees the lease and closes it; and a
+      // session signed out a moment ago opens nothing.
+      const [live] = await tx
+        .select({ id: appSession.id })
+        .from(appSession)
+        .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`))
+        .for("share");
+      if (!live) return { ok: false, code: "not_signed_in" };
+    }
     const [inv] = await tx
       .select({ id: invoice.id, version: invoice.version })
       .from(invoice)

@@ -85,6 +85,8 @@ export function summarizeRefusal(code: string): string {
       return "A summary for this invoice is already under way. Reload the page to see it.";
     case "invoice_not_found":
       return "We could not find this invoice.";
+    case "not_signed_in":
+      return "You were signed out, so no summary was started. Sign in again to continue.";
     default:
       return "The summary could not be started. Try again in a moment.";
   }

@@ -3,9 +3,10 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, invoice, leaseEvent } from "@/db/schema";
-import { applyLease, cancelLease, expireOverdue, readLease, type LeaseDispatch } from "@/lib/leases";
+import { applyLease, cancelLease, expireOverdue, openLease, readLease, revokeSession, type LeaseDispatch } from "@/lib/leases";
+import { signIn } from "@/lib/sessions";
 import { api, signInCookie } from "../support/api";
-import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 
 const ROUNDS = 50;
 const TRANSITIONS = ["applied", "cancelled", "expired"];
@@ -105,5 +106,32 @@ describe(`races (${ROUNDS} rounds each)`, () => {
         .where(sql`${leaseEvent.leaseId} = ${opened.body.lease_id} and ${inArray(leaseEvent.kind, ["applied"])}`);
       expect(applied).toHaveLength(1);
     }
+  });
+
+  it("sign-out vs open in the same session: no lease of that session is left in flight", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    const outcomes: Record<string, number> = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      const inv = await makeInvoice(t.db, alice.id);
+      const session = await signIn(t.db, alice.email, PASSWORD);
+      if (!session.ok) throw new Error("sign-in failed");
+      const [opened, signedOut] = await Promise.all([
+        openLease(t.db, { actorId: alice.id, sessionId: session.sessionId, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 }, quiet),
+        revokeSession(t.db, { actorId: alice.id, sessionId: session.sessionId }, quiet),
+      ]);
+      const rows = await t.db.select().from(inferenceLease).where(eq(inferenceLease.invoiceId, inv.id));
+      // Either the open lost (refused: the session had ended) or it won and sign-out closed its lease.
+      if (opened.ok) {
+        expect(rows).toHaveLength(1);
+        expect(rows[0]).toMatchObject({ status: "rejected", closedReason: "signed_out" });
+        expect(signedOut.revoked).toEqual([rows[0]!.id]);
+      } else {
+        expect(opened.code).toBe("not_signed_in");
+        expect(rows).toHaveLength(0);
+      }
+      const key = opened.ok ? "opened, then revoked" : "refused";
+      outcomes[key] = (outcomes[key] ?? 0) + 1;
+    }
+    console.info(`[${t.kind}] sign-out vs open outcomes over ${ROUNDS} rounds:`, outcomes);
   });
 });
