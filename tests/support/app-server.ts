@@ -268,10 +268,7 @@ export async function ensureBuild(): Promise<void> {
 }
 
 async function build(): Promise<void> {
-  // `next build` rewrites tsconfig.json to include its dist dir's types; that file is not
-  // ours to change, so put it back as it was.
-  const tsconfig = path.join(ROOT, "tsconfig.json");
-  const before = fs.readFileSync(tsconfig, "utf8");
+  // tsconfig.json already lists .next-test's route types, so the build leaves it alone.
   const env: Record<string, string | undefined> = { ...process.env, NEXT_DIST_DIR: TEST_DIST_DIR, NEXT_TELEMETRY_DISABLED: "1" };
   delete env.NODE_ENV; // vitest's "test" would make next warn; build sets production itself
   console.info(`[app-server] building the app into ${TEST_DIST_DIR} (about a minute)…`);
@@ -290,7 +287,6 @@ async function build(): Promise<void> {
     child.once("error", (error) => void stop().then(() => reject(error)));
     child.once("exit", (exitCode) => resolve(exitCode));
   });
-  if (fs.readFileSync(tsconfig, "utf8") !== before) fs.writeFileSync(tsconfig, before);
   if (code !== 0) {
     const tail = output.join("").split("\n").slice(-60).join("\n");
     throw new Error(`next build (NEXT_DIST_DIR=${TEST_DIST_DIR}) failed with code ${code}:\n${tail}`);
