@@ -15,7 +15,6 @@ import {
 
 export const LEASE_STATUSES = ["open", "proposed", "applied", "expired", "rejected"] as const;
 export type LeaseStatus = (typeof LEASE_STATUSES)[number];
-export const IN_FLIGHT: readonly LeaseStatus[] = ["open", "proposed"];
 
 export const appUser = pgTable("app_user", {
   id: uuid("id").primaryKey().defaultRandom(),
