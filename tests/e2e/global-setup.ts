@@ -1,5 +1,6 @@
-// Playwright global setup: build once (reused while fresh), make a fresh database, and start
-// two app servers on it, each with its own Inngest stand-in:
+// Playwright global setup: build once (into .next-test, shared with the integration tests,
+// reused while fresh), make a fresh database, and start two app servers on it, each with its
+// own Inngest stand-in:
 //   main  — LEASE_TTL_SECONDS=60, MODEL_LATENCY_MS=3000: slow enough to close a tab or sign
 //           out while the summary is being written, long enough never to expire by accident;
 //   short — LEASE_TTL_SECONDS=4, MODEL_LATENCY_MS=4500: the model answers after the deadline
@@ -8,8 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { FullConfig } from "@playwright/test";
-import { SERVERS } from "./support/settings";
-import { buildApp, createDatabase, DEFAULT_PG_URL, postgresAnswers, ROOT, startAppServer } from "./support/stack";
+import { buildApp, createDatabase, DEFAULT_PG_URL, postgresAnswers, ROOT, startServer } from "./support/stack";
 
 export default async function globalSetup(_config: FullConfig) {
   const adminUrl = process.env.DATABASE_URL || DEFAULT_PG_URL;
@@ -19,12 +19,12 @@ export default async function globalSetup(_config: FullConfig) {
         `Set DATABASE_URL, or start the local server: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`,
     );
   }
-  buildApp();
+  await buildApp();
   const db = await createDatabase(adminUrl);
   console.log(`e2e: database ${db.name}`);
   const started = await Promise.allSettled([
-    startAppServer({ name: "main", databaseUrl: db.url, env: { ...SERVERS.main } }),
-    startAppServer({ name: "short", databaseUrl: db.url, env: { ...SERVERS.short } }),
+    startServer("main", db.url),
+    startServer("short", db.url),
   ]);
   const servers = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   const failed = started.find((s) => s.status === "rejected");

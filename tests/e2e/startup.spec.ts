@@ -2,14 +2,14 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { DIST_DIR } from "./support/stack";
+import { TEST_DIST_DIR } from "../support/app-server";
 
 const DEV_KEY = "claimcheck-dev-only-session-key-do-not-use-in-production"; // lib/env.ts
 
 function startProduction(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const next = path.join(process.cwd(), "node_modules", "next", "dist", "bin", "next");
   const child = spawn(process.execPath, [next, "start", "-p", "0", "-H", "127.0.0.1"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "production", NEXT_DIST_DIR: DIST_DIR, NEXT_TELEMETRY_DISABLED: "1", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "production", NEXT_DIST_DIR: TEST_DIST_DIR, NEXT_TELEMETRY_DISABLED: "1", ...env },
     detached: true,
   });
   let output = "";

@@ -1,26 +1,32 @@
 // Starts the built app (`next start`) on a free loopback port, in its own process group,
 // with the local Inngest stand-in (tools/inngest-local, in this process) driving its real
-// /api/inngest route: the whole path an event takes in dev, minus the browser.
+// /api/inngest route: the whole path an event takes in dev, minus the browser. Used by the
+// integration tests on PostgreSQL and by the Playwright run (tests/e2e/support/stack.ts).
 //
-// The app is built once into .next-test (NEXT_DIST_DIR), and rebuilt when a source file is
-// newer than that build. APP_SERVER_REUSE_BUILD=1 uses an existing build as it is;
-// APP_SERVER_LOG=1 echoes the app's and the stand-in's output.
+// The app is built once into .next-test (NEXT_DIST_DIR), shared by both, and rebuilt when a
+// source file is newer than that build. APP_SERVER_REUSE_BUILD=1 uses an existing build as
+// it is; APP_SERVER_LOG=1 echoes the app's and the stand-in's output.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
 
 export const TEST_DIST_DIR = ".next-test";
 export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0123456789";
 
-const ROOT = process.cwd();
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
 const ECHO = process.env.APP_SERVER_LOG === "1";
 
 export type AppServerOptions = {
   /** The database the app uses (a PostgreSQL URL; see tests/support/db.ts). */
   databaseUrl: string;
+  /** Names the server in echoed output and log files (default: its port). */
+  name?: string;
+  /** Also write the app's output to `<logDir>/app-<name>.log` and the stand-in's to `<logDir>/inngest-<name>.log`. */
+  logDir?: string;
   /** LEASE_TTL_SECONDS for the app (default 90). */
   leaseTtlSeconds?: number;
   /** MODEL_* variables for the app; unset ones are not inherited from this process. */
@@ -34,11 +40,12 @@ export type AppServerOptions = {
   };
   /** The stand-in's retry backoff base in ms (default 100, to keep retries quick). */
   backoffMs?: number;
-  /** Extra environment for the app. */
+  /** Extra environment for the app; it overrides everything above. */
   env?: Record<string, string>;
 };
 
 export type AppServer = {
+  name: string;
   /** e.g. http://127.0.0.1:41234 */
   url: string;
   /** The app's Inngest serve URL, `${url}/api/inngest`. */
@@ -56,10 +63,16 @@ export type AppServer = {
 export async function startAppServer(opts: AppServerOptions): Promise<AppServer> {
   await ensureBuild();
   const port = await freePort();
+  const name = opts.name ?? String(port);
   const url = `http://127.0.0.1:${port}`;
   const serveUrl = `${url}/api/inngest`;
+  if (opts.logDir) fs.mkdirSync(opts.logDir, { recursive: true });
+  const logFile = (kind: string) => (opts.logDir ? path.join(opts.logDir, `${kind}-${name}.log`) : undefined);
+  const appLogFile = logFile("app");
+  const inngestLogFile = logFile("inngest");
 
   const inngestLog: string[] = [];
+  const inngestOut = inngestLogFile ? fs.createWriteStream(inngestLogFile) : undefined;
   const inngest = await startInngestLocal({
     port: 0,
     appUrls: [serveUrl],
@@ -67,11 +80,13 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     syncRetryMs: 250,
     log: (line) => {
       push(inngestLog, line);
-      if (ECHO) console.info(`[inngest-local] ${line}`);
+      inngestOut?.write(`${new Date().toISOString()} ${line}\n`);
+      if (ECHO) console.info(`[inngest-local:${name}] ${line}`);
     },
   });
 
   const appLog: string[] = [];
+  const appOut = appLogFile ? fs.createWriteStream(appLogFile) : undefined;
   const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: ROOT,
     env: appEnv(opts, inngest.url),
@@ -79,32 +94,43 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     stdio: ["ignore", "pipe", "pipe"],
   });
   const stopChild = trackChild(child);
+  let openStreams = 2;
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.setEncoding("utf8");
     let partial = "";
+    const take = (lines: string[]) => {
+      for (const line of lines) {
+        push(appLog, line);
+        appOut?.write(`${line}\n`);
+        if (ECHO) console.info(`[app:${name}] ${line}`);
+      }
+    };
     stream.on("data", (chunk: string) => {
       const lines = (partial + chunk).split("\n");
       partial = lines.pop() ?? "";
-      for (const line of lines) {
-        push(appLog, line);
-        if (ECHO) console.info(`[app:${port}] ${line}`);
-      }
+      take(lines);
+    });
+    stream.once("end", () => {
+      if (partial) take([partial]);
+      if (--openStreams === 0) appOut?.end();
     });
   }
 
   const stop = async () => {
     await stopChild();
     await inngest.close();
+    inngestOut?.end();
   };
 
   try {
-    await waitUntilServing(child, serveUrl, appLog);
+    await waitUntilServing(child, serveUrl, appLog, appLogFile);
     await inngest.sync(); // at once, rather than at the stand-in's next sync retry
   } catch (error) {
     await stop();
     throw error;
   }
   return {
+    name,
     url,
     serveUrl,
     inngestUrl: inngest.url,
@@ -120,11 +146,14 @@ function push(lines: string[], line: string) {
   if (lines.length > 5000) lines.splice(0, lines.length - 5000);
 }
 
-/** The app's environment: this process's, minus anything that configures the app, plus ours. */
+/**
+ * The app's environment: this process's, minus anything that configures the app (or the
+ * seed, or the test runs), plus ours.
+ */
 function appEnv(opts: AppServerOptions, inngestUrl: string): NodeJS.ProcessEnv {
   const env: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (/^(MODEL_|LEASE_|SESSION_|INNGEST_|DATABASE_URL$|PORT$|NODE_ENV$|NEXT_DIST_DIR$|VITEST)/.test(key)) continue;
+    if (/^(MODEL_|LEASE_|SESSION_|INNGEST_|SEED_|E2E_|DATABASE_URL$|PORT$|NODE_ENV$|NEXT_DIST_DIR$|VITEST)/.test(key)) continue;
     env[key] = value;
   }
   const model = opts.model ?? {};
@@ -191,12 +220,13 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
   }
 }
 
-async function waitUntilServing(child: ChildProcess, serveUrl: string, logs: string[], timeoutMs = 60_000) {
+async function waitUntilServing(child: ChildProcess, serveUrl: string, logs: string[], logFile?: string, timeoutMs = 60_000) {
   const started = Date.now();
+  const see = logFile ? ` (see ${logFile})` : "";
   let last = "";
   while (Date.now() - started < timeoutMs) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`the app exited (${child.exitCode ?? child.signalCode}) before serving:\n${logs.slice(-40).join("\n")}`);
+      throw new Error(`the app exited (${child.exitCode ?? child.signalCode}) before serving${see}:\n${logs.slice(-40).join("\n")}`);
     }
     try {
       const res = await fetch(serveUrl, { signal: AbortSignal.timeout(5000) });
@@ -210,7 +240,7 @@ async function waitUntilServing(child: ChildProcess, serveUrl: string, logs: str
     }
     await new Promise((r) => setTimeout(r, 150));
   }
-  throw new Error(`the app did not answer ${serveUrl} within ${timeoutMs} ms (${last}):\n${logs.slice(-40).join("\n")}`);
+  throw new Error(`the app did not answer ${serveUrl} within ${timeoutMs} ms (${last})${see}:\n${logs.slice(-40).join("\n")}`);
 }
 
 export function freePort(): Promise<number> {
@@ -227,7 +257,9 @@ export function freePort(): Promise<number> {
 // ---------------------------------------------------------------------------------------
 // The build
 
-const SOURCES = ["app", "lib", "inngest", "db", "public", "next.config.ts", "package-lock.json"];
+// Everything the build reads. A directory's own mtime counts too: it changes when a file in
+// it is added or deleted.
+const SOURCES = ["app", "lib", "inngest", "db", "public", "instrumentation.ts", "next.config.ts", "package.json", "package-lock.json", "tsconfig.json"];
 
 function newestSourceMtime(): number {
   let newest = 0;
@@ -238,10 +270,9 @@ function newestSourceMtime(): number {
     } catch {
       return;
     }
+    newest = Math.max(newest, stat.mtimeMs);
     if (stat.isDirectory()) {
       for (const name of fs.readdirSync(p)) if (name !== "node_modules" && !name.startsWith(".")) visit(path.join(p, name));
-    } else {
-      newest = Math.max(newest, stat.mtimeMs);
     }
   };
   for (const s of SOURCES) visit(path.join(ROOT, s));
@@ -255,13 +286,17 @@ function buildIsCurrent(): boolean {
   return fs.statSync(buildId).mtimeMs >= newestSourceMtime();
 }
 
-/** Builds the app into .next-test unless a current build is there; one builder at a time. */
-export async function ensureBuild(): Promise<void> {
-  if (buildIsCurrent()) return;
+/**
+ * Builds the app into .next-test unless a current build is there (or `rebuild` is set); one
+ * builder at a time, across processes. Says whether it built.
+ */
+export async function ensureBuild(opts: { rebuild?: boolean } = {}): Promise<"built" | "current"> {
+  if (!opts.rebuild && buildIsCurrent()) return "current";
   const release = await lock(path.join(ROOT, `${TEST_DIST_DIR}.lock`));
   try {
-    if (buildIsCurrent()) return; // another worker built it while we waited
+    if (!opts.rebuild && buildIsCurrent()) return "current"; // another worker built it while we waited
     await build();
+    return "built";
   } finally {
     release();
   }
