@@ -127,7 +127,6 @@ function formatQuantity(quantity: number): string {
 
 /** One line of plain text: control characters and runs of whitespace become one space. */
 function clean(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
   const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, " ").trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
 }
