@@ -109,53 +109,59 @@ export async function openLease(
   if (!isPurpose(purpose)) return { ok: false, code: "purpose_not_allowed" };
   if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
 
-  const outcome = await db.transaction(async (tx): Promise<OpenResult> => {
-    if (sessionId) {
-      // Holds sign-out back until this lease is committed (its UPDATE of the session row
-      // waits on this share lock), so sign-out then sees the lease and closes it; and a
-      // session signed out a moment ago opens nothing.
-      const [live] = await tx
-        .select({ id: appSession.id })
-        .from(appSession)
-        .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`))
-        .for("share");
-      if (!live) return { ok: false, code: "not_signed_in" };
-    }
-    const [inv] = await tx
-      .select({ id: invoice.id, version: invoice.version })
-      .from(invoice)
-      .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)));
-    if (!inv) return { ok: false, code: "invoice_not_found" };
+  // The lease in flight can close between our insert (which it blocked) and our read of it;
+  // then one more attempt opens afresh.
+  let outcome: OpenResult | "closed_meanwhile" = "closed_meanwhile";
+  for (let attempt = 0; attempt < 2 && outcome === "closed_meanwhile"; attempt++) {
+    outcome = await db.transaction(async (tx): Promise<OpenResult | "closed_meanwhile"> => {
+      if (sessionId) {
+        // Holds sign-out back until this lease is committed (its UPDATE of the session row
+        // waits on this share lock), so sign-out then sees the lease and closes it; and a
+        // session signed out a moment ago opens nothing.
+        const [live] = await tx
+          .select({ id: appSession.id })
+          .from(appSession)
+          .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`))
+          .for("share");
+        if (!live) return { ok: false, code: "not_signed_in" };
+      }
+      const [inv] = await tx
+        .select({ id: invoice.id, version: invoice.version })
+        .from(invoice)
+        .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)));
+      if (!inv) return { ok: false, code: "invoice_not_found" };
 
-    // A lease past its deadline no longer holds the in-flight slot.
-    const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
-    await expireDue(tx, scope, "open");
+      // A lease past its deadline no longer holds the in-flight slot.
+      const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
+      await expireDue(tx, scope, "open");
 
-    // The partial unique index decides who wins a race of opens: the losers' inserts wait
-    // for the winner to commit, then do nothing, and read the winner's row below.
-    const [created] = await tx
-      .insert(inferenceLease)
-      .values({
-        actorId,
-        invoiceId,
-        purpose,
-        status: "open",
-        deadlineAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
-        sessionId,
-        invoiceVersion: inv.version,
-      })
-      .onConflictDoNothing()
-      .returning();
-    if (created) {
-      await recordEvent(tx, created.id, "opened", { ttl_seconds: ttlSeconds, invoice_version: inv.version });
-      return { ok: true, created: true, lease: created };
-    }
-    const [existing] = await tx.select().from(inferenceLease).where(and(scope, inFlight));
-    if (!existing) return { ok: false, code: "lease_in_flight" }; // closed in between: caller retries
-    if (existing.actorId !== actorId) return { ok: false, code: "lease_in_flight" };
-    return { ok: true, created: false, lease: existing };
-  });
+      // The partial unique index decides who wins a race of opens: the losers' inserts wait
+      // for the winner to commit, then do nothing, and read the winner's row below.
+      const [created] = await tx
+        .insert(inferenceLease)
+        .values({
+          actorId,
+          invoiceId,
+          purpose,
+          status: "open",
+          deadlineAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
+          sessionId,
+          invoiceVersion: inv.version,
+        })
+        .onConflictDoNothing()
+        .returning();
+      if (created) {
+        await recordEvent(tx, created.id, "opened", { ttl_seconds: ttlSeconds, invoice_version: inv.version });
+        return { ok: true, created: true, lease: created };
+      }
+      const [existing] = await tx.select().from(inferenceLease).where(and(scope, inFlight));
+      if (!existing) return "closed_meanwhile";
+      if (existing.actorId !== actorId) return { ok: false, code: "lease_in_flight" };
+      return { ok: true, created: false, lease: existing };
+    });
+  }
 
+  if (outcome === "closed_meanwhile") return { ok: false, code: "lease_in_flight" };
   if (!outcome.ok || !outcome.created) return outcome;
   try {
     await dispatch.leaseOpened(outcome.lease);

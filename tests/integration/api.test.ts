@@ -5,6 +5,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import { api, cookieFrom, signInCookie, sink } from "../support/api";
+import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 
 let t: TestDb;
@@ -33,10 +34,7 @@ async function counts() {
   return row!;
 }
 
-async function leaseRow(id: string) {
-  const [row] = await t.db.select().from(inferenceLease).where(eq(inferenceLease.id, id));
-  return row;
-}
+const leaseRow = (id: string) => rows.leaseRow(t.db, id);
 
 async function proposeByHand(leaseId: string, summary = "Proposed summary") {
   await t.db.update(inferenceLease).set({ status: "proposed", proposal: { summary, model: "test" } }).where(eq(inferenceLease.id, leaseId));

@@ -5,11 +5,12 @@
 // PostgreSQL only: the running app is a second process, and PGlite allows one process per
 // data folder, so an in-memory PGlite database cannot be shared with it. vitest.config.ts
 // leaves `*.pg.test.ts` out of the PGlite pass and says so; CI runs both passes.
-import { asc, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { inferenceLease, invoice, leaseEvent } from "@/db/schema";
+import { inferenceLease } from "@/db/schema";
 import type { RunSummary } from "@/tools/inngest-local/server";
 import { startAppServer, TEST_SESSION_PASSWORD, type AppServer } from "../support/app-server";
+import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai";
 
@@ -94,24 +95,10 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | nul
   }
 }
 
-async function leaseRow(id: string) {
-  const [row] = await t.db.select().from(inferenceLease).where(eq(inferenceLease.id, id));
-  return row!;
-}
-async function invoiceRow(id: string) {
-  const [row] = await t.db.select().from(invoice).where(eq(invoice.id, id));
-  return row!;
-}
-async function events(leaseId: string) {
-  return t.db
-    .select({ kind: leaseEvent.kind, detail: leaseEvent.detail })
-    .from(leaseEvent)
-    .where(eq(leaseEvent.leaseId, leaseId))
-    .orderBy(asc(leaseEvent.id));
-}
-async function kinds(leaseId: string) {
-  return (await events(leaseId)).map((e) => e.kind);
-}
+const leaseRow = (id: string) => rows.leaseRow(t.db, id);
+const invoiceRow = (id: string) => rows.invoiceRow(t.db, id);
+const events = (leaseId: string) => rows.leaseEvents(t.db, leaseId);
+const kinds = (leaseId: string) => rows.eventKinds(t.db, leaseId);
 
 function runsFor(app: AppServer, fnId: string, leaseId?: string): RunSummary[] {
   return app.inngest.runs().filter((r) => {

@@ -1,7 +1,7 @@
 // The lease domain on a real database (PostgreSQL or PGlite, per run): each transition, each refusal.
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inferenceLease, invoice, leaseEvent } from "@/db/schema";
+import { inferenceLease, invoice } from "@/db/schema";
 import {
   applyLease,
   cancelLease,
@@ -13,6 +13,7 @@ import {
   readLease,
   type LeaseDispatch,
 } from "@/lib/leases";
+import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
 
 let t: TestDb;
@@ -42,18 +43,9 @@ async function setup() {
   return { alice, inv };
 }
 
-async function leaseRow(id: string) {
-  const [row] = await t.db.select().from(inferenceLease).where(eq(inferenceLease.id, id));
-  return row!;
-}
-async function invoiceRow(id: string) {
-  const [row] = await t.db.select().from(invoice).where(eq(invoice.id, id));
-  return row!;
-}
-async function eventKinds(leaseId: string) {
-  const rows = await t.db.select({ kind: leaseEvent.kind }).from(leaseEvent).where(eq(leaseEvent.leaseId, leaseId)).orderBy(leaseEvent.id);
-  return rows.map((r) => r.kind);
-}
+const leaseRow = (id: string) => rows.leaseRow(t.db, id);
+const invoiceRow = (id: string) => rows.invoiceRow(t.db, id);
+const eventKinds = (leaseId: string) => rows.eventKinds(t.db, leaseId);
 
 /** A lease inserted by hand with only the contract's seed columns, as an outside check would. */
 async function seedLease(actorId: string, invoiceId: string, status: string, deadline: string, proposal: unknown = null) {

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
+import { asc, eq } from "drizzle-orm";
 import postgres from "postgres";
 import { openDb, type Db, type DbHandle } from "@/db/client";
 import { migrateDb } from "@/db/migrate";
-import { appUser, invoice, invoiceLine } from "@/db/schema";
+import { appUser, inferenceLease, invoice, invoiceLine, leaseEvent } from "@/db/schema";
 import { hashPassword } from "@/lib/password";
 
 export type TestDb = DbHandle & { name: string };
@@ -75,4 +76,29 @@ export async function makeInvoice(db: Db, ownerId: string, overrides: Partial<ty
     .returning();
   await db.insert(invoiceLine).values(lines.map((l, position) => ({ ...l, position, invoiceId: row!.id })));
   return row!;
+}
+
+// Reading back what a test did, straight from the database.
+
+export async function leaseRow(db: Db, id: string) {
+  const [row] = await db.select().from(inferenceLease).where(eq(inferenceLease.id, id));
+  return row!;
+}
+
+export async function invoiceRow(db: Db, id: string) {
+  const [row] = await db.select().from(invoice).where(eq(invoice.id, id));
+  return row!;
+}
+
+/** The lease's timeline, oldest first. */
+export async function leaseEvents(db: Db, leaseId: string) {
+  return db
+    .select({ kind: leaseEvent.kind, detail: leaseEvent.detail })
+    .from(leaseEvent)
+    .where(eq(leaseEvent.leaseId, leaseId))
+    .orderBy(asc(leaseEvent.id));
+}
+
+export async function eventKinds(db: Db, leaseId: string) {
+  return (await leaseEvents(db, leaseId)).map((e) => e.kind);
 }

@@ -17,9 +17,7 @@ export const POST = authedRoute(async ({ req, db, actor }) => {
     purpose: body.value.purpose,
     ttlSeconds: appEnv().leaseTtlSeconds,
   };
-  let result = await openLease(db, input, inngestDispatch);
-  // The lease in flight closed between our insert and our read: one more try opens afresh.
-  if (!result.ok && result.code === "lease_in_flight") result = await openLease(db, input, inngestDispatch);
+  const result = await openLease(db, input, inngestDispatch);
   if (!result.ok) return problem(result.code);
   const { lease } = result;
   return json(

@@ -31,8 +31,7 @@ export async function summarizeAction(formData: FormData): Promise<ActionResult>
     ttlSeconds: appEnv().leaseTtlSeconds,
   };
   // A second click (or tab) gets the lease already in flight; the database decides.
-  let result = await openLease(db, input, inngestDispatch);
-  if (!result.ok && result.code === "lease_in_flight") result = await openLease(db, input, inngestDispatch);
+  const result = await openLease(db, input, inngestDispatch);
   refresh();
   return result.ok ? { ok: true, message: null } : { ok: false, message: summarizeRefusal(result.code) };
 }
