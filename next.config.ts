@@ -2,7 +2,7 @@ import type { NextConfig } from "next";
 
 const nextConfig: NextConfig = {
   // PGlite loads WASM and data files relative to its own module URL; bundling it
-  // breaks every query at run time (see ../shared/notes/stack.md).
+  // breaks every query at run time (ERR_INVALID_ARG_TYPE ... URL) and copies the WASM into static assets.
   serverExternalPackages: ["@electric-sql/pglite"],
   poweredByHeader: false,
   // Lets parallel builds (tests, a second checkout) keep separate outputs.

@@ -32,6 +32,19 @@ export const appSession = pgTable("app_session", {
     .references(() => appUser.id, { onDelete: "cascade" }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  // The session's own end, judged by the database clock: the cookie's expiry is checked by
+  // iron-session on the app's clock with 60 s of skew allowed, so it cannot be the last word.
+  expiresAt: timestamp("expires_at", { withTimezone: true })
+    .notNull()
+    .default(sql`now() + interval '12 hours'`),
+});
+
+// Sign-in attempt counters (rate-limiter-flexible's Drizzle store), kept in the database so
+// a limit holds across app instances. Keys are prefixed by what they count (email, address).
+export const rateLimit = pgTable("rate_limit", {
+  key: text("key").primaryKey(),
+  points: integer("points").notNull().default(0),
+  expire: timestamp("expire", { withTimezone: true }),
 });
 
 export const invoice = pgTable(
@@ -92,6 +105,12 @@ export const inferenceLease = pgTable(
     invoiceVersion: integer("invoice_version"),
     closedReason: text("closed_reason"),
     updatedAt: timestamp("updated_at", { withTimezone: true }).defaultNow(),
+    // A per-lease secret sent only in the lease's own lease/opened event. A proposal must
+    // carry it back, so only the generation run this lease dispatched can propose for it.
+    // Never serialised to a client. Defaulted, so a hand-seeded lease has one too.
+    runNonce: text("run_nonce")
+      .notNull()
+      .default(sql`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
   },
   (t) => [
     check(
