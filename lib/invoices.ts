@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { invoice, invoiceLine, type Invoice, type InvoiceLine } from "@/db/schema";
 import { isUuid } from "./ids";
+import { isoDate, positiveInt4, text } from "./input";
 
 export type InvoiceDetail = Invoice & { lines: InvoiceLine[] };
 
@@ -26,17 +27,15 @@ export async function getInvoice(db: Db, actorId: string, invoiceId: unknown): P
   return { ...row, lines };
 }
 
-const isoDate = z.iso.date();
-
 /** The fields a finance user may edit. Unknown keys (owner_id, version, summary...) are dropped. */
 export const InvoicePatch = z
   .object({
-    number: z.string().trim().min(1).max(64).optional(),
-    counterparty: z.string().trim().min(1).max(200).optional(),
+    number: text().trim().min(1).max(64).optional(),
+    counterparty: text().trim().min(1).max(200).optional(),
     issued_on: isoDate.optional(),
     due_on: isoDate.optional(),
     // Optimistic concurrency for forms: refuse if the invoice moved since it was shown.
-    expected_version: z.number().int().positive().optional(),
+    expected_version: positiveInt4.optional(),
   })
   .refine((p) => p.number ?? p.counterparty ?? p.issued_on ?? p.due_on, { message: "nothing to change" })
   .refine((p) => !p.issued_on || !p.due_on || p.due_on >= p.issued_on, {

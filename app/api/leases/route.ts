@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { appEnv } from "@/lib/env";
 import { authedRoute, json, problem, readBody } from "@/lib/http";
+import { text } from "@/lib/input";
 import { openLease } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
 
 // Types only: the actor comes from the session, and any actor field in the body is dropped.
-const OpenLease = z.object({ invoice_id: z.string().max(200), purpose: z.string().max(200) });
+const OpenLease = z.object({ invoice_id: text().max(200), purpose: text().max(200) });
 
 export const POST = authedRoute(async ({ req, db, actor }) => {
   const body = await readBody(req, OpenLease);

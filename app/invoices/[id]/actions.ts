@@ -6,6 +6,7 @@ import { refresh } from "next/cache";
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { appEnv } from "@/lib/env";
+import { formOf, positiveInt4, text } from "@/lib/input";
 import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
 import { applyLease, cancelLease, openLease, readLease } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
@@ -14,13 +15,15 @@ import { applyRefusal, discardRefusal, editRefusal, summarizeRefusal } from "@/a
 
 export type ActionResult = { ok: boolean; message: string | null };
 
-const id = z.string().trim().max(100);
-const SummarizeForm = z.object({ invoice_id: id });
-const LeaseForm = z.object({ lease_id: id });
+// Actions are callable by id over HTTP with any arguments: each one parses its FormData
+// with formOf, so a missing or foreign argument is a refusal, never a crash.
+const id = text().trim().max(100);
+const SummarizeForm = formOf(z.object({ invoice_id: id }));
+const LeaseForm = formOf(z.object({ lease_id: id }));
 
 export async function summarizeAction(formData: FormData): Promise<ActionResult> {
   const actor = await requireActor();
-  const form = SummarizeForm.safeParse(Object.fromEntries(formData));
+  const form = SummarizeForm.safeParse(formData);
   if (!form.success) return { ok: false, message: summarizeRefusal("invalid_request") };
   const db = await getDb();
   const input = {
@@ -38,7 +41,7 @@ export async function summarizeAction(formData: FormData): Promise<ActionResult>
 
 export async function applyAction(formData: FormData): Promise<ActionResult> {
   const actor = await requireActor();
-  const form = LeaseForm.safeParse(Object.fromEntries(formData));
+  const form = LeaseForm.safeParse(formData);
   if (!form.success) return { ok: false, message: applyRefusal("lease_not_found") };
   const db = await getDb();
   const result = await applyLease(db, actor.id, form.data.lease_id);
@@ -51,27 +54,29 @@ export async function applyAction(formData: FormData): Promise<ActionResult> {
 
 export async function discardAction(formData: FormData): Promise<ActionResult> {
   const actor = await requireActor();
-  const form = LeaseForm.safeParse(Object.fromEntries(formData));
+  const form = LeaseForm.safeParse(formData);
   if (!form.success) return { ok: false, message: discardRefusal("lease_not_found") };
   const result = await cancelLease(await getDb(), actor.id, form.data.lease_id, inngestDispatch);
   refresh();
   return result.ok ? { ok: true, message: null } : { ok: false, message: discardRefusal(result.code) };
 }
 
-const EditForm = z.object({
-  invoice_id: id,
-  number: z.string().max(1000),
-  counterparty: z.string().max(1000),
-  issued_on: z.string().max(100),
-  due_on: z.string().max(100),
-  expected_version: z.coerce.number().int().positive(),
-});
+const EditForm = formOf(
+  z.object({
+    invoice_id: id,
+    number: text().max(1000),
+    counterparty: text().max(1000),
+    issued_on: text().max(100),
+    due_on: text().max(100),
+    expected_version: z.coerce.number().pipe(positiveInt4),
+  }),
+);
 
 export type EditResult = ActionResult & { values?: Record<"number" | "counterparty" | "issued_on" | "due_on", string> };
 
 export async function editInvoiceAction(_previous: EditResult, formData: FormData): Promise<EditResult> {
   const actor = await requireActor();
-  const form = EditForm.safeParse(Object.fromEntries(formData));
+  const form = EditForm.safeParse(formData);
   if (!form.success) return { ok: false, message: editRefusal("invalid_request") };
   const { invoice_id, expected_version, ...values } = form.data;
   const db = await getDb();
