@@ -3,8 +3,9 @@ import "server-only";
 // to HTTP in one place. Web Request/Response only, so tests call route handlers directly.
 import type { z } from "zod";
 import { getDb, type Db } from "@/db/client";
-import { requestSession } from "./auth";
+import { discardSession, requestSession } from "./auth";
 import { log } from "./log";
+import { isForeignOrigin, isStateChanging } from "./origin";
 import { resolveActor, type Actor } from "./sessions";
 
 export const ERROR_STATUS = {
@@ -15,6 +16,7 @@ export const ERROR_STATUS = {
   invoice_not_found: 404,
   lease_not_found: 404,
   not_found: 404,
+  cross_origin: 403,
   lease_open: 409,
   lease_proposed: 409,
   lease_applied: 409,
@@ -43,6 +45,23 @@ export function problem(code: ErrorCode, headers?: Headers): Response {
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
+const isJson = (contentType: string | null) => contentType?.split(";")[0]?.trim().toLowerCase() === "application/json";
+
+/**
+ * The cross-site write guard, run before the session or the body is read. A foreign Origin
+ * is 403; a declared non-JSON content type, or a body with none, is 415: a cross-site form
+ * or a "simple" fetch can only send text/plain, form or multipart, and a JSON one needs a
+ * CORS preflight that this app never grants. Bodiless POSTs and DELETEs (curl -X POST) pass.
+ */
+export function refuseCrossSite(req: Request): Response | null {
+  if (!isStateChanging(req.method)) return null;
+  if (isForeignOrigin(req.headers, req.url)) return problem("cross_origin");
+  const contentType = req.headers.get("content-type");
+  const hasBody = Number(req.headers.get("content-length") ?? "0") > 0 || req.headers.has("transfer-encoding");
+  if (contentType !== null ? !isJson(contentType) : hasBody) return problem("unsupported_media_type");
+  return null;
+}
+
 /** Reads a JSON body of at most MAX_BODY_BYTES, validated by `schema`. Never throws. */
 export async function readBody<S extends z.ZodType>(
   req: Request,
@@ -67,6 +86,8 @@ export async function readBody<S extends z.ZodType>(
     }
     text += decoder.decode();
   }
+  // A body that came without a length header and without a type (refuseCrossSite saw neither).
+  if (text !== "" && !isJson(req.headers.get("content-type"))) return { ok: false, code: "unsupported_media_type" };
   let parsed: unknown;
   try {
     parsed = text.trim() === "" ? {} : JSON.parse(text);
@@ -93,6 +114,8 @@ export type Authed = {
 export function publicRoute(handler: (req: Request, res: Response) => Promise<Response>) {
   return async (req: Request): Promise<Response> => {
     try {
+      const refused = refuseCrossSite(req);
+      if (refused) return refused;
       return await handler(req, new Response());
     } catch (error) {
       return internalError(req, error);
@@ -103,11 +126,16 @@ export function publicRoute(handler: (req: Request, res: Response) => Promise<Re
 export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
   return async (req: Request, context: RouteContext): Promise<Response> => {
     try {
+      const refused = refuseCrossSite(req);
+      if (refused) return refused;
       const res = new Response();
       const session = await requestSession(req, res);
       const db = await getDb();
       const actor = await resolveActor(db, session);
-      if (!actor) return problem("not_signed_in");
+      if (!actor) {
+        discardSession(req, session);
+        return problem("not_signed_in", res.headers);
+      }
       return await handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session });
     } catch (error) {
       return internalError(req, error);
