@@ -3,7 +3,7 @@ import "server-only";
 // to HTTP in one place. Web Request/Response only, so tests call route handlers directly.
 import type { z } from "zod";
 import { getDb, type Db } from "@/db/client";
-import { requestSession } from "./auth";
+import { discardSession, requestSession } from "./auth";
 import { log } from "./log";
 import { isForeignOrigin, isStateChanging } from "./origin";
 import { resolveActor, type Actor } from "./sessions";
@@ -132,7 +132,10 @@ export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
       const session = await requestSession(req, res);
       const db = await getDb();
       const actor = await resolveActor(db, session);
-      if (!actor) return problem("not_signed_in");
+      if (!actor) {
+        discardSession(req, session);
+        return problem("not_signed_in", res.headers);
+      }
       return await handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session });
     } catch (error) {
       return internalError(req, error);

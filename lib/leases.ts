@@ -117,11 +117,18 @@ export async function openLease(
       if (sessionId) {
         // Holds sign-out back until this lease is committed (its UPDATE of the session row
         // waits on this share lock), so sign-out then sees the lease and closes it; and a
-        // session signed out a moment ago opens nothing.
+        // session signed out (or past its end) a moment ago opens nothing.
         const [live] = await tx
           .select({ id: appSession.id })
           .from(appSession)
-          .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`))
+          .where(
+            and(
+              eq(appSession.id, sessionId),
+              eq(appSession.userId, actorId),
+              sql`${appSession.revokedAt} is null`,
+              sql`${appSession.expiresAt} > now()`,
+            ),
+          )
           .for("share");
         if (!live) return { ok: false, code: "not_signed_in" };
       }

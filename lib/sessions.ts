@@ -2,6 +2,7 @@ import "server-only";
 // Sign-in and the server-side half of a session. The cookie (iron-session) carries only
 // the session id and user id; this table decides whether they still mean anything.
 import { and, eq, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "@/db/client";
 import { appSession, appUser } from "@/db/schema";
 import { isUuid } from "./ids";
@@ -9,6 +10,15 @@ import { dummyPasswordHash, verifyPassword } from "./password";
 
 export type Actor = { id: string; email: string; name: string };
 export type SessionData = { sid?: string; uid?: string };
+
+/** One session's life: the cookie's seal (iron-session) and the row's `expires_at` (database clock). */
+export const SESSION_TTL_SECONDS = 60 * 60 * 12;
+
+/** The sign-in form, for the API route and the page's server action alike. */
+export const SignInInput = z.object({
+  email: z.string().trim().min(3).max(320),
+  password: z.string().min(1).max(1024),
+});
 
 export async function signIn(
   db: Db,
@@ -19,17 +29,20 @@ export async function signIn(
   // Hash even when the email is unknown, so the answer takes as long either way.
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
   if (!user || !valid) return { ok: false, code: "invalid_credentials" };
-  const [session] = await db.insert(appSession).values({ userId: user.id }).returning({ id: appSession.id });
+  const [session] = await db
+    .insert(appSession)
+    .values({ userId: user.id, expiresAt: sql`now() + make_interval(secs => ${SESSION_TTL_SECONDS})` })
+    .returning({ id: appSession.id });
   return { ok: true, actor: { id: user.id, email: user.email, name: user.name }, sessionId: session!.id };
 }
 
-/** The actor a cookie names, if its server-side session is still live. */
+/** The actor a cookie names, if its server-side session is still live: not revoked, not past its end by the database clock. */
 export async function resolveActor(db: Db, data: SessionData): Promise<(Actor & { sessionId: string }) | null> {
   if (!isUuid(data.sid) || !isUuid(data.uid)) return null;
   const [row] = await db
     .select({ id: appUser.id, email: appUser.email, name: appUser.name, sessionId: appSession.id })
     .from(appSession)
     .innerJoin(appUser, eq(appUser.id, appSession.userId))
-    .where(and(eq(appSession.id, data.sid), eq(appSession.userId, data.uid), sql`${appSession.revokedAt} is null`));
+    .where(and(eq(appSession.id, data.sid), eq(appSession.userId, data.uid), sql`${appSession.revokedAt} is null`, sql`${appSession.expiresAt} > now()`));
   return row ?? null;
 }

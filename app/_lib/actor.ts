@@ -6,14 +6,20 @@ import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "@/db/client";
-import { sessionOptions } from "@/lib/auth";
+import { SESSION_COOKIE, sessionOptions, type Session } from "@/lib/auth";
 import { resolveActor, type Actor, type SessionData } from "@/lib/sessions";
 
 export type PageActor = Actor & { sessionId: string };
 
-/** The cookie's session, for actions that write it (sign-in, sign-out). */
-export async function cookieSession() {
-  return getIronSession<SessionData>(await cookies(), sessionOptions());
+/** The cookie's session, for actions that write it (sign-in, sign-out). A cookie that does not unseal reads as empty. */
+export async function cookieSession(): Promise<Session> {
+  const store = await cookies();
+  try {
+    return await getIronSession<SessionData>(store, sessionOptions());
+  } catch {
+    // Unsealing threw (see lib/auth.ts requestSession): read it as no cookie; writes still go to the store.
+    return getIronSession<SessionData>({ get: () => undefined, set: store.set.bind(store) }, sessionOptions());
+  }
 }
 
 /** The signed-in actor, or null. Cached per request, so a page and its parts ask once. */
@@ -22,9 +28,12 @@ export const getActor = cache(async (): Promise<PageActor | null> => {
   return resolveActor(await getDb(), { sid: session.sid, uid: session.uid });
 });
 
-/** The signed-in actor; anyone else is sent to /sign-in. */
+/**
+ * The signed-in actor; anyone else is sent to sign in. A page cannot set cookies, so a cookie
+ * that names no live session goes by /sign-in/reset, which clears it on the way.
+ */
 export async function requireActor(): Promise<PageActor> {
   const actor = await getActor();
-  if (!actor) redirect("/sign-in");
-  return actor;
+  if (actor) return actor;
+  redirect((await cookies()).has(SESSION_COOKIE) ? "/sign-in/reset" : "/sign-in");
 }

@@ -1,19 +1,13 @@
 "use server";
 import { redirect } from "next/navigation";
-import { z } from "zod";
 import { getDb } from "@/db/client";
-import { signIn } from "@/lib/sessions";
+import { signIn, SignInInput } from "@/lib/sessions";
 import { cookieSession } from "@/app/_lib/actor";
 
 export type SignInState = { message: string | null; email: string };
 
-const SignInForm = z.object({
-  email: z.string().trim().min(3).max(320),
-  password: z.string().min(1).max(1024),
-});
-
 export async function signInAction(_previous: SignInState, formData: FormData): Promise<SignInState> {
-  const form = SignInForm.safeParse(Object.fromEntries(formData));
+  const form = SignInInput.safeParse(Object.fromEntries(formData));
   const email = String(formData.get("email") ?? "").slice(0, 320);
   if (!form.success) return { message: "Enter your email and your password.", email };
   const result = await signIn(await getDb(), form.data.email, form.data.password);

@@ -1,19 +1,13 @@
-import { z } from "zod";
 import { getDb } from "@/db/client";
 import { requestSession } from "@/lib/auth";
 import { authedRoute, json, problem, publicRoute, readBody } from "@/lib/http";
 import { revokeSession } from "@/lib/leases";
 import { actorJson } from "@/lib/serialize";
-import { signIn } from "@/lib/sessions";
+import { signIn, SignInInput } from "@/lib/sessions";
 import { inngestDispatch } from "@/inngest/dispatch";
 
-const SignIn = z.object({
-  email: z.string().trim().min(3).max(320),
-  password: z.string().min(1).max(1024),
-});
-
 export const POST = publicRoute(async (req, res) => {
-  const body = await readBody(req, SignIn);
+  const body = await readBody(req, SignInInput);
   if (!body.ok) return problem(body.code);
   const db = await getDb();
   const result = await signIn(db, body.value.email, body.value.password);

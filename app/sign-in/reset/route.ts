@@ -1,0 +1,17 @@
+// Where pages send a browser whose session cookie names no live session (tampered, revoked,
+// expired): a route handler may set cookies, a page may not. It clears only a cookie that
+// is already dead, so a cross-site link here cannot sign anyone out.
+import { getDb } from "@/db/client";
+import { discardSession, requestSession } from "@/lib/auth";
+import { publicRoute } from "@/lib/http";
+import { resolveActor } from "@/lib/sessions";
+
+export const GET = publicRoute(async (req, res) => {
+  const session = await requestSession(req, res);
+  const actor = await resolveActor(await getDb(), session);
+  if (!actor) discardSession(req, session);
+  const headers = new Headers(res.headers);
+  headers.set("location", actor ? "/invoices" : "/sign-in");
+  headers.set("cache-control", "no-store");
+  return new Response(null, { status: 303, headers });
+});
