@@ -1,14 +1,26 @@
 import { Inngest } from "inngest";
 
-// Dev mode and the server URL come from INNGEST_DEV (e.g. http://127.0.0.1:8288): the real
-// `inngest-cli dev`, or our local stand-in in tests and offline dev. Without it the client
-// runs in cloud mode and needs INNGEST_EVENT_KEY / INNGEST_SIGNING_KEY.
-export const inngest = new Inngest({ id: "claimcheck" });
+// How the client finds its server is the SDK's own environment reading:
+//   - dev (`npm run dev`): INNGEST_DEV=http://127.0.0.1:8288, the real `inngest-cli dev` or our
+//     stand-in; unsigned, so never in production (lib/env.ts refuses it at start).
+//   - production: INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY, plus INNGEST_BASE_URL for a
+//     self-hosted server (`inngest start`, or tools/inngest-local in its self-hosted mode);
+//     without it, Inngest Cloud.
+// Production is pinned to cloud mode here too, so a stray INNGEST_DEV can never switch the
+// serve route to unsigned dev mode, whatever the start-up check let through.
+export const inngest = new Inngest({
+  id: "claimcheck",
+  ...(process.env.NODE_ENV === "production" ? { isDev: false } : {}),
+});
 
 export const EVENTS = {
   leaseOpened: "lease/opened",
   leaseClosed: "lease/closed",
 } as const;
 
-export type LeaseOpenedData = { leaseId: string; actorId: string; invoiceId: string; purpose: string };
+/**
+ * `runNonce` is the lease's secret (inference_lease.run_nonce): the run carries it back to
+ * propose and fail, which refuse any other value. It goes to the Inngest server and to no client.
+ */
+export type LeaseOpenedData = { leaseId: string; actorId: string; invoiceId: string; purpose: string; runNonce: string };
 export type LeaseClosedData = { leaseId: string; reason: string };

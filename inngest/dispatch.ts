@@ -1,6 +1,6 @@
 import "server-only";
 import type { LeaseDispatch } from "@/lib/leases";
-import { EVENTS, inngest } from "./client";
+import { EVENTS, inngest, type LeaseOpenedData } from "./client";
 
 /** The lease domain's outbound side, over Inngest events. Called after commits only. */
 export const inngestDispatch: LeaseDispatch = {
@@ -9,7 +9,14 @@ export const inngestDispatch: LeaseDispatch = {
       name: EVENTS.leaseOpened,
       // Derived from the lease, so a resend is deduplicated by Inngest: one lease, one run.
       id: `lease-opened-${lease.id}`,
-      data: { leaseId: lease.id, actorId: lease.actorId, invoiceId: lease.invoiceId, purpose: lease.purpose },
+      data: {
+        leaseId: lease.id,
+        actorId: lease.actorId,
+        invoiceId: lease.invoiceId,
+        purpose: lease.purpose,
+        // The run hands it back to propose and fail; see proposeLease.
+        runNonce: lease.runNonce,
+      } satisfies LeaseOpenedData,
     });
   },
   async leaseClosed(leaseIds, reason) {

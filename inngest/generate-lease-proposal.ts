@@ -3,9 +3,17 @@ import "server-only";
 // Each step is a short database transaction or the model call, never both at once, and the
 // write is the lease core's conditional update (`proposeLease`). What the model sees is the
 // purpose, the invoice (read as the lease's actor) and the actor id: no cookie, no secret.
+// The lease's run nonce comes in the event and goes back to propose and fail as it came: it
+// proves the call is the run this lease dispatched (docs/decisions/0008-run-nonce.md).
 import { NonRetriableError } from "inngest";
 import { getDb } from "@/db/client";
-import { failGeneration, loadForGeneration, proposeLease, type GenerationInput } from "@/lib/leases";
+import {
+  failGeneration,
+  loadForGeneration,
+  proposeLease,
+  type GenerationFailureCode,
+  type GenerationInput,
+} from "@/lib/leases";
 import { log } from "@/lib/log";
 import { getModelProvider, ModelOutputError, type ModelProvider } from "@/lib/model";
 import { EVENTS, inngest } from "./client";
@@ -30,6 +38,27 @@ function leaseIdOf(data: unknown): string {
   return typeof value === "string" ? value : "";
 }
 
+/** As the event carried it; an event without one matches no lease. */
+function runNonceOf(data: unknown): string {
+  const value = (data as { runNonce?: unknown } | null | undefined)?.runNonce;
+  return typeof value === "string" ? value : "";
+}
+
+/**
+ * The code the actor sees for a failed run. The error arrives serialized (name and message),
+ * so it is recognised by the names our own throws give it; anything else is internal.
+ */
+export function failureCode(error: { name?: string; message?: string }): GenerationFailureCode {
+  const name = error.name ?? "";
+  const message = error.message ?? "";
+  const is = (kind: string) => name === kind || message.startsWith(`${kind}:`);
+  if (message.startsWith("invoice_not_found:")) return "invoice_not_found";
+  if (is("ModelConfigError")) return "model_not_configured";
+  if (is("ModelOutputError")) return "model_output_invalid";
+  if (is("ModelUnavailableError")) return "model_unavailable";
+  return "internal_error";
+}
+
 /**
  * A lease that cannot be generated for. An open lease whose invoice the actor no longer
  * owns fails the run, so onFailure closes it now; any other reason simply ends the run.
@@ -47,7 +76,8 @@ function modelProvider(): ModelProvider {
     return getModelProvider();
   } catch (error) {
     // Misconfiguration: every retry would fail the same way, so fail now and close the lease.
-    throw new NonRetriableError(error instanceof Error ? error.message : String(error), { cause: error });
+    const message = error instanceof Error ? error.message : String(error);
+    throw new NonRetriableError(`ModelConfigError: ${message}`, { cause: error });
   }
 }
 
@@ -63,18 +93,26 @@ export const generateLeaseProposal = inngest.createFunction(
     // once instead of watching it run down to its deadline.
     onFailure: async ({ event, error, step }) => {
       const leaseId = leaseIdOf(event.data.event?.data);
-      // NonRetriableError messages already name the model error they wrap.
-      const message = error.message || error.name;
+      const runNonce = runNonceOf(event.data.event?.data);
+      const code = failureCode(error);
       return step.run("record-failure", async () => {
-        // Records `expired` instead when the lease is already past its deadline.
-        const result = await failGeneration(await getDb(), leaseId, message);
-        log.warn("generation failed", { lease_id: leaseId, error: message, closed: result.closed });
+        // Records `expired` instead when the lease is already past its deadline. The event
+        // gets the code and plain words; the error itself (it may hold SQL text) the log only.
+        const result = await failGeneration(await getDb(), { leaseId, runNonce, code });
+        log.warn("generation failed", {
+          lease_id: leaseId,
+          code,
+          error: `${error.name}: ${error.message}`,
+          closed: result.closed,
+          ...(result.refused ? { refused: result.refused } : {}),
+        });
         return result;
       });
     },
   },
   async ({ event, step }): Promise<GenerationOutcome> => {
     const leaseId = leaseIdOf(event.data);
+    const runNonce = runNonceOf(event.data);
 
     // A cheap gate before any model work: stop (recording `expired` if due) unless the
     // lease is open and in time. Only what the run needs goes into its step state.
@@ -128,6 +166,7 @@ export const generateLeaseProposal = inngest.createFunction(
           await proposeLease(db, {
             leaseId,
             actorId: proposal.actorId,
+            runNonce,
             proposal: { summary: proposal.summary, model: proposal.model },
           });
         }
@@ -147,6 +186,7 @@ export const generateLeaseProposal = inngest.createFunction(
       proposeLease(await getDb(), {
         leaseId,
         actorId: generated.actorId,
+        runNonce,
         proposal: { summary: generated.summary, model: generated.model },
       }),
     );

@@ -7,6 +7,22 @@ export const DEV_SESSION_PASSWORD = "claimcheck-dev-only-session-key-do-not-use-
 const intFromEnv = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
+// An empty variable counts as unset, as the Inngest SDK treats it.
+const optionalText = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
+const optionalUrl = (name: string) =>
+  z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.url({ protocol: /^https?$/, error: `${name} must be an http(s) URL.` }).optional(),
+  );
+
+/**
+ * The shape the SDK strips and hashes: `signkey-<env>-<hex>`; Inngest Cloud and `inngest start`
+ * both use 32 random bytes. Checked here so a typo stops start-up instead of failing every call.
+ */
+const SIGNING_KEY = /^signkey-\w+-(?:[0-9a-f]{2}){16,}$/i;
+/** Goes into the event URL path (`/e/<key>`). */
+const EVENT_KEY = /^[\w-]{16,}$/;
+
 const EnvSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -15,8 +31,18 @@ const EnvSchema = z
     SESSION_PASSWORD_PREVIOUS: z.string().min(32).optional(),
     SESSION_COOKIE_SECURE: z.enum(["true", "false"]).optional(),
     LEASE_TTL_SECONDS: intFromEnv(90, 1, 3600),
+    // Read by the Inngest SDK itself; validated here so production never serves its route unsigned.
+    INNGEST_DEV: optionalText,
+    INNGEST_SIGNING_KEY: optionalText,
+    INNGEST_SIGNING_KEY_FALLBACK: optionalText,
+    INNGEST_EVENT_KEY: optionalText,
+    INNGEST_BASE_URL: optionalUrl("INNGEST_BASE_URL"),
+    INNGEST_API_BASE_URL: optionalUrl("INNGEST_API_BASE_URL"),
+    INNGEST_EVENT_API_BASE_URL: optionalUrl("INNGEST_EVENT_API_BASE_URL"),
   })
   .transform((env, ctx) => {
+    const inngestProblems = inngestConfigProblems(env);
+    for (const message of inngestProblems) ctx.addIssue({ code: "custom", message });
     const sessionPassword = env.SESSION_PASSWORD ?? (env.NODE_ENV === "production" ? undefined : DEV_SESSION_PASSWORD);
     if (!sessionPassword) {
       ctx.addIssue({ code: "custom", message: "SESSION_PASSWORD must be set in production (32+ characters)." });
@@ -33,6 +59,7 @@ const EnvSchema = z
       });
       return z.NEVER;
     }
+    if (inngestProblems.length) return z.NEVER;
     return {
       nodeEnv: env.NODE_ENV,
       sessionPassword,
@@ -45,6 +72,44 @@ const EnvSchema = z
   });
 
 export type AppEnv = z.output<typeof EnvSchema>;
+
+/**
+ * Production talks to Inngest only in its signed mode: every call to /api/inngest must carry
+ * a valid X-Inngest-Signature, and events need the event key. Dev mode (INNGEST_DEV) serves
+ * the route to anyone, so production refuses it outright rather than trusting its value.
+ */
+function inngestConfigProblems(env: {
+  NODE_ENV: string;
+  INNGEST_DEV?: string;
+  INNGEST_SIGNING_KEY?: string;
+  INNGEST_SIGNING_KEY_FALLBACK?: string;
+  INNGEST_EVENT_KEY?: string;
+}): string[] {
+  const problems: string[] = [];
+  const keyShape = "signkey-<env>-<hex>, at least 32 hex digits";
+  if (env.INNGEST_SIGNING_KEY !== undefined && !SIGNING_KEY.test(env.INNGEST_SIGNING_KEY)) {
+    problems.push(`INNGEST_SIGNING_KEY must look like ${keyShape}.`);
+  }
+  if (env.INNGEST_SIGNING_KEY_FALLBACK !== undefined && !SIGNING_KEY.test(env.INNGEST_SIGNING_KEY_FALLBACK)) {
+    problems.push(`INNGEST_SIGNING_KEY_FALLBACK must look like ${keyShape}.`);
+  }
+  if (env.INNGEST_EVENT_KEY !== undefined && !EVENT_KEY.test(env.INNGEST_EVENT_KEY)) {
+    problems.push("INNGEST_EVENT_KEY must be at least 16 letters, digits, '-' or '_'.");
+  }
+  if (env.NODE_ENV !== "production") return problems;
+  if (env.INNGEST_DEV !== undefined) {
+    problems.push(
+      "INNGEST_DEV must not be set in production: it serves /api/inngest unsigned. Use INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY (and INNGEST_BASE_URL for a self-hosted server).",
+    );
+  }
+  if (env.INNGEST_SIGNING_KEY === undefined) {
+    problems.push("INNGEST_SIGNING_KEY must be set in production: it authenticates every call to /api/inngest.");
+  }
+  if (env.INNGEST_EVENT_KEY === undefined) {
+    problems.push("INNGEST_EVENT_KEY must be set in production: Inngest refuses events without it.");
+  }
+  return problems;
+}
 
 export function parseEnv(env: NodeJS.ProcessEnv): AppEnv {
   const result = EnvSchema.safeParse(env);

@@ -27,6 +27,7 @@ export type EventKind =
   | "invoice_changed"
   | "late_completion"
   | "actor_mismatch"
+  | "run_mismatch"
   | "generation_failed"
   | "dispatch_failed"
   | "apply_refused"
@@ -34,8 +35,11 @@ export type EventKind =
 
 /** How the outside world learns of a lease: Inngest in the app, a recorder in tests. */
 export type LeaseDispatch = {
-  /** Sent after the insert commits; a failure closes the lease. */
-  leaseOpened(lease: { id: string; actorId: string; invoiceId: string; purpose: string }): Promise<void>;
+  /**
+   * Sent after the insert commits; a failure closes the lease. `runNonce` goes with it to the
+   * generation, which must hand it back to propose (see proposeLease); never to a client.
+   */
+  leaseOpened(lease: { id: string; actorId: string; invoiceId: string; purpose: string; runNonce: string }): Promise<void>;
   /** Tells a running generation to stop. Best effort: the lease is already closed. */
   leaseClosed(leaseIds: string[], reason: string): Promise<void>;
 };
@@ -173,6 +177,8 @@ export async function openLease(
   try {
     await dispatch.leaseOpened(outcome.lease);
   } catch (error) {
+    // The full error (it can name hosts and keys' ids) goes to the log; the event, which the
+    // actor reads, gets a code and plain words.
     const message = error instanceof Error ? error.message : String(error);
     log.warn("lease dispatch failed", { lease_id: outcome.lease.id, error: message });
     await db.transaction(async (tx) => {
@@ -181,7 +187,12 @@ export async function openLease(
         .set({ status: "rejected", closedReason: "dispatch_failed", updatedAt: dbNow })
         .where(and(eq(inferenceLease.id, outcome.lease.id), inFlight))
         .returning({ id: inferenceLease.id });
-      if (closed.length) await recordEvent(tx, outcome.lease.id, "dispatch_failed", { error: message });
+      if (closed.length) {
+        await recordEvent(tx, outcome.lease.id, "dispatch_failed", {
+          code: "service_unavailable",
+          message: "The generation service could not be reached.",
+        });
+      }
     });
     return { ok: false, code: "dispatch_failed" };
   }
@@ -304,20 +315,29 @@ export async function loadForGeneration(db: Db, leaseId: string): Promise<Genera
 
 export type ProposeResult =
   | { ok: true }
-  | { ok: false; code: "lease_not_found" | "actor_mismatch" | "late_completion"; status?: LeaseStatus };
+  | { ok: false; code: "lease_not_found" | "run_mismatch" | "actor_mismatch" | "late_completion"; status?: LeaseStatus };
+
+/** The lease's run nonce equals `runNonce`, compared in the database: the nonce is never read out. */
+const runMatches = (runNonce: unknown) =>
+  typeof runNonce === "string" ? sql<boolean>`(${inferenceLease.runNonce} = ${runNonce})` : sql<boolean>`false`;
 
 /**
- * Check 2's write: one conditional UPDATE. If it changes no row the completion is late or
- * names the wrong actor; we re-read only to say which, and write nothing but the event.
+ * Check 2's write: one conditional UPDATE. If it changes no row the completion comes from a
+ * run this lease did not dispatch, is late, or names the wrong actor; we re-read only to say
+ * which, and write nothing but the event.
+ *
+ * `runNonce` is what the lease/opened event carried (never re-read here): a call that did not
+ * come from the run the lease dispatched cannot know it. Such a proposal changes nothing at
+ * all, not even an overdue or mismatched lease's status, so a forger cannot close leases either.
  */
 export async function proposeLease(
   db: Db,
-  input: { leaseId: string; actorId: string; proposal: { summary: string; model: string } },
+  input: { leaseId: string; actorId: string; runNonce: string; proposal: { summary: string; model: string } },
 ): Promise<ProposeResult> {
-  const { leaseId, actorId, proposal } = input;
+  const { leaseId, actorId, runNonce, proposal } = input;
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   const result = await db.transaction(async (tx): Promise<ProposeResult> => {
-    if (isUuid(actorId)) {
+    if (isUuid(actorId) && typeof runNonce === "string") {
       const [row] = await tx
         .update(inferenceLease)
         .set({ status: "proposed", proposal, updatedAt: dbNow })
@@ -326,6 +346,7 @@ export async function proposeLease(
             eq(inferenceLease.id, leaseId),
             eq(inferenceLease.status, "open"),
             eq(inferenceLease.actorId, actorId),
+            eq(inferenceLease.runNonce, runNonce),
             gt(inferenceLease.deadlineAt, dbNow),
           ),
         )
@@ -336,10 +357,19 @@ export async function proposeLease(
       }
     }
     const [current] = await tx
-      .select({ status: inferenceLease.status, actorId: inferenceLease.actorId, overdue: isOverdue })
+      .select({
+        status: inferenceLease.status,
+        actorId: inferenceLease.actorId,
+        overdue: isOverdue,
+        runMatches: runMatches(runNonce),
+      })
       .from(inferenceLease)
       .where(eq(inferenceLease.id, leaseId));
     if (!current) return { ok: false, code: "lease_not_found" };
+    if (!current.runMatches) {
+      await recordEvent(tx, leaseId, "run_mismatch", { step: "propose", status: current.status });
+      return { ok: false, code: "run_mismatch", status: current.status };
+    }
     if (current.actorId !== actorId) {
       // A completion made for someone else fails closed, and the lease with it.
       const closed = await tx
@@ -350,6 +380,8 @@ export async function proposeLease(
       await recordEvent(tx, leaseId, "actor_mismatch", {
         claimed_actor: isUuid(actorId) ? actorId : "invalid",
         status: closed.length ? "rejected" : current.status,
+        // Whether this completion closed the lease, so the timeline tells a transition from a refusal.
+        closed: closed.length > 0,
       });
       return { ok: false, code: "actor_mismatch", status: closed.length ? "rejected" : current.status };
     }
@@ -365,19 +397,51 @@ export async function proposeLease(
   return result;
 }
 
-/** A generation that cannot finish closes its lease at once, so the user learns now, not at the deadline. */
-export async function failGeneration(db: Db, leaseId: string, error: string): Promise<{ closed: boolean }> {
+/**
+ * Why a generation failed, as the actor sees it: a stable code and plain words. The error
+ * itself (SQL text, hosts, ids) goes to the server log only.
+ */
+export const GENERATION_FAILURES = {
+  model_unavailable: "The model could not be reached.",
+  model_output_invalid: "The model's answer could not be used.",
+  model_not_configured: "The model is not configured.",
+  invoice_not_found: "The invoice could not be read.",
+  internal_error: "Something went wrong on our side.",
+} as const;
+export type GenerationFailureCode = keyof typeof GENERATION_FAILURES;
+
+/**
+ * A generation that cannot finish closes its lease at once, so the user learns now, not at the
+ * deadline. Like propose, it needs the run's nonce: any other caller writes only `run_mismatch`.
+ */
+export async function failGeneration(
+  db: Db,
+  input: { leaseId: string; runNonce: string; code: GenerationFailureCode },
+): Promise<{ closed: boolean; refused?: "run_mismatch" }> {
+  const { leaseId, runNonce, code } = input;
   if (!isUuid(leaseId)) return { closed: false };
   return db.transaction(async (tx) => {
+    const [lease] = await tx
+      .select({ status: inferenceLease.status, runMatches: runMatches(runNonce) })
+      .from(inferenceLease)
+      .where(eq(inferenceLease.id, leaseId));
+    if (!lease) return { closed: false };
+    if (!lease.runMatches) {
+      await recordEvent(tx, leaseId, "run_mismatch", { step: "fail", status: lease.status });
+      return { closed: false, refused: "run_mismatch" as const };
+    }
     // Past its deadline the lease is expired, not failed: record that first.
     await expireDue(tx, eq(inferenceLease.id, leaseId), "generation_failed");
     const closed = await tx
       .update(inferenceLease)
       .set({ status: "rejected", closedReason: "generation_failed", updatedAt: dbNow })
-      .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.status, "open")))
+      .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.status, "open"), eq(inferenceLease.runNonce, runNonce)))
       .returning({ id: inferenceLease.id });
-    const [exists] = await tx.select({ id: inferenceLease.id }).from(inferenceLease).where(eq(inferenceLease.id, leaseId));
-    if (exists) await recordEvent(tx, leaseId, "generation_failed", { error: error.slice(0, 500), closed: closed.length > 0 });
+    await recordEvent(tx, leaseId, "generation_failed", {
+      code,
+      message: GENERATION_FAILURES[code] ?? GENERATION_FAILURES.internal_error,
+      closed: closed.length > 0,
+    });
     return { closed: closed.length > 0 };
   });
 }

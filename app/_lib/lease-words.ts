@@ -113,6 +113,7 @@ const EVENT_WORDS: Record<string, string> = {
   invoice_changed: "Not applied: the invoice had been edited",
   late_completion: "A summary arrived after the lease had closed; it was ignored and nothing was written",
   actor_mismatch: "Refused: the summary named a different user",
+  run_mismatch: "Refused: a summary arrived that this request did not start; it was ignored and nothing was written",
   generation_failed: "The summary could not be written",
   dispatch_failed: "The summary service could not be reached",
   apply_refused: "Apply refused",
@@ -121,6 +122,12 @@ const EVENT_WORDS: Record<string, string> = {
 
 export function eventWords(event: LeaseEventJson): string {
   const words = EVENT_WORDS[event.kind] ?? event.kind.replaceAll("_", " ");
+  if (event.kind === "generation_failed") {
+    // The event's own short message (lib/leases.ts GENERATION_FAILURES), never an error text.
+    const code = (event.detail as { code?: string } | null)?.code;
+    const why = code ? FAILURE_SHORT[code] : undefined;
+    if (why) return `${words}: ${why}`;
+  }
   if (event.kind === "apply_refused" || event.kind === "cancel_refused") {
     const detail = event.detail as { code?: string; status?: string } | null;
     const why = detail?.code ?? (detail?.status ? `lease_${detail.status}` : undefined);
@@ -128,6 +135,14 @@ export function eventWords(event: LeaseEventJson): string {
   }
   return words;
 }
+
+const FAILURE_SHORT: Record<string, string> = {
+  model_unavailable: "the model could not be reached",
+  model_output_invalid: "the model's answer could not be used",
+  model_not_configured: "the model is not set up",
+  invoice_not_found: "the invoice could not be read",
+  internal_error: "something went wrong on our side",
+};
 
 const REFUSAL_SHORT: Record<string, string> = {
   lease_open: "the summary was not ready yet",

@@ -129,7 +129,7 @@ describe("open", () => {
     const { alice, inv } = await setup();
     const failing: LeaseDispatch = {
       leaseOpened: async () => {
-        throw new Error("inngest unreachable");
+        throw new Error("fetch failed: connect ECONNREFUSED 10.0.0.7:8288 (POST /e/evt_secret_key)");
       },
       leaseClosed: async () => {},
     };
@@ -138,6 +138,9 @@ describe("open", () => {
     const [row] = await t.db.select().from(inferenceLease).where(eq(inferenceLease.invoiceId, inv.id));
     expect(row).toMatchObject({ status: "rejected", closedReason: "dispatch_failed" });
     expect(await eventKinds(row!.id)).toEqual(["opened", "dispatch_failed"]);
+    // The actor reads this event: a code and plain words, not the error (hosts, keys).
+    const [, failed] = await rows.leaseEvents(t.db, row!.id);
+    expect(failed!.detail).toEqual({ code: "service_unavailable", message: "The generation service could not be reached." });
   });
 
   it("an expired-but-unrecorded lease does not block a new one; it is recorded expired first", async () => {
@@ -155,7 +158,7 @@ describe("propose", () => {
   it("proposes an open lease in time, for its actor", async () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "open", "60 seconds");
-    expect(await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, proposal })).toEqual({ ok: true });
+    expect(await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, runNonce: lease.runNonce, proposal })).toEqual({ ok: true });
     expect(await leaseRow(lease.id)).toMatchObject({ status: "proposed", proposal });
     expect(await eventKinds(lease.id)).toEqual(["proposed"]);
   });
@@ -163,7 +166,7 @@ describe("propose", () => {
   it("after the deadline: writes nothing but its events (expired, late_completion)", async () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "open", "-1 second");
-    const result = await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, proposal });
+    const result = await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, runNonce: lease.runNonce, proposal });
     expect(result).toEqual({ ok: false, code: "late_completion", status: "expired" });
     const row = await leaseRow(lease.id);
     expect(row.status).toBe("expired");
@@ -176,7 +179,7 @@ describe("propose", () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "open", "60 seconds");
     expect(await cancelLease(t.db, alice.id, lease.id, recorder())).toEqual({ ok: true });
-    const result = await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, proposal });
+    const result = await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, runNonce: lease.runNonce, proposal });
     expect(result).toEqual({ ok: false, code: "late_completion", status: "rejected" });
     expect((await leaseRow(lease.id)).proposal).toBeNull();
     expect(await eventKinds(lease.id)).toEqual(["cancelled", "late_completion"]);
@@ -186,7 +189,7 @@ describe("propose", () => {
     const { alice, inv } = await setup();
     const mallory = await makeUser(t.db, "Mallory");
     const lease = await seedLease(alice.id, inv.id, "open", "60 seconds");
-    const result = await proposeLease(t.db, { leaseId: lease.id, actorId: mallory.id, proposal });
+    const result = await proposeLease(t.db, { leaseId: lease.id, actorId: mallory.id, runNonce: lease.runNonce, proposal });
     expect(result).toEqual({ ok: false, code: "actor_mismatch", status: "rejected" });
     const row = await leaseRow(lease.id);
     expect(row.proposal).toBeNull();
@@ -194,7 +197,37 @@ describe("propose", () => {
     expect(await eventKinds(lease.id)).toEqual(["actor_mismatch"]);
     // Not even a non-uuid "actor" slips through.
     const other = await seedLease(alice.id, (await makeInvoice(t.db, alice.id)).id, "open", "60 seconds");
-    expect(await proposeLease(t.db, { leaseId: other.id, actorId: "alice", proposal })).toMatchObject({ code: "actor_mismatch" });
+    expect(await proposeLease(t.db, { leaseId: other.id, actorId: "alice", runNonce: other.runNonce, proposal })).toMatchObject({ code: "actor_mismatch" });
+  });
+
+  it("from a run the lease did not dispatch (wrong or missing nonce): writes nothing but run_mismatch", async () => {
+    const { alice, inv } = await setup();
+    const lease = await seedLease(alice.id, inv.id, "open", "60 seconds");
+    const forged = { summary: "FORGED: pay IBAN XX00 0000", model: "forged" };
+    for (const runNonce of ["0".repeat(64), `${lease.runNonce.slice(1)}x`, "", undefined as unknown as string]) {
+      const result = await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, runNonce, proposal: forged });
+      expect(result).toEqual({ ok: false, code: "run_mismatch", status: "open" });
+    }
+    // The lease as it was, to the column; only the audit events.
+    expect(await leaseRow(lease.id)).toEqual(lease);
+    expect(await rows.leaseEvents(t.db, lease.id)).toEqual(
+      Array.from({ length: 4 }, () => ({ kind: "run_mismatch", detail: { step: "propose", status: "open" } })),
+    );
+    // Not even an overdue lease or a wrong actor moves it: a forger cannot close leases either.
+    const mallory = await makeUser(t.db, "Mallory");
+    const late = await seedLease(alice.id, (await makeInvoice(t.db, alice.id)).id, "open", "-1 second");
+    expect(await proposeLease(t.db, { leaseId: late.id, actorId: mallory.id, runNonce: "f".repeat(64), proposal: forged })).toEqual({
+      ok: false,
+      code: "run_mismatch",
+      status: "open",
+    });
+    expect(await leaseRow(late.id)).toEqual(late);
+    expect(await eventKinds(late.id)).toEqual(["run_mismatch"]);
+    // (Recorded expired by the ordinary path, so no overdue lease is left for the sweep test.)
+    expect(await loadForGeneration(t.db, late.id)).toMatchObject({ ok: false, reason: "expired" });
+    // The dispatched run's nonce still proposes.
+    expect(await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, runNonce: lease.runNonce, proposal })).toEqual({ ok: true });
+    expect((await leaseRow(lease.id)).proposal).toEqual(proposal);
   });
 
   it("a cancel while a slow generation sits between its read and its propose returns at once", async () => {
@@ -209,7 +242,7 @@ describe("propose", () => {
     expect(cancelled).toEqual({ ok: true });
     expect(generationDone).toBe(false); // the cancel did not wait for the generation
     await generation;
-    expect(await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, proposal })).toMatchObject({ code: "late_completion" });
+    expect(await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, runNonce: lease.runNonce, proposal })).toMatchObject({ code: "late_completion" });
     expect((await leaseRow(lease.id)).status).toBe("rejected");
   });
 });
@@ -281,15 +314,28 @@ describe("read, generation load, failure, sweep", () => {
   it("failGeneration closes an open lease with generation_failed", async () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "open", "60 seconds");
-    expect(await failGeneration(t.db, lease.id, "model output invalid")).toEqual({ closed: true });
+    expect(await failGeneration(t.db, { leaseId: lease.id, runNonce: lease.runNonce, code: "model_output_invalid" })).toEqual({ closed: true });
     expect(await leaseRow(lease.id)).toMatchObject({ status: "rejected", closedReason: "generation_failed" });
-    expect(await eventKinds(lease.id)).toEqual(["generation_failed"]);
+    expect(await rows.leaseEvents(t.db, lease.id)).toEqual([
+      { kind: "generation_failed", detail: { code: "model_output_invalid", message: "The model's answer could not be used.", closed: true } },
+    ]);
+  });
+
+  it("failGeneration from a run the lease did not dispatch writes only run_mismatch", async () => {
+    const { alice, inv } = await setup();
+    const lease = await seedLease(alice.id, inv.id, "open", "60 seconds");
+    expect(await failGeneration(t.db, { leaseId: lease.id, runNonce: "0".repeat(64), code: "internal_error" })).toEqual({
+      closed: false,
+      refused: "run_mismatch",
+    });
+    expect(await leaseRow(lease.id)).toEqual(lease);
+    expect(await rows.leaseEvents(t.db, lease.id)).toEqual([{ kind: "run_mismatch", detail: { step: "fail", status: "open" } }]);
   });
 
   it("failGeneration on an overdue lease records it expired, not failed", async () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "open", "-1 second");
-    expect(await failGeneration(t.db, lease.id, "timeout")).toEqual({ closed: false });
+    expect(await failGeneration(t.db, { leaseId: lease.id, runNonce: lease.runNonce, code: "model_unavailable" })).toEqual({ closed: false });
     expect((await leaseRow(lease.id)).status).toBe("expired");
     expect(await eventKinds(lease.id)).toEqual(["expired", "generation_failed"]);
   });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { DEV_SESSION_PASSWORD, parseEnv } from "@/lib/env";
 
+const SIGNING_KEY = `signkey-prod-${"ab".repeat(32)}`;
+const EVENT_KEY = "event-key-0123456789abcdef";
+/** What production needs besides the session key: signed Inngest. */
+const INNGEST = { INNGEST_SIGNING_KEY: SIGNING_KEY, INNGEST_EVENT_KEY: EVENT_KEY };
+
 describe("parseEnv", () => {
   it("uses the dev key outside production, so a fresh clone runs", () => {
     const env = parseEnv({ NODE_ENV: "development" });
@@ -27,6 +32,7 @@ describe("parseEnv", () => {
       SESSION_PASSWORD: "p".repeat(40),
       SESSION_PASSWORD_PREVIOUS: "o".repeat(40),
       LEASE_TTL_SECONDS: "30",
+      ...INNGEST,
     });
     expect(env.cookieSecure).toBe(true);
     expect(env.sessionPasswords).toEqual({ "1": "o".repeat(40), "2": "p".repeat(40) });
@@ -37,5 +43,44 @@ describe("parseEnv", () => {
     for (const value of ["0", "-5", "abc", "1.5", "99999"]) {
       expect(() => parseEnv({ NODE_ENV: "development", LEASE_TTL_SECONDS: value })).toThrow(/LEASE_TTL_SECONDS/);
     }
+  });
+
+  describe("Inngest in production", () => {
+    const prod = { NODE_ENV: "production", SESSION_PASSWORD: "p".repeat(40) } as const;
+
+    it("refuses INNGEST_DEV, whatever its value, naming it", () => {
+      for (const value of ["1", "http://127.0.0.1:8288", "false"]) {
+        expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_DEV: value })).toThrow(/INNGEST_DEV must not be set in production/);
+      }
+    });
+
+    it("requires INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY, naming each", () => {
+      expect(() => parseEnv({ ...prod, INNGEST_EVENT_KEY: EVENT_KEY })).toThrow(/INNGEST_SIGNING_KEY must be set in production/);
+      expect(() => parseEnv({ ...prod, INNGEST_SIGNING_KEY: SIGNING_KEY })).toThrow(/INNGEST_EVENT_KEY must be set in production/);
+      expect(() => parseEnv({ ...prod, INNGEST_SIGNING_KEY: "", INNGEST_EVENT_KEY: EVENT_KEY })).toThrow(/INNGEST_SIGNING_KEY must be set/);
+    });
+
+    it("refuses a signing key that is not signkey-<env>-<hex>", () => {
+      for (const key of ["abcdef", `signkey-prod-${"zz".repeat(32)}`, `signkey-prod-${"a".repeat(63)}`, "signkey-prod-abcd", `${"ab".repeat(32)}`]) {
+        expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_SIGNING_KEY: key })).toThrow(/INNGEST_SIGNING_KEY must look like/);
+      }
+      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_SIGNING_KEY_FALLBACK: "nope" })).toThrow(/INNGEST_SIGNING_KEY_FALLBACK/);
+    });
+
+    it("accepts a self-hosted server: INNGEST_BASE_URL with both keys", () => {
+      const env = parseEnv({ ...prod, ...INNGEST, INNGEST_BASE_URL: "http://127.0.0.1:8288" });
+      expect(env.nodeEnv).toBe("production");
+      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_BASE_URL: "not a url" })).toThrow(/INNGEST_BASE_URL must be an http\(s\) URL/);
+    });
+
+    it("reports every problem at once", () => {
+      expect(() => parseEnv({ NODE_ENV: "production", INNGEST_DEV: "1" })).toThrow(
+        /INNGEST_DEV[\s\S]*INNGEST_SIGNING_KEY[\s\S]*INNGEST_EVENT_KEY[\s\S]*SESSION_PASSWORD/,
+      );
+    });
+
+    it("leaves dev mode alone outside production", () => {
+      expect(parseEnv({ NODE_ENV: "development", INNGEST_DEV: "http://127.0.0.1:8288" }).nodeEnv).toBe("development");
+    });
   });
 });

@@ -25,7 +25,7 @@ vi.mock("@/lib/log", () => ({ log: { info: vi.fn(), warn: vi.fn() } }));
 
 const leases = await import("@/lib/leases");
 const model = await import("@/lib/model");
-const { generateLeaseProposal, LATE_GRACE_MS, GENERATION_RETRIES } = await import("@/inngest/generate-lease-proposal");
+const { generateLeaseProposal, failureCode, LATE_GRACE_MS, GENERATION_RETRIES } = await import("@/inngest/generate-lease-proposal");
 
 const loadForGeneration = vi.mocked(leases.loadForGeneration);
 const proposeLease = vi.mocked(leases.proposeLease);
@@ -35,6 +35,8 @@ const getModelProvider = vi.mocked(model.getModelProvider);
 const LEASE_ID = "6f1c1a52-6d55-4a0e-9a43-3f2f2b8f1a01";
 const ACTOR_ID = "0b7e6a4c-2f0a-4c38-8a53-8f0c7d2b9e11";
 const OTHER_ACTOR = "c3d4e5f6-0000-4000-8000-000000000002";
+/** The lease's run nonce as lease/opened carries it; the function must hand back this one. */
+const RUN_NONCE = "5b1e".repeat(16);
 
 const INVOICE = {
   id: "9a8b7c6d-1111-4222-8333-444455556666",
@@ -86,7 +88,7 @@ function engine() {
       {
         name: "lease/opened",
         id: `lease-opened-${LEASE_ID}`,
-        data: { leaseId: LEASE_ID, actorId: ACTOR_ID, invoiceId: INVOICE.id, purpose: "summarize_invoice" },
+        data: { leaseId: LEASE_ID, actorId: ACTOR_ID, invoiceId: INVOICE.id, purpose: "summarize_invoice", runNonce: RUN_NONCE },
       },
     ],
   });
@@ -110,7 +112,7 @@ function failureEngine(error: { name: string; message: string }) {
           function_id: "claimcheck-generate-lease-proposal",
           run_id: "01JTESTRUN",
           error: { ...error, stack: "" },
-          event: { name: "lease/opened", data: { leaseId: LEASE_ID, actorId: ACTOR_ID } },
+          event: { name: "lease/opened", data: { leaseId: LEASE_ID, actorId: ACTOR_ID, runNonce: RUN_NONCE } },
         },
       },
     ],
@@ -162,6 +164,7 @@ describe("generate-lease-proposal: the run", () => {
     expect(proposeLease).toHaveBeenCalledWith(expect.anything(), {
       leaseId: LEASE_ID,
       actorId: ACTOR_ID,
+      runNonce: RUN_NONCE,
       proposal: { summary: "Summary of Northwind Traders", model: "fake-1" },
     });
     expect(failGeneration).not.toHaveBeenCalled();
@@ -270,7 +273,7 @@ describe("generate-lease-proposal: model errors", () => {
     const out = await engine().executeStep("generate");
 
     expect(out.step.op).toBe("StepFailed");
-    expect(out.result).toMatchObject({ name: "NonRetriableError", message: expect.stringContaining("MODEL_BASE_URL") });
+    expect(out.result).toMatchObject({ name: "NonRetriableError", message: expect.stringMatching(/^ModelConfigError: .*MODEL_BASE_URL/s) });
   });
 
   it("stops without retry when the lease's time ran out during the model call, recording expired", async () => {
@@ -308,6 +311,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
     expect(proposeLease).toHaveBeenCalledWith(expect.anything(), {
       leaseId: LEASE_ID,
       actorId: ACTOR_ID,
+      runNonce: RUN_NONCE,
       proposal: { summary: "Summary of Northwind Traders", model: "fake-1" },
     });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
@@ -338,12 +342,48 @@ describe("generate-lease-proposal: completions that come too late or for someone
 
 describe("generate-lease-proposal: onFailure", () => {
   // Expiring an overdue lease first is failGeneration's own job (tests/integration/leases.test.ts).
-  it("records generation_failed and closes the lease through failGeneration", async () => {
+  it("records generation_failed and closes the lease through failGeneration, with the run's nonce", async () => {
     const { result, error } = await failureEngine({ name: "NonRetriableError", message: "ModelOutputError: bad JSON" }).execute();
 
     expect(error).toBeUndefined();
     expect(result).toEqual({ closed: true });
     expect(failGeneration).toHaveBeenCalledTimes(1);
-    expect(failGeneration).toHaveBeenCalledWith(expect.anything(), LEASE_ID, "ModelOutputError: bad JSON");
+    expect(failGeneration).toHaveBeenCalledWith(expect.anything(), {
+      leaseId: LEASE_ID,
+      runNonce: RUN_NONCE,
+      code: "model_output_invalid",
+    });
+  });
+
+  it("a database fault reaches the actor as internal_error; its SQL text goes to the server log only", async () => {
+    const sqlError = {
+      name: "PostgresError",
+      message:
+        'duplicate key value violates unique constraint "lease_event_pkey": insert into "lease_event" ("lease_id", "kind") values ($1, $2) -- 6f1c1a52-6d55-4a0e-9a43-3f2f2b8f1a01',
+    };
+    await failureEngine(sqlError).execute();
+
+    // failGeneration (which writes the event) gets only the code; it adds the plain words.
+    expect(failGeneration).toHaveBeenCalledWith(expect.anything(), { leaseId: LEASE_ID, runNonce: RUN_NONCE, code: "internal_error" });
+    expect(JSON.stringify(failGeneration.mock.calls[0]![1])).not.toMatch(/insert into|lease_event|\$1/);
+    const { log } = await import("@/lib/log");
+    expect(vi.mocked(log.warn)).toHaveBeenCalledWith(
+      "generation failed",
+      expect.objectContaining({ lease_id: LEASE_ID, code: "internal_error", error: expect.stringContaining("insert into") }),
+    );
+  });
+});
+
+describe("failureCode", () => {
+  it.each([
+    [{ name: "ModelUnavailableError", message: "HTTP 503 from the model" }, "model_unavailable"],
+    [{ name: "NonRetriableError", message: "ModelOutputError: summary is not JSON" }, "model_output_invalid"],
+    [{ name: "NonRetriableError", message: "ModelConfigError: MODEL_BASE_URL is required" }, "model_not_configured"],
+    [{ name: "NonRetriableError", message: "invoice_not_found: the lease's invoice is not readable as its actor" }, "invoice_not_found"],
+    [{ name: "PostgresError", message: 'relation "inference_lease" does not exist' }, "internal_error"],
+    [{ name: "Error", message: "select * from invoice where id = $1" }, "internal_error"],
+    [{}, "internal_error"],
+  ] as const)("%o -> %s", (error, code) => {
+    expect(failureCode(error)).toBe(code);
   });
 });
