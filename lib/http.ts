@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   invoice_changed: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  too_many_attempts: 429,
   internal_error: 500,
   dispatch_failed: 503,
 } as const;

@@ -6,7 +6,9 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { appSession, appUser } from "@/db/schema";
 import { isUuid } from "./ids";
+import { text } from "./input";
 import { dummyPasswordHash, verifyPassword } from "./password";
+import { admitSignIn } from "./rate-limit";
 
 export type Actor = { id: string; email: string; name: string };
 export type SessionData = { sid?: string; uid?: string };
@@ -16,7 +18,7 @@ export const SESSION_TTL_SECONDS = 60 * 60 * 12;
 
 /** The sign-in form, for the API route and the page's server action alike. */
 export const SignInInput = z.object({
-  email: z.string().trim().min(3).max(320),
+  email: text().trim().min(3).max(320),
   password: z.string().min(1).max(1024),
 });
 
@@ -34,6 +36,26 @@ export async function signIn(
     .values({ userId: user.id, expiresAt: sql`now() + make_interval(secs => ${SESSION_TTL_SECONDS})` })
     .returning({ id: appSession.id });
   return { ok: true, actor: { id: user.id, email: user.email, name: user.name }, sessionId: session!.id };
+}
+
+export type SignInOutcome =
+  | Awaited<ReturnType<typeof signIn>>
+  | { ok: false; code: "too_many_attempts"; retryAfterSeconds: number };
+
+/**
+ * Sign-in as the API and the page offer it: within the attempt limits (lib/rate-limit.ts),
+ * which answer the same for known and unknown emails and, once hit, refuse even the right
+ * password until the block ends.
+ */
+export async function attemptSignIn(
+  db: Db,
+  input: { email: string; password: string; address: string | null },
+): Promise<SignInOutcome> {
+  const gate = await admitSignIn(db, input);
+  if (!gate.ok) return { ok: false, code: "too_many_attempts", retryAfterSeconds: gate.retryAfterSeconds };
+  const result = await signIn(db, input.email, input.password);
+  if (result.ok) await gate.succeeded();
+  return result;
 }
 
 /** The actor a cookie names, if its server-side session is still live: not revoked, not past its end by the database clock. */

@@ -1,16 +1,23 @@
 "use server";
+import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { getDb } from "@/db/client";
-import { signIn, SignInInput } from "@/lib/sessions";
+import { formOf } from "@/lib/input";
+import { clientAddress } from "@/lib/rate-limit";
+import { attemptSignIn, SignInInput } from "@/lib/sessions";
 import { cookieSession } from "@/app/_lib/actor";
 
 export type SignInState = { message: string | null; email: string };
 
 export async function signInAction(_previous: SignInState, formData: FormData): Promise<SignInState> {
-  const form = SignInInput.safeParse(Object.fromEntries(formData));
-  const email = String(formData.get("email") ?? "").slice(0, 320);
+  const form = formOf(SignInInput).safeParse(formData);
+  const email = formData instanceof FormData ? String(formData.get("email") ?? "").slice(0, 320) : "";
   if (!form.success) return { message: "Enter your email and your password.", email };
-  const result = await signIn(await getDb(), form.data.email, form.data.password);
+  const result = await attemptSignIn(await getDb(), { ...form.data, address: clientAddress(await headers()) });
+  if (!result.ok && result.code === "too_many_attempts") {
+    const minutes = Math.ceil(result.retryAfterSeconds / 60);
+    return { message: `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, email };
+  }
   if (!result.ok) return { message: "That email and password do not match an account.", email };
   const session = await cookieSession();
   session.sid = result.sessionId;

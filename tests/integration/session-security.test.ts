@@ -1,13 +1,17 @@
 // Sessions under attack, through the real route handlers on a real database: cookies that do
-// not unseal, sessions past their own expiry on the database clock.
-import { randomUUID } from "node:crypto";
+// not unseal, sessions past their own expiry on the database clock, guessed passwords.
+import { createHash, randomUUID } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appSession, inferenceLease } from "@/db/schema";
+import type { PGlite } from "@electric-sql/pglite";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { openDb, type Db } from "@/db/client";
+import * as schema from "@/db/schema";
+import { appSession, inferenceLease, rateLimit } from "@/db/schema";
 import { openLease, type LeaseDispatch } from "@/lib/leases";
-import { SESSION_TTL_SECONDS } from "@/lib/sessions";
+import { admitSignIn, clientAddress, SIGN_IN_LIMITS } from "@/lib/rate-limit";
+import { attemptSignIn, SESSION_TTL_SECONDS } from "@/lib/sessions";
 import { api, signInCookie } from "../support/api";
-import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 
 let t: TestDb;
 beforeAll(async () => {
@@ -89,7 +93,7 @@ describe("a cookie that does not unseal", () => {
     const { alice, cookie } = await world();
     const res = await api("POST", "/api/session", {
       cookie: `claimcheck_session=${tamperedCookies(cookie)["non-numeric expiry"]}`,
-      json: { email: alice.email, password: "correct horse battery staple" },
+      json: { email: alice.email, password: PASSWORD },
     });
     expect(res.status).toBe(200);
   });
@@ -131,3 +135,131 @@ describe("a session past its own end on the database clock", () => {
     expect(dispatched).toEqual([]);
   });
 });
+
+describe("sign-in attempt limits", () => {
+  const { points: EMAIL_POINTS, blockDuration: EMAIL_BLOCK } = SIGN_IN_LIMITS.email;
+  const signInAs = (email: string, password: string, headers?: Record<string, string>) =>
+    api("POST", "/api/session", { json: { email, password }, headers });
+
+  async function failUntilLimited(email: string, headers?: Record<string, string>) {
+    for (let i = 0; i < EMAIL_POINTS; i++) {
+      const res = await signInAs(email, `wrong-${i}`, headers);
+      expect({ attempt: i + 1, status: res.status, body: res.body }).toEqual({ attempt: i + 1, status: 401, body: { detail: "invalid_credentials" } });
+    }
+  }
+
+  function expectLimited(res: Awaited<ReturnType<typeof api>>, maxSeconds: number) {
+    expect(res).toMatchObject({ status: 429, body: { detail: "too_many_attempts" } });
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(maxSeconds);
+    expect(res.headers.getSetCookie()).toEqual([]);
+  }
+
+  it(`answers 429 with Retry-After after ${SIGN_IN_LIMITS.email.points} wrong passwords, refuses even the right one until the block ends, and leaves other users alone`, async () => {
+    const alice = await makeUser(t.db, "Alice");
+    const bob = await makeUser(t.db, "Bob");
+    await failUntilLimited(alice.email);
+    expectLimited(await signInAs(alice.email, "wrong-again"), EMAIL_BLOCK);
+    expectLimited(await signInAs(alice.email, PASSWORD), EMAIL_BLOCK);
+    expectLimited(await signInAs(` ${alice.email.toUpperCase()} `, PASSWORD), EMAIL_BLOCK);
+    expect((await signInAs(bob.email, PASSWORD)).status).toBe(200);
+    // When the block has run out (moved into the past here), the right password works again.
+    await t.db.update(rateLimit).set({ expire: sql`now() - interval '1 second'` });
+    expect((await signInAs(alice.email, PASSWORD)).status).toBe(200);
+  });
+
+  it("answers an unknown email exactly as a known one", async () => {
+    const nobody = `nobody-${randomUUID().slice(0, 8)}@example.test`;
+    await failUntilLimited(nobody);
+    expectLimited(await signInAs(nobody, PASSWORD), EMAIL_BLOCK);
+  });
+
+  it("counts failures only: a successful sign-in clears the email's count", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    for (let i = 0; i < EMAIL_POINTS - 1; i++) expect((await signInAs(alice.email, "wrong")).status).toBe(401);
+    expect((await signInAs(alice.email, PASSWORD)).status).toBe(200);
+    await failUntilLimited(alice.email);
+    expect((await signInAs(alice.email, PASSWORD)).status).toBe(429);
+  });
+
+  it("holds against a parallel burst: exactly the budget is checked, the rest refused", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => signInAs(alice.email, `wrong-${i}`)));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 401)).toHaveLength(EMAIL_POINTS);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(30 - EMAIL_POINTS);
+  });
+
+  it("keeps its counters in the database: a second app instance (another handle) sees the block; no email is stored in clear", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    await failUntilLimited(alice.email);
+    const other = await secondHandle();
+    try {
+      const gate = await admitSignIn(other.db, { email: alice.email, address: null });
+      expect(gate.ok).toBe(false);
+      const refused = await attemptSignIn(other.db, { email: alice.email, password: PASSWORD, address: null });
+      expect(refused).toMatchObject({ ok: false, code: "too_many_attempts" });
+    } finally {
+      await other.close();
+    }
+    const keys = (await t.db.select({ key: rateLimit.key }).from(rateLimit)).map((r) => r.key);
+    expect(keys.some((k) => k.includes("@"))).toBe(false);
+  });
+
+  it("limits a client address across emails when TRUST_PROXY names the proxy, and leaves other addresses alone", async () => {
+    const previous = process.env.TRUST_PROXY;
+    process.env.TRUST_PROXY = "1";
+    try {
+      const { points, blockDuration } = SIGN_IN_LIMITS.address;
+      const alice = await makeUser(t.db, "Alice");
+      // The client forged an entry of its own; the proxy appended the address it saw.
+      const from = (ip: string) => ({ "x-forwarded-for": `6.6.6.6, ${ip}` });
+      for (let i = 0; i < points; i++) {
+        const res = await signInAs(`spray-${i}-${randomUUID().slice(0, 6)}@example.test`, "guess", from("203.0.113.7"));
+        expect({ attempt: i + 1, status: res.status }).toEqual({ attempt: i + 1, status: 401 });
+      }
+      expectLimited(await signInAs(alice.email, PASSWORD, from("203.0.113.7")), blockDuration);
+      expect((await signInAs(alice.email, PASSWORD, from("198.51.100.9"))).status).toBe(200);
+      // The address's refusals did not count against alice's email.
+      const aliceKey = `sign_in_email:${createHash("sha256").update(alice.email).digest("hex")}`;
+      expect(await t.db.select().from(rateLimit).where(eq(rateLimit.key, aliceKey))).toEqual([]);
+    } finally {
+      if (previous === undefined) delete process.env.TRUST_PROXY;
+      else process.env.TRUST_PROXY = previous;
+    }
+  });
+
+  it("trusts no X-Forwarded-For by default: rotating it does not escape the email limit", async () => {
+    expect(process.env.TRUST_PROXY ?? "").toBe("");
+    const alice = await makeUser(t.db, "Alice");
+    for (let i = 0; i < EMAIL_POINTS; i++) expect((await signInAs(alice.email, "wrong", { "x-forwarded-for": `10.0.0.${i}` })).status).toBe(401);
+    expectLimited(await signInAs(alice.email, PASSWORD, { "x-forwarded-for": "10.9.9.9" }), EMAIL_BLOCK);
+  });
+});
+
+describe("clientAddress", () => {
+  const h = (xff?: string) => new Headers(xff === undefined ? {} : { "x-forwarded-for": xff });
+  it("takes the entry TRUST_PROXY places from the right, and nothing without a trusted proxy", () => {
+    expect(clientAddress(h("1.1.1.1, 2.2.2.2, 3.3.3.3"), {})).toBeNull();
+    expect(clientAddress(h("1.1.1.1, 2.2.2.2, 3.3.3.3"), { TRUST_PROXY: "0" })).toBeNull();
+    expect(clientAddress(h("1.1.1.1, 2.2.2.2, 3.3.3.3"), { TRUST_PROXY: "1" })).toBe("3.3.3.3");
+    expect(clientAddress(h("1.1.1.1, 2.2.2.2, 3.3.3.3"), { TRUST_PROXY: "2" })).toBe("2.2.2.2");
+    expect(clientAddress(h("3.3.3.3"), { TRUST_PROXY: "2" })).toBeNull();
+    expect(clientAddress(h(), { TRUST_PROXY: "1" })).toBeNull();
+    expect(() => clientAddress(h("1.1.1.1"), { TRUST_PROXY: "yes" })).toThrow(/TRUST_PROXY/);
+  });
+});
+
+/** Another handle on the same database, as a second app instance would have. */
+async function secondHandle(): Promise<{ db: Db; close(): Promise<void> }> {
+  if (inject("dbKind") === "postgres") {
+    const url = new URL(inject("pgAdminUrl"));
+    url.pathname = `/${t.name}`;
+    return openDb({ kind: "postgres", url: url.toString(), max: 2 });
+  }
+  // One in-memory PGlite per process: a second drizzle instance over it, with limiters of its own.
+  const { drizzle } = await import("drizzle-orm/pglite");
+  const client = (t.db as unknown as { $client: PGlite }).$client;
+  return { db: drizzle(client, { schema }) as unknown as Db, close: async () => {} };
+}

@@ -3,14 +3,18 @@ import { requestSession } from "@/lib/auth";
 import { authedRoute, json, problem, publicRoute, readBody } from "@/lib/http";
 import { revokeSession } from "@/lib/leases";
 import { actorJson } from "@/lib/serialize";
-import { signIn, SignInInput } from "@/lib/sessions";
+import { clientAddress } from "@/lib/rate-limit";
+import { attemptSignIn, SignInInput } from "@/lib/sessions";
 import { inngestDispatch } from "@/inngest/dispatch";
 
 export const POST = publicRoute(async (req, res) => {
   const body = await readBody(req, SignInInput);
   if (!body.ok) return problem(body.code);
   const db = await getDb();
-  const result = await signIn(db, body.value.email, body.value.password);
+  const result = await attemptSignIn(db, { ...body.value, address: clientAddress(req.headers) });
+  if (!result.ok && result.code === "too_many_attempts") {
+    return problem(result.code, new Headers({ "retry-after": String(result.retryAfterSeconds) }));
+  }
   if (!result.ok) return problem(result.code);
   const session = await requestSession(req, res);
   session.sid = result.sessionId;
