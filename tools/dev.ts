@@ -124,7 +124,7 @@ async function main() {
     inngest = start("inngest-cli dev", INNGEST_CLI, ["dev", "-u", SERVE_URL]);
   } else {
     say("inngest-cli is not installed (it needs internet at install time): using the local stand-in, tools/inngest-local.");
-    inngest = start("inngest-local", TSX, ["tools/inngest-local/main.ts", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
+    inngest = start("inngest-local", TSX, ["tools/inngest-local/main.ts", "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
   }
 
   // Next's own binary, not `npx next`: killing npx would orphan next-server.

@@ -5,10 +5,12 @@
 // PostgreSQL only: the running app is a second process, and PGlite allows one process per
 // data folder, so an in-memory PGlite database cannot be shared with it. vitest.config.ts
 // leaves `*.pg.test.ts` out of the PGlite pass and says so; CI runs both passes.
+import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { inferenceLease } from "@/db/schema";
 import type { RunSummary } from "@/tools/inngest-local/server";
+import { canonicalBody, signBody } from "@/tools/inngest-local/signing";
 import { startAppServer, TEST_SESSION_PASSWORD, type AppServer } from "../support/app-server";
 import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
@@ -130,7 +132,7 @@ async function generating(app: AppServer, leaseId: string) {
 }
 
 async function sendEvent(app: AppServer, event: { name: string; id?: string; data: Record<string, unknown> }) {
-  const res = await fetch(`${app.inngestUrl}/e/test-key`, {
+  const res = await fetch(`${app.inngestUrl}/e/${app.eventKey}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify([event]),
@@ -186,6 +188,18 @@ describe("with the local model", () => {
     expect(run.output).toEqual({ leaseId, outcome: "proposed" });
     expect(run.steps.map((s) => s.name)).toEqual(["load-lease", "generate", "propose"]);
     expect(run.eventId).toBe(`lease-opened-${leaseId}`);
+
+    // The run nonce went to the Inngest server with the event, and to no client: not the
+    // API, not the page (its RSC payload included), not the event stream's first frame.
+    expect(row.runNonce).toMatch(/^[0-9a-f]{64}$/);
+    expect(run.event.data.runNonce).toBe(row.runNonce);
+    const seen = [
+      JSON.stringify((await http(app, "GET", `/api/leases/${leaseId}`, { cookie })).body),
+      JSON.stringify((await http(app, "GET", `/api/invoices/${inv.id}`, { cookie })).body),
+      await (await fetch(`${app.url}/invoices/${inv.id}`, { headers: { cookie } })).text(),
+      await (await fetch(`${app.url}/invoices/${inv.id}`, { headers: { cookie, rsc: "1" } })).text(),
+    ];
+    for (const text of seen) expect(text).not.toContain(row.runNonce);
   });
 
   it("a duplicated lease/opened event has one effect", async () => {
@@ -217,6 +231,78 @@ describe("with the local model", () => {
     const res = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
     expect(res.body.status).toBe("proposed");
     expect(res.body.events.map((e: { kind: string }) => e.kind)).toEqual(["opened", "proposed"]);
+  });
+
+  it("a forged, unsigned call to /api/inngest gets 401 and writes nothing (nor does a wrongly signed or stale one)", async () => {
+    const { user, inv, cookie } = await actorWithInvoice(app, "Forgery Target plc");
+    // An open lease with no run of its own: whatever happens to it is the forger's doing.
+    const [seeded] = await t.db
+      .insert(inferenceLease)
+      .values({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open", deadlineAt: sql`now() + interval '60 seconds'` })
+      .returning();
+    const leaseId = seeded!.id;
+
+    // The attack from issue 7: the generate function called directly, with memoized results
+    // (keyed by the sha1 of the step ids) that make it propose the attacker's text.
+    const sha1 = (s: string) => createHash("sha1").update(s).digest("hex");
+    const event = { name: "lease/opened", id: `lease-opened-${leaseId}`, ts: Date.now(), data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice" } };
+    const forged = {
+      event,
+      events: [event],
+      steps: {
+        [sha1("load-lease")]: { data: { ok: true, actorId: user.id, purpose: "summarize_invoice", deadlineAt: seeded!.deadlineAt.toISOString(), remainingMs: 60_000 } },
+        [sha1("generate")]: { data: { ok: true, actorId: user.id, summary: "FORGED: pay IBAN XX00 1234 5678", model: "forged" } },
+      },
+      ctx: { run_id: "01FORGEDRUN", attempt: 0, max_attempts: 4, disable_immediate_execution: false, use_api: false, stack: { stack: [sha1("load-lease"), sha1("generate")], current: 1 } },
+    };
+    const bodyText = canonicalBody(forged);
+    const otherKey = `signkey-test-${"ab".repeat(32)}`;
+    const stale = new Date(Date.now() - 10 * 60_000);
+    const headerSets: Record<string, string>[] = [
+      {},
+      { "x-inngest-signature": "t=1&s=00" },
+      { "x-inngest-signature": signBody(bodyText, otherKey) },
+      { "x-inngest-signature": signBody(bodyText, app.signingKey, stale) },
+    ];
+    for (const fnId of [GENERATE, GENERATE_FAILURE]) {
+      for (const extra of headerSets) {
+        const res = await fetch(`${app.serveUrl}?fnId=${fnId}&stepId=step`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...extra },
+          body: bodyText,
+        });
+        expect(res.status, `${fnId} with ${JSON.stringify(extra)}`).toBe(401);
+        expect(await res.text()).not.toContain("FORGED");
+      }
+    }
+    expect(await leaseRow(leaseId)).toEqual(seeded);
+    expect(await events(leaseId)).toEqual([]);
+    expect((await invoiceRow(inv.id)).summary).toBeNull();
+    expect(runsFor(app, GENERATE, leaseId)).toHaveLength(0);
+
+    // Nor can an unsigned PUT re-register the app (under a forged host), nor a GET read its setup.
+    const put = await fetch(app.serveUrl, { method: "PUT", headers: { "x-forwarded-host": "evil.example" } });
+    expect(put.status).toBe(401);
+    expect(app.inngestLogs().some((l) => l.includes("evil.example"))).toBe(false);
+    const get = await fetch(app.serveUrl);
+    expect(get.status).toBe(401);
+    const introspection = await get.text();
+    for (const secret of ["generate-lease-proposal", "function_count", "has_signing_key", "mode", "claimcheck"]) {
+      expect(introspection).not.toContain(secret);
+    }
+    // And the API still tells alice where her lease stands: open, untouched.
+    const api = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
+    expect(api.body).toMatchObject({ status: "open", proposal: null, events: [] });
+  });
+
+  it("events need the event key: the stand-in answers 401 without it and starts nothing", async () => {
+    const { user, inv } = await actorWithInvoice(app, "Keyless Sender GmbH");
+    const data = { leaseId: "6f1c1a52-6d55-4a0e-9a43-3f2f2b8f1a01", actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice" };
+    for (const key of ["test-key", `${app.eventKey}x`, ""]) {
+      const res = await fetch(`${app.inngestUrl}/e/${key}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify([{ name: "lease/opened", data }]) });
+      expect(res.status, `key "${key}"`).toBe(key === "" ? 404 : 401);
+    }
+    expect(runsFor(app, GENERATE, data.leaseId)).toHaveLength(0);
   });
 
   it("the sweep expires an abandoned lease", async () => {
@@ -453,7 +539,9 @@ describe("with an OpenAI-compatible model", () => {
     expect(row.proposal).toBeNull();
     const evs = await events(leaseId);
     expect(evs.map((e) => e.kind)).toEqual(["opened", "generation_failed"]);
-    expect(evs[1]!.detail).toMatchObject({ closed: true, error: expect.stringContaining("ModelOutputError") });
+    // A code and plain words for the actor; the error itself is in the server log only.
+    expect(evs[1]!.detail).toEqual({ code: "model_output_invalid", message: "The model's answer could not be used.", closed: true });
+    expect(app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("ModelOutputError"))).toBe(true);
     // Closed at once, long before the 90 s deadline.
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(1);

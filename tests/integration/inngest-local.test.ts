@@ -3,6 +3,7 @@
 // the dev server would. Run: npx vitest run --project integration tests/integration/inngest-local.test.ts
 // Every scenario runs twice: with checkpointing (ctx.fn_id sent, the SDK's v4
 // default path) and without (one step per request).
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, NonRetriableError, RetryAfterError } from "inngest";
 import { serve } from "inngest/node";
@@ -10,6 +11,7 @@ import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/i
 import { parseCron, cronMatches, nextCronTime } from "@/tools/inngest-local/cron";
 import { compileExpression } from "@/tools/inngest-local/expr";
 import { startSdkApp, type SdkApp } from "@/tests/support/inngest-sdk-app";
+import { canonicalBody, hashSigningKey, signBody } from "@/tools/inngest-local/signing";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -497,6 +499,125 @@ describe("inngest-local CLI", () => {
       child.kill("SIGTERM");
       await app.close();
     }
+  });
+});
+
+// Self-hosted mode, checked by the pinned SDK itself: an app served in cloud mode (signature
+// verification on, as the app is in production) with the stand-in's keys. Every call the SDK
+// accepts is one whose signature the SDK's own code verified.
+describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
+  const signingKey = `signkey-test-${randomBytes(32).toString("hex")}`;
+  const eventKey = randomBytes(24).toString("hex");
+  const quiet = { info() {}, warn() {}, error() {}, debug() {} };
+  const logs: string[] = [];
+  let app: SdkApp;
+  let local: InngestLocal;
+  let inngest: Inngest;
+  const calls: Record<string, number> = {};
+
+  beforeAll(async () => {
+    app = await startSdkApp();
+    local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 50, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
+    inngest = new Inngest({ id: "signed-app", isDev: false, baseUrl: local.url, signingKey, eventKey, logger: quiet });
+    const steps = inngest.createFunction({ id: "steps", triggers: [{ event: "signed/steps" }] }, async ({ event, step }) => {
+      const a = await step.run("a", () => ((calls.a = (calls.a ?? 0) + 1), 1));
+      const b = await step.run("b", () => ((calls.b = (calls.b ?? 0) + 1), a + 1));
+      return { sum: a + b, k: event.data.k };
+    });
+    const failing = inngest.createFunction(
+      { id: "fails", retries: 0, triggers: [{ event: "signed/fails" }], onFailure: async ({ error }) => `handled ${error.message}` },
+      async ({ step }) => step.run("boom", () => {
+        throw new NonRetriableError("no");
+      }),
+    );
+    app.setHandler(serve({ client: inngest, functions: [steps, failing] }));
+    await waitFor("signed in-band sync", () => logs.some((l) => l.startsWith('synced app "signed-app"')));
+  });
+  afterAll(async () => {
+    await local?.close();
+    await app?.close();
+  });
+
+  it("says it is self-hosted, and refuses a signing key without an event key", async () => {
+    expect(local.mode).toBe("self-hosted");
+    expect(logs.some((l) => l.includes("in self-hosted mode"))).toBe(true);
+    await expect(startInngestLocal({ port: 0, appUrls: [], signingKey })).rejects.toThrow(/both a signing key and at least one event key/);
+    await expect(startInngestLocal({ port: 0, appUrls: [], signingKey: "not-a-key", eventKeys: ["k"] })).rejects.toThrow(/signkey-<env>-<hex>/);
+  });
+
+  it("runs a function to completion: the in-band sync and every call signed and accepted by the SDK, checkpoints authenticated", async () => {
+    await inngest.send({ name: "signed/steps", data: { k: "one" } });
+    const run = await waitFor("signed run to end", () => local.runs().find((r) => r.functionId === "signed-app-steps" && r.status !== "running"));
+    expect(run).toMatchObject({ status: "completed", output: { sum: 3, k: "one" } });
+    // Checkpoints reached the stand-in with the SDK's bearer (a refused one would not show here).
+    expect(run.steps.map((s) => [s.name, s.checkpointed])).toEqual([["a", true], ["b", true]]);
+    expect([calls.a, calls.b]).toEqual([1, 1]);
+    expect(logs.filter((l) => l.includes("(401)"))).toEqual([]);
+  });
+
+  it("a failure reaches onFailure, through the same signed calls", async () => {
+    await inngest.send({ name: "signed/fails", data: {} });
+    const handled = await waitFor("the failure handler's run", () => local.runs().find((r) => r.functionId === "signed-app-fails-failure" && r.status !== "running"));
+    expect(handled).toMatchObject({ status: "completed", output: "handled no" });
+  });
+
+  it("the SDK verifies the stand-in's signature, and refuses the unsigned, the wrongly keyed and the stale", async () => {
+    const body = {
+      event: { name: "signed/steps", data: { k: "direct" }, ts: Date.now(), id: "direct-1" },
+      events: [{ name: "signed/steps", data: { k: "direct" }, ts: Date.now(), id: "direct-1" }],
+      steps: {},
+      ctx: { run_id: "01DIRECT", attempt: 0, max_attempts: 1, disable_immediate_execution: true, use_api: false, stack: { stack: [], current: 0 } },
+    };
+    const text = canonicalBody(body);
+    const call = (signature?: string) =>
+      fetch(`${app.url}?fnId=signed-app-steps&stepId=step`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(signature ? { "x-inngest-signature": signature } : {}) },
+        body: text,
+      });
+    const signed = await call(signBody(text, signingKey));
+    expect(signed.status).toBe(206); // the SDK ran the function and reports its first step
+    const other = `signkey-test-${randomBytes(32).toString("hex")}`;
+    for (const sig of [undefined, signBody(text, other), signBody(text, signingKey, new Date(Date.now() - 6 * 60_000)), signBody(`${text} `, signingKey).replace(/s=.*/, "s=")]) {
+      expect((await call(sig)).status, String(sig)).toBe(401);
+    }
+    // The same key signs a body whose keys come in another order: it is the canonical form that counts.
+    const reordered = JSON.stringify({ ctx: body.ctx, steps: body.steps, events: body.events, event: body.event });
+    expect(canonicalBody(JSON.parse(reordered))).toBe(text);
+  });
+
+  it("refuses events without the right event key (401, as the real server), and starts nothing", async () => {
+    const before = local.runs().length;
+    for (const key of ["wrong-key", `${eventKey}0`, "test"]) {
+      const res = await fetch(`${local.url}/e/${key}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify([{ name: "signed/steps", data: { k: "nope" } }]) });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ ids: [], status: 401, error: "Event key not found" });
+    }
+    const wrong = new Inngest({ id: "signed-app", isDev: false, baseUrl: local.url, signingKey, eventKey: "not-the-event-key", logger: quiet });
+    await expect(wrong.send({ name: "signed/steps", data: { k: "nope" } })).rejects.toThrow(/401/);
+    await sleep(100);
+    expect(local.runs().length).toBe(before);
+  });
+
+  it("accepts the SDK's authenticated register call (out-of-band sync) and refuses any other", async () => {
+    // An unsigned PUT to an app that allows it makes the SDK register itself: with its bearer.
+    const put = await fetch(app.url, { method: "PUT" });
+    expect(put.status).toBe(200);
+    expect(await put.json()).toMatchObject({ modified: expect.any(Boolean) });
+    const register = (authorization?: string) =>
+      fetch(`${local.url}/fn/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify({ url: "http://evil.example/api/inngest", appName: "evil", functions: [] }),
+      });
+    for (const auth of [undefined, `Bearer ${hashSigningKey(`signkey-test-${"ab".repeat(32)}`)}`, `Bearer ${signingKey}`]) {
+      expect((await register(auth)).status).toBe(401);
+    }
+    const fns = (await (await fetch(`${local.url}/functions`)).json()) as { app: string }[];
+    expect(fns.every((f) => f.app === app.url)).toBe(true);
+    // Checkpoints, too, need the bearer.
+    const cp = await fetch(`${local.url}/v1/checkpoint/01ANY/async`, { method: "POST", body: "{}" });
+    expect(cp.status).toBe(401);
   });
 });
 

@@ -1,17 +1,22 @@
 // Starts the built app (`next start`) on a free loopback port, in its own process group,
 // with the local Inngest stand-in (tools/inngest-local, in this process) driving its real
-// /api/inngest route: the whole path an event takes in dev, minus the browser. Used by the
-// integration tests on PostgreSQL and by the Playwright run (tests/e2e/support/stack.ts).
+// /api/inngest route: the whole path an event takes in production against a self-hosted
+// Inngest server, minus the browser. Production never runs Inngest's unsigned dev mode, so
+// each server gets a fresh random signing key and event key, shared with its stand-in only
+// (INNGEST_BASE_URL + INNGEST_SIGNING_KEY + INNGEST_EVENT_KEY, as with `inngest start`).
+// Used by the integration tests on PostgreSQL and by the Playwright run (tests/e2e/support/stack.ts).
 //
 // The app is built once into .next-test (NEXT_DIST_DIR), shared by both, and rebuilt when a
 // source file is newer than that build. APP_SERVER_REUSE_BUILD=1 uses an existing build as
 // it is; APP_SERVER_LOG=1 echoes the app's and the stand-in's output.
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
+import { signBody } from "@/tools/inngest-local/signing";
 
 export const TEST_DIST_DIR = ".next-test";
 export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0123456789";
@@ -53,6 +58,10 @@ export type AppServer = {
   /** The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key, GET /runs, POST /fn/:id/invoke). */
   inngestUrl: string;
   inngest: InngestLocal;
+  /** The app's and its stand-in's INNGEST_SIGNING_KEY (random per server). */
+  signingKey: string;
+  /** The app's and its stand-in's INNGEST_EVENT_KEY: POST `${inngestUrl}/e/${eventKey}`. */
+  eventKey: string;
   /** The app's stdout and stderr lines so far (its JSON log lines among them). */
   appLogs(): string[];
   /** The stand-in's log lines so far. */
@@ -71,10 +80,14 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const appLogFile = logFile("app");
   const inngestLogFile = logFile("inngest");
 
+  const signingKey = `signkey-test-${randomBytes(32).toString("hex")}`;
+  const eventKey = randomBytes(24).toString("hex");
   const inngestLog: string[] = [];
   const inngestOut = inngestLogFile ? fs.createWriteStream(inngestLogFile) : undefined;
   const inngest = await startInngestLocal({
     port: 0,
+    signingKey,
+    eventKeys: [eventKey],
     appUrls: [serveUrl],
     backoffMs: opts.backoffMs ?? 100,
     syncRetryMs: 250,
@@ -89,7 +102,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const appOut = appLogFile ? fs.createWriteStream(appLogFile) : undefined;
   const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: ROOT,
-    env: appEnv(opts, inngest.url),
+    env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }),
     detached: true, // its own process group: stop() ends next-server with it
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -123,7 +136,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   };
 
   try {
-    await waitUntilServing(child, serveUrl, appLog, appLogFile);
+    await waitUntilServing(child, serveUrl, signingKey, appLog, appLogFile);
     await inngest.sync(); // at once, rather than at the stand-in's next sync retry
   } catch (error) {
     await stop();
@@ -135,6 +148,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     serveUrl,
     inngestUrl: inngest.url,
     inngest,
+    signingKey,
+    eventKey,
     appLogs: () => [...appLog],
     inngestLogs: () => [...inngestLog],
     stop,
@@ -150,7 +165,7 @@ function push(lines: string[], line: string) {
  * The app's environment: this process's, minus anything that configures the app (or the
  * seed, or the test runs), plus ours.
  */
-function appEnv(opts: AppServerOptions, inngestUrl: string): NodeJS.ProcessEnv {
+function appEnv(opts: AppServerOptions, inngest: { baseUrl: string; signingKey: string; eventKey: string }): NodeJS.ProcessEnv {
   const env: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (/^(MODEL_|LEASE_|SESSION_|INNGEST_|SEED_|E2E_|DATABASE_URL$|PORT$|NODE_ENV$|NEXT_DIST_DIR$|VITEST)/.test(key)) continue;
@@ -165,9 +180,10 @@ function appEnv(opts: AppServerOptions, inngestUrl: string): NodeJS.ProcessEnv {
     NEXT_DIST_DIR: TEST_DIST_DIR,
     NEXT_TELEMETRY_DISABLED: "1",
     DATABASE_URL: opts.databaseUrl,
-    // Dev mode against the stand-in; without it `next start` serves /api/inngest as cloud
-    // mode and answers 500 "no signing key".
-    INNGEST_DEV: inngestUrl,
+    // The stand-in in its self-hosted mode: signed calls both ways, events with the key.
+    INNGEST_BASE_URL: inngest.baseUrl,
+    INNGEST_SIGNING_KEY: inngest.signingKey,
+    INNGEST_EVENT_KEY: inngest.eventKey,
     SESSION_PASSWORD: TEST_SESSION_PASSWORD,
     SESSION_COOKIE_SECURE: "false",
     LEASE_TTL_SECONDS: String(opts.leaseTtlSeconds ?? 90),
@@ -220,7 +236,7 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
   }
 }
 
-async function waitUntilServing(child: ChildProcess, serveUrl: string, logs: string[], logFile?: string, timeoutMs = 60_000) {
+async function waitUntilServing(child: ChildProcess, serveUrl: string, signingKey: string, logs: string[], logFile?: string, timeoutMs = 60_000) {
   const started = Date.now();
   const see = logFile ? ` (see ${logFile})` : "";
   let last = "";
@@ -229,10 +245,11 @@ async function waitUntilServing(child: ChildProcess, serveUrl: string, logs: str
       throw new Error(`the app exited (${child.exitCode ?? child.signalCode}) before serving${see}:\n${logs.slice(-40).join("\n")}`);
     }
     try {
-      const res = await fetch(serveUrl, { signal: AbortSignal.timeout(5000) });
+      // Signed, as the Inngest server would: an unsigned GET gets 401 in production.
+      const res = await fetch(serveUrl, { headers: { "x-inngest-signature": signBody("", signingKey) }, signal: AbortSignal.timeout(5000) });
       const text = await res.text();
       if (res.ok) return;
-      // A 500 here is a configuration error (e.g. no INNGEST_DEV): waiting will not fix it.
+      // A 401 or 500 here is a configuration error (a key mismatch, no key): waiting will not fix it.
       throw new Error(`GET ${serveUrl} answered ${res.status}: ${text.slice(0, 300)}`);
     } catch (error) {
       if (error instanceof Error && error.message.startsWith("GET ")) throw error;
@@ -259,7 +276,7 @@ export function freePort(): Promise<number> {
 
 // Everything the build reads. A directory's own mtime counts too: it changes when a file in
 // it is added or deleted.
-const SOURCES = ["app", "lib", "inngest", "db", "public", "instrumentation.ts", "next.config.ts", "package.json", "package-lock.json", "tsconfig.json"];
+const SOURCES = ["app", "lib", "inngest", "db", "public", "instrumentation.ts", "proxy.ts", "next.config.ts", "package.json", "package-lock.json", "tsconfig.json"];
 
 function newestSourceMtime(): number {
   let newest = 0;

@@ -1,6 +1,9 @@
-// CLI for the local Inngest dev-server stand-in (see README.md beside this file).
+// CLI for the local Inngest server stand-in (see README.md beside this file).
 //   tsx tools/inngest-local/main.ts [-u http://127.0.0.1:3000/api/inngest]... [-p 8288]
 //       [--host 127.0.0.1] [--poll 5000] [--backoff-ms 1000] [--no-checkpointing]
+//       [--signing-key signkey-...] [--event-key KEY]... [--dev]
+// With a signing key and an event key (flags, or INNGEST_SIGNING_KEY / INNGEST_EVENT_KEY as
+// `inngest start` reads them) it runs self-hosted: signed calls, event key checked.
 import { startInngestLocal } from "./server";
 
 const USAGE = `usage: tsx tools/inngest-local/main.ts [options]
@@ -10,10 +13,23 @@ const USAGE = `usage: tsx tools/inngest-local/main.ts [options]
       --poll <ms>        re-sync the apps every <ms> (default 5000; 0 = off)
       --backoff-ms <ms>  retry backoff base (default $INNGEST_LOCAL_BACKOFF_MS or 1000)
       --no-checkpointing do not send ctx.fn_id (one step per request)
+      --signing-key <k>  self-hosted mode: sign every call to the app (default $INNGEST_SIGNING_KEY)
+      --event-key <k>    self-hosted mode: accept events sent with this key (repeatable; default $INNGEST_EVENT_KEY)
+      --dev              dev mode (unsigned, any event key), ignoring the two variables above
   -h, --help`;
 
 function parseArgs(argv: string[]) {
-  const out = { urls: [] as string[], port: 8288, host: "127.0.0.1", poll: 5000, backoffMs: undefined as number | undefined, checkpointing: undefined as boolean | undefined };
+  const out = {
+    urls: [] as string[],
+    port: 8288,
+    host: "127.0.0.1",
+    poll: 5000,
+    backoffMs: undefined as number | undefined,
+    checkpointing: undefined as boolean | undefined,
+    signingKey: undefined as string | undefined,
+    eventKeys: [] as string[],
+    dev: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
@@ -49,6 +65,15 @@ function parseArgs(argv: string[]) {
       case "--no-checkpointing":
         out.checkpointing = false;
         break;
+      case "--signing-key":
+        out.signingKey = value();
+        break;
+      case "--event-key":
+        out.eventKeys.push(value());
+        break;
+      case "--dev":
+        out.dev = true;
+        break;
       case "-h":
       case "--help":
         console.log(USAGE);
@@ -59,6 +84,12 @@ function parseArgs(argv: string[]) {
     }
   }
   if (!out.urls.length) out.urls.push("http://127.0.0.1:3000/api/inngest");
+  if (out.dev) {
+    if (out.signingKey || out.eventKeys.length) throw new Error("--dev takes no --signing-key or --event-key");
+  } else {
+    out.signingKey ??= process.env.INNGEST_SIGNING_KEY || undefined;
+    if (!out.eventKeys.length && process.env.INNGEST_EVENT_KEY) out.eventKeys.push(process.env.INNGEST_EVENT_KEY);
+  }
   return out;
 }
 
@@ -71,15 +102,23 @@ async function main() {
     process.exit(2);
   }
   const stamp = () => new Date().toISOString().slice(11, 23);
-  const local = await startInngestLocal({
-    appUrls: args.urls,
-    port: args.port,
-    host: args.host,
-    pollMs: args.poll,
-    backoffMs: args.backoffMs,
-    checkpointing: args.checkpointing,
-    log: (line) => (line.startsWith("ERROR") ? console.error : console.log)(`${stamp()} [inngest-local] ${line}`),
-  });
+  let local: Awaited<ReturnType<typeof startInngestLocal>>;
+  try {
+    local = await startInngestLocal({
+      appUrls: args.urls,
+      port: args.port,
+      host: args.host,
+      pollMs: args.poll,
+      backoffMs: args.backoffMs,
+      checkpointing: args.checkpointing,
+      signingKey: args.signingKey,
+      eventKeys: args.eventKeys,
+      log: (line) => (line.startsWith("ERROR") ? console.error : console.log)(`${stamp()} [inngest-local] ${line}`),
+    });
+  } catch (e) {
+    console.error(`inngest-local: ${(e as Error).message}`);
+    process.exit(2);
+  }
   console.log(`${stamp()} [inngest-local] runs: ${local.url}/  (JSON: ${local.url}/runs; re-sync: POST ${local.url}/sync)`);
   const stop = async (signal: string) => {
     console.log(`${stamp()} [inngest-local] ${signal}: shutting down`);

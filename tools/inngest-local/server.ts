@@ -1,13 +1,15 @@
-// A local stand-in for the Inngest dev server (`inngest-cli dev`), which cannot be
-// downloaded here. It speaks the executor-to-SDK protocol of the pinned SDK
-// (inngest 4.24.0; see /work/shared/notes/inngest-local.md and
-// tools/inngest-local/README.md) and drives an app's real serve route over HTTP.
-// Dev tooling only: nothing in the app imports it.
+// A local stand-in for the Inngest server (`inngest-cli dev`, or `inngest start` in its
+// self-hosted mode), which cannot be downloaded here. It speaks the executor-to-SDK protocol
+// of the pinned SDK (inngest 4.24.0; see tools/inngest-local/README.md) and drives an app's
+// real serve route over HTTP. Self-hosted mode (a signing key and event keys) signs every
+// call to the app and checks the app's calls and events, as the real server does; dev mode
+// does neither. Dev and test tooling only: nothing in the app imports it.
 
 import http from "node:http";
 import { createHash, randomBytes } from "node:crypto";
 import { compileExpression, type CompiledExpression } from "./expr";
 import { cronMatches, nextCronTime, parseCron, type CronSchedule } from "./cron";
+import { bearerMatches, canonicalBody, sameSecret, signBody } from "./signing";
 
 export type RunStatus = "running" | "completed" | "failed" | "cancelled";
 export type StepStatus = "planned" | "retrying" | "sleeping" | "waiting" | "completed" | "failed";
@@ -64,11 +66,19 @@ export interface InngestLocalOptions {
   pollMs?: number;
   /** Per-request timeout for calls to the app. Default 5 minutes. */
   callTimeoutMs?: number;
+  /**
+   * Self-hosted mode, as `inngest start --signing-key`: every call to the app is signed with
+   * it, and the SDK's register and checkpoint calls must carry its hash. Needs `eventKeys`.
+   */
+  signingKey?: string;
+  /** Self-hosted mode: the keys events must be sent with (POST /e/<key>); others get 401. */
+  eventKeys?: string[];
 }
 
 export interface InngestLocal {
   url: string;
   port: number;
+  mode: "dev" | "self-hosted";
   close(): Promise<void>;
   runs(): RunSummary[];
   sync(): Promise<void>;
@@ -156,6 +166,23 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   const checkpointing = opts.checkpointing ?? process.env.INNGEST_LOCAL_CHECKPOINTING !== "0";
   const syncRetryMs = opts.syncRetryMs ?? 1000;
   const callTimeoutMs = opts.callTimeoutMs ?? 5 * 60_000;
+  const signingKey = opts.signingKey || undefined;
+  const eventKeys = (opts.eventKeys ?? []).filter(Boolean);
+  if (Boolean(signingKey) !== eventKeys.length > 0) {
+    throw new Error("self-hosted mode needs both a signing key and at least one event key (as `inngest start` does)");
+  }
+  if (signingKey && !/^signkey-\w+-(?:[0-9a-f]{2})+$/i.test(signingKey)) {
+    throw new Error("the signing key must look like signkey-<env>-<hex> (an even number of hex digits)");
+  }
+  const mode = signingKey ? ("self-hosted" as const) : ("dev" as const);
+  /** Headers of a call to the app: signed in self-hosted mode, over exactly this body text. */
+  const appHeaders = (bodyText: string): Record<string, string> => ({
+    "content-type": "application/json",
+    "x-inngest-server-kind": signingKey ? "cloud" : "dev",
+    ...(signingKey ? { "x-inngest-signature": signBody(bodyText, signingKey) } : {}),
+  });
+  /** The SDK's own calls to us (register, checkpoints): its bearer of the hashed signing key. */
+  const sdkAuthorized = (req: http.IncomingMessage) => !signingKey || bearerMatches(req.headers.authorization, [signingKey]);
 
   const fns = new Map<string, FnEntry>();
   const appFns = new Map<string, { appName: string; ids: string[]; fingerprint: string }>();
@@ -276,10 +303,11 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
 
   /** In-band sync: PUT with x-inngest-sync-kind: in_band and the SDK answers with its configs. */
   async function syncApp(appUrl: string): Promise<void> {
+    const bodyText = canonicalBody({ url: appUrl });
     const res = await fetch(appUrl, {
       method: "PUT",
-      headers: { "content-type": "application/json", "x-inngest-sync-kind": "in_band", "x-inngest-server-kind": "dev" },
-      body: JSON.stringify({ url: appUrl }),
+      headers: { ...appHeaders(bodyText), "x-inngest-sync-kind": "in_band" },
+      body: bodyText,
       signal: AbortSignal.timeout(30_000),
     });
     const text = await res.text();
@@ -535,10 +563,12 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     if (run.version !== undefined) body.version = run.version;
     const release = await acquire(run);
     try {
+      // Signed when the request leaves (after any concurrency wait), so it is fresh.
+      const bodyText = canonicalBody(body);
       const res = await fetch(url, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-inngest-server-kind": "dev", "x-request-id": ulid() },
-        body: JSON.stringify(body),
+        headers: { ...appHeaders(bodyText), "x-request-id": ulid() },
+        body: bodyText,
         signal: AbortSignal.timeout(callTimeoutMs),
       });
       let status = res.status;
@@ -839,6 +869,12 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       return json(200, [...fns.values()].map((f) => ({ id: f.id, name: f.name, app: f.appUrl, maxAttempts: f.maxAttempts, triggers: f.triggers.map((t) => ("cron" in t ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() } : { event: t.event, if: t.expr?.source })), problems: f.problems })));
     }
     if (method === "POST" && (m = path.match(/^\/e\/([^/]+)$/))) {
+      // As the real server answers an unknown key; the SDK reports it as "Event key not found".
+      const key = decodeURIComponent(m[1]!);
+      if (signingKey && !eventKeys.some((k) => sameSecret(key, k))) {
+        log(`ERROR refused events sent without a valid event key (401)`);
+        return json(401, { ids: [], status: 401, error: "Event key not found" });
+      }
       let body: unknown;
       try {
         body = await readBody(req);
@@ -851,6 +887,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       }
     }
     if (method === "POST" && path === "/fn/register") {
+      if (!sdkAuthorized(req)) {
+        log(`ERROR refused a register call without the signing key's bearer (401)`);
+        return json(401, { status: 401, error: "Unauthorized", modified: false });
+      }
       const body = (await readBody(req)) as { url?: string; appName?: string; functions?: unknown[] };
       if (!body?.url || !Array.isArray(body.functions)) return json(400, { status: 400, error: "expected {url, appName, functions}" });
       const modified = register(body.url, body.appName ?? "app", body.functions);
@@ -870,6 +910,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       const body = ((await readBody(req).catch(() => undefined)) ?? {}) as Record<string, unknown>;
       const run = invoke(fn, body);
       return json(200, { ok: true, runId: run?.id ?? null });
+    }
+    if ((m = path.match(/^\/v[01]\//)) && !sdkAuthorized(req)) {
+      log(`ERROR refused ${method} ${url.pathname} without the signing key's bearer (401)`);
+      return json(401, { status: 401, error: "Unauthorized" });
     }
     if (method === "POST" && (m = path.match(/^\/v1\/checkpoint\/([^/]+)\/async$/))) {
       const run = runs.get(decodeURIComponent(m[1]!));
@@ -913,11 +957,12 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   });
   const port = (server.address() as { port: number }).port;
   const url = `http://${host}:${port}`;
-  log(`listening on ${url} (backoff base ${backoffMs} ms, checkpointing ${checkpointing ? "on" : "off"})`);
+  log(`listening on ${url} in ${mode} mode${signingKey ? " (calls signed; events need the event key)" : " (unsigned)"} (backoff base ${backoffMs} ms, checkpointing ${checkpointing ? "on" : "off"})`);
 
   const api: InngestLocal = {
     url,
     port,
+    mode,
     runs: listRuns,
     async sync() {
       const results = await Promise.allSettled(opts.appUrls.map((u) => syncApp(u)));
