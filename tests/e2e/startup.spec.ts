@@ -1,4 +1,5 @@
-// The production server refuses to start without a real session key, and says which.
+// The production server refuses to start without a real session key, or with Inngest unsigned
+// (INNGEST_DEV) or without its keys, and says which.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
@@ -36,4 +37,27 @@ test("next start refuses a missing SESSION_PASSWORD, and the development key, na
   const short = await startProduction({ SESSION_PASSWORD: "too-short" });
   expect(short.code).toBe(1);
   expect(short.output).toContain("at least 32 characters");
+});
+
+test("next start refuses Inngest's unsigned dev mode and a missing signing or event key, naming the variable", async () => {
+  const session = { SESSION_PASSWORD: "s".repeat(40) };
+  const signingKey = { INNGEST_SIGNING_KEY: `signkey-test-${"ab".repeat(32)}` };
+  const eventKey = { INNGEST_EVENT_KEY: "e".repeat(32) };
+
+  // Even with both keys set: dev mode would serve /api/inngest to anyone, unsigned.
+  const dev = await startProduction({ ...session, ...signingKey, ...eventKey, INNGEST_DEV: "http://127.0.0.1:8288" });
+  expect(dev.code).toBe(1);
+  expect(dev.output).toContain("INNGEST_DEV must not be set in production");
+
+  const noSigningKey = await startProduction({ ...session, ...eventKey });
+  expect(noSigningKey.code).toBe(1);
+  expect(noSigningKey.output).toContain("INNGEST_SIGNING_KEY must be set in production");
+
+  const badSigningKey = await startProduction({ ...session, ...eventKey, INNGEST_SIGNING_KEY: "not-a-signing-key" });
+  expect(badSigningKey.code).toBe(1);
+  expect(badSigningKey.output).toContain("INNGEST_SIGNING_KEY must look like signkey-<env>-<hex>");
+
+  const noEventKey = await startProduction({ ...session, ...signingKey });
+  expect(noEventKey.code).toBe(1);
+  expect(noEventKey.output).toContain("INNGEST_EVENT_KEY must be set in production");
 });
