@@ -38,6 +38,19 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        resolve: { alias },
+        test: {
+          // `npm run test:model` (tools/test-model.ts): the model-based test of the lease guarantee.
+          name: "model",
+          include: ["tests/model/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["tests/support/global-setup.ts"],
+          setupFiles: ["tests/support/setup-integration.ts"],
+          testTimeout: 0,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

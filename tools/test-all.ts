@@ -10,8 +10,11 @@ const steps: Step[] = [
   { name: "unit", cmd: [bin("vitest"), "run", "--project", "unit"] },
   { name: "integration (PGlite)", cmd: [bin("vitest"), "run", "--project", "integration"], env: { TEST_DB: "pglite" } },
 ];
+// The model-based test of the lease guarantee (tests/model): random schedules, shrunk on failure.
+steps.push({ name: "model (PGlite, 60 schedules)", cmd: [bin("vitest"), "run", "--project", "model"], env: { TEST_DB: "pglite", MODEL_RUNS: "60" } });
 if (process.env.DATABASE_URL) {
   steps.push({ name: "integration (PostgreSQL)", cmd: [bin("vitest"), "run", "--project", "integration"], env: { TEST_DB: "postgres" } });
+  steps.push({ name: "model (PostgreSQL, 500 schedules)", cmd: [bin("vitest"), "run", "--project", "model"], env: { TEST_DB: "postgres", MODEL_RUNS: "500" } });
 } else {
   console.info("\n[test] DATABASE_URL is not set: integration runs on PGlite only (CI sets it, and runs both).\n");
 }

@@ -1,0 +1,151 @@
+// The lease guarantee as checks on the database, run after every command of a schedule.
+// They read only rows of the schedule's own invoices, so schedules can share a database.
+import { asc, inArray } from "drizzle-orm";
+import { expect } from "vitest";
+import { appSession, inferenceLease, invoice, leaseEvent, type LeaseStatus } from "@/db/schema";
+import type { TestDb } from "../support/db";
+
+type ModelView = {
+  invoices: { id: string; version: number; summary: string | null }[];
+  leases: { id: string; status: LeaseStatus }[];
+};
+
+/** What earlier checks saw, so a closed lease can be held to its status forever after. */
+export type Ledger = { statuses: Map<string, LeaseStatus> };
+
+const IN_FLIGHT = new Set<string>(["open", "proposed"]);
+
+/** The one event that closes a lease, by status and closed reason. */
+const TERMINAL: Record<string, string> = {
+  "applied:": "applied",
+  "expired:deadline_passed": "expired",
+  "rejected:cancelled": "cancelled",
+  "rejected:signed_out": "revoked",
+  "rejected:invoice_changed": "invoice_changed",
+  "rejected:actor_mismatch": "actor_mismatch",
+  "rejected:generation_failed": "generation_failed",
+  "rejected:dispatch_failed": "dispatch_failed",
+};
+
+type Detail = Record<string, unknown> | null;
+/** Events that record a transition (as opposed to a refusal that changed nothing). */
+function isTransition(kind: string, detail: Detail): boolean {
+  switch (kind) {
+    case "opened":
+    case "proposed":
+    case "applied":
+    case "expired":
+    case "cancelled":
+    case "revoked":
+    case "invoice_changed":
+    case "dispatch_failed":
+      return true;
+    case "actor_mismatch":
+    case "generation_failed":
+      return detail?.closed === true;
+    default:
+      return false;
+  }
+}
+
+export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledger): Promise<void> {
+  const invoiceIds = model.invoices.map((i) => i.id);
+  const leases = await db.db
+    .select({
+      id: inferenceLease.id,
+      invoiceId: inferenceLease.invoiceId,
+      purpose: inferenceLease.purpose,
+      status: inferenceLease.status,
+      closedReason: inferenceLease.closedReason,
+      proposal: inferenceLease.proposal,
+      sessionId: inferenceLease.sessionId,
+      fence: inferenceLease.invoiceVersion,
+      deadlineAt: inferenceLease.deadlineAt,
+    })
+    .from(inferenceLease)
+    .where(inArray(inferenceLease.invoiceId, invoiceIds));
+
+  // Every lease in the database is one the model knows of: nothing opened behind its back.
+  expect(leases.map((l) => l.id).sort(), "leases in the database vs the model").toEqual(model.leases.map((l) => l.id).sort());
+
+  // At most one lease in flight per invoice and purpose.
+  const slots = new Map<string, number>();
+  for (const l of leases) {
+    if (!IN_FLIGHT.has(l.status)) continue;
+    const key = `${l.invoiceId}:${l.purpose}`;
+    slots.set(key, (slots.get(key) ?? 0) + 1);
+    expect(slots.get(key), `leases in flight on ${key}`).toBe(1);
+  }
+
+  const events = leases.length
+    ? await db.db
+        .select({ leaseId: leaseEvent.leaseId, kind: leaseEvent.kind, detail: leaseEvent.detail, at: leaseEvent.at })
+        .from(leaseEvent)
+        .where(inArray(leaseEvent.leaseId, leases.map((l) => l.id)))
+        .orderBy(asc(leaseEvent.id))
+    : [];
+
+  for (const l of leases) {
+    const where = `lease ${l.id.slice(0, 8)} (${l.status}${l.closedReason ? `/${l.closedReason}` : ""})`;
+    const mine = events.filter((e) => e.leaseId === l.id);
+    const transitions = mine.filter((e) => isTransition(e.kind, e.detail as Detail)).map((e) => e.kind);
+
+    // A closed lease never changes status again.
+    const seen = ledger.statuses.get(l.id);
+    if (seen && !IN_FLIGHT.has(seen)) expect(l.status, `${where} was ${seen}`).toBe(seen);
+    ledger.statuses.set(l.id, l.status);
+
+    // Exactly one `opened`, first; `proposed` once if and only if a proposal was written;
+    // one terminal event, last, matching the status; none while in flight.
+    expect(transitions[0], `${where}: first event`).toBe("opened");
+    expect(transitions.filter((k) => k === "opened").length, `${where}: opened events`).toBe(1);
+    const hasProposal = l.proposal !== null;
+    expect(transitions.filter((k) => k === "proposed").length, `${where}: proposed events`).toBe(hasProposal ? 1 : 0);
+    if (l.status === "open") expect(hasProposal, `${where}: an open lease has no proposal`).toBe(false);
+    if (l.status === "proposed" || l.status === "applied") expect(hasProposal, `${where}: proposal`).toBe(true);
+    const closing = transitions.filter((k) => k !== "opened" && k !== "proposed");
+    if (IN_FLIGHT.has(l.status)) {
+      expect(closing, `${where}: terminal events while in flight`).toEqual([]);
+    } else {
+      const expected = TERMINAL[`${l.status}:${l.closedReason ?? ""}`];
+      expect(expected, `${where}: a known way to close`).toBeDefined();
+      expect(closing, `${where}: terminal events`).toEqual([expected]);
+      expect(transitions.at(-1), `${where}: the terminal event is the last transition`).toBe(expected);
+    }
+
+    // Nothing proposed or applied at or after the deadline, on the database clock (an
+    // event's `at` is the time of the transaction that wrote it).
+    for (const e of mine) {
+      if (e.kind === "proposed" || e.kind === "applied") {
+        expect(e.at.getTime(), `${where}: ${e.kind} before the deadline`).toBeLessThan(l.deadlineAt.getTime());
+      }
+    }
+    // Applied only over the invoice version it was opened against (the fencing token).
+    const applied = mine.find((e) => e.kind === "applied");
+    if (applied) expect((applied.detail as Detail)?.invoice_version, `${where}: fenced write`).toBe((l.fence ?? 0) + 1);
+  }
+
+  // No lease in flight under a signed-out session.
+  const sessionIds = [...new Set(leases.filter((l) => IN_FLIGHT.has(l.status) && l.sessionId).map((l) => l.sessionId!))];
+  if (sessionIds.length) {
+    const revoked = await db.db
+      .select({ id: appSession.id, revokedAt: appSession.revokedAt })
+      .from(appSession)
+      .where(inArray(appSession.id, sessionIds));
+    for (const s of revoked) expect(s.revokedAt, `session ${s.id.slice(0, 8)} has leases in flight`).toBeNull();
+  }
+
+  // The invoice changes only as the model says: version and summary (a summary is written
+  // only by an applied lease whose actor owned the invoice at its fenced version).
+  const invoices = await db.db
+    .select({ id: invoice.id, version: invoice.version, summary: invoice.summary })
+    .from(invoice)
+    .where(inArray(invoice.id, invoiceIds));
+  for (const expected of model.invoices) {
+    const actual = invoices.find((i) => i.id === expected.id)!;
+    expect({ version: actual.version, summary: actual.summary }, `invoice ${expected.id.slice(0, 8)}`).toEqual({
+      version: expected.version,
+      summary: expected.summary,
+    });
+  }
+}
