@@ -106,7 +106,6 @@ function leaseOf(m: Model, k: number, status?: LeaseStatus): Lease {
   const recent = k % 4 !== 0 ? m.leases.slice(-3) : m.leases;
   return recent[Math.floor(k / 4) % recent.length]!;
 }
-const close = (l: Lease, status: LeaseStatus) => () => void (l.status = status);
 
 // ---------------------------------------------------------------------------------------
 // Running a command: predict for every world, act, pick the world the database took.
