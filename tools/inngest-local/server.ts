@@ -171,8 +171,9 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   if (Boolean(signingKey) !== eventKeys.length > 0) {
     throw new Error("self-hosted mode needs both a signing key and at least one event key (as `inngest start` does)");
   }
-  if (signingKey && !/^signkey-\w+-(?:[0-9a-f]{2})+$/i.test(signingKey)) {
-    throw new Error("the signing key must look like signkey-<env>-<hex> (an even number of hex digits)");
+  // `inngest start` takes the bare hex; the SDK's form adds a `signkey-<env>-` prefix. Both work.
+  if (signingKey && !/^(?:signkey-\w+-)?(?:[0-9a-f]{2})+$/i.test(signingKey)) {
+    throw new Error("the signing key must be hex (an even number of digits), optionally as signkey-<env>-<hex>");
   }
   const mode = signingKey ? ("self-hosted" as const) : ("dev" as const);
   /** Headers of a call to the app: signed in self-hosted mode, over exactly this body text. */
