@@ -29,11 +29,19 @@ export const getActor = cache(async (): Promise<PageActor | null> => {
 });
 
 /**
- * The signed-in actor; anyone else is sent to sign in. A page cannot set cookies, so a cookie
- * that names no live session goes by /sign-in/reset, which clears it on the way.
+ * The signed-in actor; anyone else is sent to sign in, and a cookie that names no live
+ * session is cleared on the way: here in a server action; a page cannot set cookies (Next
+ * throws), so it sends the browser by /sign-in/reset, a route handler that clears it.
  */
 export async function requireActor(): Promise<PageActor> {
   const actor = await getActor();
   if (actor) return actor;
-  redirect((await cookies()).has(SESSION_COOKIE) ? "/sign-in/reset" : "/sign-in");
+  const store = await cookies();
+  if (!store.has(SESSION_COOKIE)) redirect("/sign-in");
+  try {
+    store.delete(SESSION_COOKIE);
+  } catch {
+    redirect("/sign-in/reset");
+  }
+  redirect("/sign-in");
 }
