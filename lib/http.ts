@@ -2,7 +2,7 @@ import "server-only";
 // The route layer's one wrapper: actor from the session, then the handler; results mapped
 // to HTTP in one place. Web Request/Response only, so tests call route handlers directly.
 import type { z } from "zod";
-import { getDb, type Db } from "@/db/client";
+import { getDb, isConnectionError, isDbUnavailable, type Db } from "@/db/client";
 import { discardSession, requestSession } from "./auth";
 import { log } from "./log";
 import { isForeignOrigin, isStateChanging } from "./origin";
@@ -30,6 +30,8 @@ export const ERROR_STATUS = {
   too_many_attempts: 429,
   internal_error: 500,
   dispatch_failed: 503,
+  too_many_streams: 429,
+  service_unavailable: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
@@ -125,7 +127,7 @@ export function publicRoute(handler: (req: Request, res: Response) => Promise<Re
 }
 
 export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
-  return async (req: Request, context: RouteContext): Promise<Response> => {
+  const route = async (req: Request, context: RouteContext, retried = false): Promise<Response> => {
     try {
       const refused = refuseCrossSite(req);
       if (refused) return refused;
@@ -139,17 +141,31 @@ export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
       }
       return await handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session });
     } catch (error) {
+      // A read that lost its connection is run once more (the pool reconnects); a write is
+      // not, since it may have committed: its transactions retry themselves (db/client.ts).
+      if (!retried && (req.method === "GET" || req.method === "HEAD") && isConnectionError(error)) {
+        log.warn("read retried after a lost database connection", { path: new URL(req.url).pathname, error: String(error) });
+        return route(req, context, true);
+      }
       return internalError(req, error);
     }
   };
+  return (req: Request, context: RouteContext) => route(req, context);
 }
 
+/** Seconds a client should wait before trying again after a 503 service_unavailable. */
+export const RETRY_AFTER_S = 3;
+
 function internalError(req: Request, error: unknown): Response {
-  log.warn("request failed", {
+  // The database went away or gave up (killed connections, a restart, statement_timeout):
+  // a 503 the client may retry, not a 500. See docs/decisions/0009-database-faults.md.
+  const unavailable = isDbUnavailable(error);
+  log.warn(unavailable ? "request failed: database unavailable" : "request failed", {
     method: req.method,
     path: new URL(req.url).pathname,
     error: error instanceof Error ? (error.stack ?? error.message) : String(error),
   });
+  if (unavailable) return problem("service_unavailable", new Headers({ "retry-after": String(RETRY_AFTER_S) }));
   return problem("internal_error");
 }
 
