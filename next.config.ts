@@ -8,6 +8,18 @@ const nextConfig: NextConfig = {
   poweredByHeader: false,
   // Lets parallel builds (tests, a second checkout) keep separate outputs.
   distDir: process.env.NEXT_DIST_DIR || ".next",
+  experimental: {
+    serverActions: {
+      // No other site may call our server actions. Next compares Origin with X-Forwarded-Host
+      // (else Host); proxy.ts sets that header to our own host, so a forged one is never seen.
+      // Behind a proxy that rewrites Host, APP_URL names the public origin (lib/origin.ts).
+      allowedOrigins: process.env.APP_URL ? [new URL(process.env.APP_URL).host] : [],
+    },
+  },
+  // proxy.ts skips the build's static files; they still must not be sniffed into scripts.
+  async headers() {
+    return [{ source: "/_next/static/:path*", headers: [{ key: "X-Content-Type-Options", value: "nosniff" }] }];
+  },
 };
 
 export default nextConfig;

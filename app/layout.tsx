@@ -1,5 +1,6 @@
 import type { Metadata, Viewport } from "next";
 import Link from "next/link";
+import { connection } from "next/server";
 import type { ReactNode } from "react";
 import { getActor } from "@/app/_lib/actor";
 import { signOutAction } from "@/app/actions";
@@ -14,6 +15,9 @@ export const metadata: Metadata = {
 export const viewport: Viewport = { width: "device-width", initialScale: 1 };
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Every page renders per request: its scripts carry that request's CSP nonce (proxy.ts),
+  // which a page prerendered at build time could not.
+  await connection();
   const actor = await getActor();
   return (
     <html lang="en">

@@ -1,5 +1,5 @@
 // Which origin is ours, for the cross-site write checks of the route layer (lib/http.ts) and
-// of proxy.ts (server actions). See docs/decisions/0008-cross-site-writes-and-headers.md.
+// of proxy.ts (server actions). See docs/decisions/0011-cross-site-writes-and-headers.md.
 //
 // APP_URL, when set, names the public origin exactly (scheme, host and port): needed behind
 // a reverse proxy that rewrites Host. Otherwise our origin is the Host header the request

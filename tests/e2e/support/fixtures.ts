@@ -1,7 +1,7 @@
 // The scenarios' fixtures: which app server they talk to, the database, a sign-in that
 // goes through the API (the sign-in page has its own scenario), and a watch on the
 // browser console — any console.error or uncaught page error that a test did not expect
-// fails it.
+// fails it, and any Content-Security-Policy violation fails it whatever the test expects.
 import fs from "node:fs";
 import path from "node:path";
 import { test as base, expect, type BrowserContext, type ConsoleMessage, type Page } from "@playwright/test";
@@ -23,7 +23,9 @@ type Fixtures = {
   newContext: () => Promise<BrowserContext>;
   consoleAllowList: RegExp[];
   consoleProblems: string[];
-  watchConsole: (context: BrowserContext) => void;
+  /** CSP violations seen in any watched page; never allowed (see consoleGuard). */
+  cspViolations: string[];
+  watchConsole: (context: BrowserContext) => Promise<void>;
   consoleGuard: void;
 };
 
@@ -54,15 +56,29 @@ export const test = base.extend<Fixtures, { workerSql: Sql }>({
   consoleAllowList: async ({}, use) => use([]),
   allowConsoleErrors: async ({ consoleAllowList }, use) => use((...patterns) => void consoleAllowList.push(...patterns)),
   consoleProblems: async ({}, use) => use([]),
-  watchConsole: async ({ consoleAllowList, consoleProblems }, use) => {
-    await use((context) => {
+  cspViolations: async ({}, use) => use([]),
+  watchConsole: async ({ consoleAllowList, consoleProblems, cspViolations }, use) => {
+    await use(async (context) => {
       const watch = (page: Page) => {
         page.on("pageerror", (error) => consoleProblems.push(`pageerror on ${page.url()}: ${error.message}`));
       };
+      // The page's own report of each violation (blocked scripts, styles, frames, eval), sent
+      // through a binding, which the page's CSP cannot block.
+      await context.exposeBinding("__reportCspViolation", ({ page }, violation: string) => {
+        cspViolations.push(`on ${page.url()}: ${violation}`);
+      });
+      await context.addInitScript(() => {
+        document.addEventListener("securitypolicyviolation", (e) => {
+          const report = (window as unknown as { __reportCspViolation?: (v: string) => void }).__reportCspViolation;
+          report?.(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})${e.sample ? `: ${e.sample}` : ""}`);
+        });
+      });
       context.on("console", (message: ConsoleMessage) => {
         if (message.type() !== "error") return;
         const text = `${message.text()} (${message.location().url})`;
-        if (!consoleAllowList.some((pattern) => pattern.test(text)))
+        // Chromium also logs every violation; those are never an expected error.
+        if (/Content Security Policy/i.test(text)) cspViolations.push(`console on ${message.page()?.url()}: ${text}`);
+        else if (!consoleAllowList.some((pattern) => pattern.test(text)))
           consoleProblems.push(`console.error on ${message.page()?.url()}: ${text}`);
       });
       context.pages().forEach(watch);
@@ -73,16 +89,17 @@ export const test = base.extend<Fixtures, { workerSql: Sql }>({
     const opened: BrowserContext[] = [];
     await use(async () => {
       const context = await browser.newContext({ baseURL, viewport });
-      watchConsole(context);
+      await watchConsole(context);
       opened.push(context);
       return context;
     });
     for (const context of opened) await context.close();
   },
   consoleGuard: [
-    async ({ context, watchConsole, consoleProblems }, use) => {
-      watchConsole(context);
+    async ({ context, watchConsole, consoleProblems, cspViolations }, use) => {
+      await watchConsole(context);
       await use();
+      expect(cspViolations, "Content-Security-Policy violations in the page").toEqual([]);
       expect(consoleProblems, "unexpected console errors in the page").toEqual([]);
     },
     { auto: true },
@@ -93,7 +110,9 @@ export { expect };
 
 /** Runs axe-core in the page; fails on serious or critical violations and logs every result. */
 export async function expectAccessible(page: Page, label: string): Promise<void> {
-  await page.addScriptTag({ path: path.join(ROOT, "node_modules", "axe-core", "axe.min.js") });
+  // Evaluated through the debugging protocol, not added as a <script>: the page's CSP would
+  // (rightly) refuse an inline script without its nonce.
+  await page.evaluate(`${fs.readFileSync(path.join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8")}\n;void 0`);
   const result = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<AxeResult> } }).axe;
     type AxeResult = { violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[]; passes: unknown[] };

@@ -1,0 +1,83 @@
+// Runs before every route (Next.js 16 "proxy", formerly middleware): security headers on
+// every page and API answer, a fresh CSP nonce per page request, and the cross-site guard
+// for server actions. The API's own guard is in lib/http.ts (refuseCrossSite).
+// Why each header and which proxy headers are trusted: docs/decisions/0011-cross-site-writes-and-headers.md.
+import { NextResponse, type NextRequest } from "next/server";
+import { isForeignOrigin, isStateChanging, ownHost } from "@/lib/origin";
+
+const DEV = process.env.NODE_ENV === "development";
+
+/** Behind TLS: the URL says https (Next derives it from X-Forwarded-Proto) or the proxy says so. */
+function servedOverHttps(request: NextRequest): boolean {
+  const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
+  return request.nextUrl.protocol === "https:" || forwarded === "https";
+}
+
+function pagePolicy(nonce: string, https: boolean): string {
+  return [
+    "default-src 'self'",
+    // 'strict-dynamic': only scripts carrying the nonce, and what they load, run. React's dev
+    // tooling evaluates code (server error stacks), so 'unsafe-eval' in development only.
+    `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${DEV ? " 'unsafe-eval'" : ""}`,
+    // Development injects styles as inline <style> tags without a nonce.
+    `style-src 'self' ${DEV ? "'unsafe-inline'" : `'nonce-${nonce}'`}`,
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    // 'self' covers the SSE stream and, in development, the HMR websocket (same host and port).
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    ...(https ? ["upgrade-insecure-requests"] : []),
+  ].join("; ");
+}
+
+// JSON and event streams render nothing; they may load nothing and be framed by no one.
+const API_POLICY = "default-src 'none'; frame-ancestors 'none'";
+
+function secure(response: NextResponse, policy: string, https: boolean): NextResponse {
+  const h = response.headers;
+  h.set("content-security-policy", policy);
+  h.set("x-frame-options", "DENY"); // frame-ancestors for browsers without CSP level 2
+  h.set("x-content-type-options", "nosniff");
+  // Not "no-referrer": that makes browsers send `Origin: null` on our own form posts, which
+  // the cross-site guard refuses. "same-origin" tells other sites nothing (invoice ids live in URLs).
+  h.set("referrer-policy", "same-origin");
+  h.set("permissions-policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=()");
+  h.set("cross-origin-opener-policy", "same-origin");
+  // Browsers ignore HSTS received over plain HTTP, so a forged X-Forwarded-Proto gains nothing.
+  if (https) h.set("strict-transport-security", "max-age=31536000; includeSubDomains");
+  return response;
+}
+
+export function proxy(request: NextRequest): NextResponse {
+  const https = servedOverHttps(request);
+  const isApi = request.nextUrl.pathname.startsWith("/api/");
+
+  // Server actions and any other write to a page: a foreign Origin stops here. Next's own
+  // action check compares Origin with X-Forwarded-Host, which any client can set, so we also
+  // replace that header with our own host below before Next sees it.
+  if (!isApi && isStateChanging(request.method) && isForeignOrigin(request.headers, request.url)) {
+    const refused = new NextResponse("cross_origin", { status: 403, headers: { "content-type": "text/plain; charset=utf-8" } });
+    return secure(refused, API_POLICY, https);
+  }
+
+  const headers = new Headers(request.headers);
+  const host = ownHost(request.headers, request.url);
+  if (host) headers.set("x-forwarded-host", host);
+  else headers.delete("x-forwarded-host");
+
+  if (isApi) return secure(NextResponse.next({ request: { headers } }), API_POLICY, https);
+
+  const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
+  const policy = pagePolicy(nonce, https);
+  // Next.js reads the nonce from the request's CSP header and puts it on its own scripts.
+  headers.set("content-security-policy", policy);
+  return secure(NextResponse.next({ request: { headers } }), policy, https);
+}
+
+export const config = {
+  // Everything but the build's static files, which carry no script context of their own.
+  matcher: ["/((?!_next/static|_next/image).*)"],
+};
