@@ -68,6 +68,7 @@ describe("a cookie that does not unseal", () => {
       ["DELETE", "/api/session"],
       ["GET", "/api/invoices"],
       ["GET", `/api/invoices/${inv.id}`],
+      ["PATCH", `/api/invoices/${inv.id}`],
       ["POST", "/api/leases"],
       ["GET", `/api/leases/${randomUUID()}`],
       ["POST", `/api/leases/${randomUUID()}/apply`],
