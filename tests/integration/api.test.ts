@@ -169,7 +169,7 @@ describe("GET/PATCH /api/invoices", () => {
 });
 
 describe("POST /api/leases", () => {
-  it("opens a lease: 201 {lease_id, deadline_at, status:open}, and sends lease/opened with an id derived from the lease", async () => {
+  it("opens a lease: 201 {lease_id, deadline_at, status:open}, and sends lease/opened with an id derived from the lease and the lease's run nonce", async () => {
     const { alice, bob, inv, aliceCookie } = await world();
     const res = await api("POST", "/api/leases", {
       cookie: aliceCookie,
@@ -186,9 +186,14 @@ describe("POST /api/leases", () => {
     expect(sink().events).toContainEqual({
       name: "lease/opened",
       id: `lease-opened-${res.body.lease_id}`,
-      data: { leaseId: res.body.lease_id, actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice" },
+      // The nonce goes to Inngest only: the generation must hand it back to propose.
+      data: { leaseId: res.body.lease_id, actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice", runNonce: row!.runNonce },
       ts: expect.any(Number),
     });
+    expect(row!.runNonce).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(res.body)).not.toContain(row!.runNonce);
+    const read = await api("GET", `/api/leases/${res.body.lease_id}`, { cookie: aliceCookie });
+    expect(JSON.stringify(read.body)).not.toContain(row!.runNonce);
   });
 
   it("answers 200 with the same shape for the lease already in flight", async () => {
