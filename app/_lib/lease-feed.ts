@@ -60,3 +60,32 @@ export async function subscribeLease(leaseId: string, onChange: Listener): Promi
     if (current.size === 0) feed.subscribers.delete(leaseId);
   };
 }
+
+// ---------------------------------------------------------------------------------------
+// Open event streams per session
+
+/** Event streams one session may hold open at once; the next one is 429 too_many_streams. */
+export const MAX_STREAMS_PER_SESSION = 20;
+
+// In this process's memory: the cap holds per app instance, which is what it is for (each
+// stream holds a socket and a listener here). With several instances behind a balancer, a
+// session could hold 20 on each; a shared counter would need the database per stream.
+const streams = ((globalThis as unknown as { __claimcheckStreams?: Map<string, number> }).__claimcheckStreams ??= new Map());
+
+/**
+ * Takes one of the session's stream slots: a release function (idempotent), or null when the
+ * session already holds MAX_STREAMS_PER_SESSION.
+ */
+export function takeStreamSlot(sessionId: string): (() => void) | null {
+  const held = streams.get(sessionId) ?? 0;
+  if (held >= MAX_STREAMS_PER_SESSION) return null;
+  streams.set(sessionId, held + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const now = (streams.get(sessionId) ?? 1) - 1;
+    if (now <= 0) streams.delete(sessionId);
+    else streams.set(sessionId, now);
+  };
+}

@@ -24,6 +24,8 @@ const SSE_OPEN_TIMEOUT_MS = 5_000;
 
 type Channel = "connecting" | "live" | "polling" | "lost";
 
+const TERMINAL = new Set<string>(["applied", "rejected", "expired"]);
+
 /** The later of two readings of the same lease, by the database clock. */
 function newer(candidate: LeaseJson | null, current: LeaseJson | null): boolean {
   if (!candidate) return false;
@@ -53,7 +55,9 @@ export function LeasePanel({ invoiceId, initial }: { invoiceId: string; initial:
   }
 
   const leaseId = view?.lease_id ?? null;
-  useLeaseFeed(leaseId, setView, setChannel);
+  // A terminal lease never changes again: nothing to follow (the server ends its stream too).
+  const settled = view ? TERMINAL.has(view.status) : false;
+  useLeaseFeed(settled ? null : leaseId, setView, setChannel);
 
   // An apply made elsewhere (another tab) changed the invoice too: re-read the page.
   const router = useRouter();
@@ -166,7 +170,7 @@ export function LeasePanel({ invoiceId, initial }: { invoiceId: string; initial:
         </>
       ) : null}
 
-      {view ? (
+      {view && !settled ? (
         <p className="channel-note" data-testid="channel" data-channel={channel}>
           {channel === "live"
             ? "Updates arrive as they happen."
@@ -331,7 +335,9 @@ function useLeaseFeed(
       });
       source.onerror = () => {
         failures += 1;
-        // CLOSED: the server refused (401, 404, 503); repeated errors: it keeps dropping.
+        // CLOSED: the server refused (401, 404, 429 too many streams, 503); repeated errors:
+        // it keeps dropping. A stream the server ended after a terminal state is not an error
+        // to act on: that state is in the view, and this effect is being torn down.
         if (source?.readyState === EventSource.CLOSED || failures >= 3) startPolling();
       };
     }

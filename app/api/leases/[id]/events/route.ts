@@ -3,16 +3,29 @@
 // recorded for the lease (LISTEN lease_event, see app/_lib/lease-feed.ts) is re-read through
 // the domain and sent as `event: lease` with the JSON of GET /api/leases/:id. The stream
 // also re-reads at the deadline, so an expiry reaches the page without anyone asking.
+//
+// Streams are bounded: at most MAX_STREAMS_PER_SESSION open per session (429 beyond); a
+// stream ends once it has sent a terminal state (applied, rejected, expired), when its client
+// goes away (abort, cancel, a failed write), when the client stops reading (heartbeats pile
+// up unread: a half-open connection), and after MAX_STREAM_MS in any case (EventSource
+// reconnects by itself).
 import { authedRoute, json, param, problem } from "@/lib/http";
 import { readLease } from "@/lib/leases";
 import { log } from "@/lib/log";
 import { leaseJson } from "@/lib/serialize";
 import { resolveActor } from "@/lib/sessions";
-import { subscribeLease } from "@/app/_lib/lease-feed";
+import { subscribeLease, takeStreamSlot } from "@/app/_lib/lease-feed";
 
 export const dynamic = "force-dynamic";
 
 const HEARTBEAT_MS = 15_000;
+/** The longest one stream lives; the client reconnects (after `retry`) and re-reads. */
+const MAX_STREAM_MS = 5 * 60_000;
+/** Chunks queued unread beyond this mean the client is not reading: the stream ends. */
+const MAX_UNREAD_CHUNKS = 8;
+/** Retry-After, in seconds, on 429 too_many_streams. */
+const STREAMS_RETRY_AFTER_S = 10;
+const TERMINAL = new Set(["applied", "rejected", "expired"]);
 /** A little after the deadline, so the database clock has certainly passed it. */
 const DEADLINE_SLACK_MS = 250;
 
@@ -20,12 +33,15 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
   const leaseId = param(params, "id");
   const first = await readLease(db, actor.id, leaseId);
   if (!first) return problem("lease_not_found");
+  const releaseSlot = takeStreamSlot(actor.sessionId);
+  if (!releaseSlot) return problem("too_many_streams", new Headers({ "retry-after": String(STREAMS_RETRY_AFTER_S) }));
 
   const encoder = new TextEncoder();
   let closed = false;
   let unsubscribe: (() => void) | null = null;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  let lifetimeTimer: ReturnType<typeof setTimeout> | undefined;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let lastSent = "";
   let reading: Promise<void> | null = null;
@@ -34,9 +50,11 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
   const close = () => {
     if (closed) return;
     closed = true;
+    releaseSlot();
     unsubscribe?.();
     clearInterval(heartbeat);
     clearTimeout(deadlineTimer);
+    clearTimeout(lifetimeTimer);
     try {
       controller.close();
     } catch {
@@ -48,8 +66,10 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
     try {
       controller.enqueue(encoder.encode(text));
     } catch {
-      close();
+      return close();
     }
+    // desiredSize goes below zero by one for each chunk the response has not taken.
+    if ((controller.desiredSize ?? 0) < -MAX_UNREAD_CHUNKS) close();
   };
 
   const send = (lease: NonNullable<typeof first>) => {
@@ -61,6 +81,8 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
       lastSent = key;
       write(`event: lease\ndata: ${JSON.stringify(body)}\n\n`);
     }
+    // Nothing leaves a terminal state: once it is sent, the stream has said everything.
+    if (TERMINAL.has(lease.status)) return close();
     clearTimeout(deadlineTimer);
     if (!closed && (lease.status === "open" || lease.status === "proposed")) {
       // Both times are the database's, so the app server's clock plays no part.
@@ -99,6 +121,7 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
   try {
     unsubscribe = await subscribeLease(first.id, refresh);
   } catch (error) {
+    releaseSlot();
     log.warn("lease stream unavailable", { lease_id: leaseId, error: String(error) });
     // The page falls back to polling GET /api/leases/:id.
     return json({ detail: "events_unavailable" }, 503);
@@ -109,15 +132,18 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
       controller = c;
       write("retry: 2000\n\n");
       send(first);
+      if (closed) return; // it was already terminal
       // Anything recorded between the first read and the subscription.
       refresh();
       heartbeat = setInterval(() => write(": heartbeat\n\n"), HEARTBEAT_MS);
+      lifetimeTimer = setTimeout(close, MAX_STREAM_MS);
     },
     cancel() {
       close();
     },
   });
-  req.signal.addEventListener("abort", close, { once: true });
+  if (req.signal.aborted) close();
+  else req.signal.addEventListener("abort", close, { once: true });
 
   return new Response(stream, {
     headers: {

@@ -1,0 +1,142 @@
+// GET /api/leases/:id/events, through the real route handler on both databases: the cap on
+// streams per session, and the stream's end (terminal state, client gone).
+import { eq, sql } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { inferenceLease } from "@/db/schema";
+import * as eventsRoute from "@/app/api/leases/[id]/events/route";
+import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/lease-feed";
+import { api, signInCookie } from "../support/api";
+import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+
+let t: TestDb;
+beforeAll(async () => {
+  t = await openTestDb();
+});
+afterAll(() => t?.close());
+
+type Stream = { res: Response; abort: () => void; reader: ReadableStreamDefaultReader<Uint8Array> | null };
+const open: Stream[] = [];
+afterEach(() => {
+  for (const s of open.splice(0)) s.abort();
+});
+
+async function stream(cookie: string, leaseId: string): Promise<Stream> {
+  const controller = new AbortController();
+  const req = new Request(`http://127.0.0.1:3000/api/leases/${leaseId}/events`, { headers: { cookie } });
+  // The client's own signal, as `next start` hands the route a signal of the connection (a
+  // Request built with { signal } here did not always pass the abort on). The same cap and
+  // release through a real server: tests/integration/hostile-http.pg.test.ts.
+  Object.defineProperty(req, "signal", { value: controller.signal });
+  const res = await eventsRoute.GET(req, { params: Promise.resolve({ id: leaseId }) });
+  const s = { res, abort: () => controller.abort(), reader: res.status === 200 ? res.body!.getReader() : null };
+  open.push(s);
+  return s;
+}
+
+/** The `lease` events a stream sent until it ended (or `until` saw enough). */
+async function leaseEvents(s: Stream, until?: (statuses: string[]) => boolean): Promise<{ statuses: string[]; ended: boolean }> {
+  const decoder = new TextDecoder();
+  let text = "";
+  const statuses = () =>
+    [...text.matchAll(/^event: lease\ndata: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as { status: string }).status);
+  for (;;) {
+    const { done, value } = await s.reader!.read();
+    if (done) return { statuses: statuses(), ended: true };
+    text += decoder.decode(value, { stream: true });
+    if (until?.(statuses())) return { statuses: statuses(), ended: false };
+  }
+}
+
+async function world() {
+  const alice = await makeUser(t.db, "Alice");
+  const inv = await makeInvoice(t.db, alice.id);
+  const cookie = await signInCookie(alice.email);
+  const opened = await api("POST", "/api/leases", { cookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+  expect(opened.status).toBe(201);
+  return { alice, inv, cookie, leaseId: opened.body.lease_id as string };
+}
+
+describe("streams per session", () => {
+  it(`${MAX_STREAMS_PER_SESSION} streams per session; the next is 429 too_many_streams with Retry-After; other sessions are unaffected; closing one frees a slot`, async () => {
+    expect(MAX_STREAMS_PER_SESSION).toBe(20);
+    const { alice, cookie, leaseId } = await world();
+    const streams: Stream[] = [];
+    for (let i = 0; i < MAX_STREAMS_PER_SESSION; i++) {
+      const s = await stream(cookie, leaseId);
+      expect(s.res.status).toBe(200);
+      streams.push(s);
+    }
+    const refused = await stream(cookie, leaseId);
+    expect(refused.res.status).toBe(429);
+    expect(await refused.res.json()).toEqual({ detail: "too_many_streams" });
+    expect(Number(refused.res.headers.get("retry-after"))).toBeGreaterThan(0);
+
+    // The same user signed in elsewhere is another session, with slots of its own.
+    const otherSession = await signInCookie(alice.email);
+    expect((await stream(otherSession, leaseId)).res.status).toBe(200);
+
+    // A client that goes away (abort) frees its slot...
+    streams[0]!.abort();
+    expect((await stream(cookie, leaseId)).res.status).toBe(200);
+    expect((await stream(cookie, leaseId)).res.status).toBe(429);
+    // ...and so does one that stops reading (cancel).
+    await streams[1]!.reader!.cancel();
+    expect((await stream(cookie, leaseId)).res.status).toBe(200);
+  });
+
+  it("a refused or missing lease takes no slot", async () => {
+    const { cookie } = await world();
+    for (let i = 0; i < MAX_STREAMS_PER_SESSION + 5; i++) {
+      expect((await stream(cookie, "00000000-0000-4000-8000-000000000000")).res.status).toBe(404);
+    }
+    const { leaseId } = await world();
+    expect((await stream(cookie, leaseId)).res.status).toBe(404); // another actor's lease
+  });
+});
+
+describe("a stream ends once its lease is terminal", () => {
+  it("rejected (cancel): the final state is sent, then the stream ends and frees its slot", async () => {
+    const { cookie, leaseId } = await world();
+    const s = await stream(cookie, leaseId);
+    expect((await leaseEvents(s, (st) => st.includes("open"))).statuses).toContain("open");
+    expect((await api("POST", `/api/leases/${leaseId}/cancel`, { cookie })).status).toBe(200);
+    const rest = await leaseEvents(s);
+    expect(rest).toEqual({ statuses: ["rejected"], ended: true });
+  });
+
+  it("applied", async () => {
+    const { cookie, leaseId } = await world();
+    await t.db.update(inferenceLease).set({ status: "proposed", proposal: { summary: "A summary", model: "test" } }).where(eq(inferenceLease.id, leaseId));
+    const s = await stream(cookie, leaseId);
+    expect((await leaseEvents(s, (st) => st.includes("proposed"))).statuses).toContain("proposed");
+    expect((await api("POST", `/api/leases/${leaseId}/apply`, { cookie })).status).toBe(200);
+    expect(await leaseEvents(s)).toEqual({ statuses: ["applied"], ended: true });
+  });
+
+  it("expired (the deadline passes while the stream is open)", async () => {
+    const { cookie, leaseId } = await world();
+    await t.db.update(inferenceLease).set({ deadlineAt: sql`now() + interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
+    const s = await stream(cookie, leaseId);
+    const all = await leaseEvents(s);
+    expect(all.ended).toBe(true);
+    expect(all.statuses.at(-1)).toBe("expired");
+  });
+
+  it("already terminal when opened: one event, then the end", async () => {
+    const { cookie, leaseId } = await world();
+    await api("POST", `/api/leases/${leaseId}/cancel`, { cookie });
+    const s = await stream(cookie, leaseId);
+    expect(s.res.status).toBe(200);
+    expect(await leaseEvents(s)).toEqual({ statuses: ["rejected"], ended: true });
+  });
+
+  it("ended streams give their slots back", async () => {
+    const { cookie, leaseId } = await world();
+    await api("POST", `/api/leases/${leaseId}/cancel`, { cookie });
+    for (let i = 0; i < MAX_STREAMS_PER_SESSION + 5; i++) {
+      const s = await stream(cookie, leaseId);
+      expect(s.res.status).toBe(200);
+      expect((await leaseEvents(s)).ended).toBe(true);
+    }
+  });
+});
