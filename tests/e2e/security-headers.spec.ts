@@ -2,6 +2,8 @@
 // docs/decisions/0011-cross-site-writes-and-headers.md): a nonce CSP on every page, strict
 // headers on every API answer, no framing, HSTS only behind HTTPS, and server actions that
 // refuse a foreign Origin even when X-Forwarded-Host is forged to match it.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import type { APIResponse, BrowserContext } from "@playwright/test";
 import { expect, test } from "./support/fixtures";
 import { SignInPage } from "./support/pages";
@@ -76,20 +78,26 @@ test("HSTS and upgrade-insecure-requests when served over HTTPS (X-Forwarded-Pro
 });
 
 test("the app cannot be framed by another site", async ({ browser, baseURL }) => {
+  // Another origin: a page served from another port of this machine (a real local server, so
+  // Chromium's local-network rules, which block public pages framing local ones, play no part:
+  // only the app's own headers can refuse the frame).
+  const framer = http.createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(`<!doctype html><title>framer</title><iframe id="app" src="${baseURL}/sign-in"></iframe>`);
+  });
+  await new Promise<void>((resolve) => framer.listen(0, "127.0.0.1", resolve));
   // A context of its own, not watched: the refused frame is the point of this test.
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    await page.route("http://framer.test/", (route) =>
-      route.fulfill({ contentType: "text/html", body: `<!doctype html><title>framer</title><iframe id="app" src="${baseURL}/sign-in"></iframe>` }),
-    );
-    await page.goto("http://framer.test/");
+    await page.goto(`http://127.0.0.1:${(framer.address() as AddressInfo).port}/`);
     // Chromium puts its error page in the frame instead of the sign-in form.
     const frame = page.frames().find((f) => f !== page.mainFrame())!;
     await expect.poll(() => frame.url()).toMatch(/^chrome-error:/);
     expect(await frame.locator("input[type=password]").count()).toBe(0);
   } finally {
     await context.close();
+    await new Promise((resolve) => framer.close(resolve));
   }
 });
 
