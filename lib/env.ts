@@ -31,6 +31,11 @@ const EnvSchema = z
     SESSION_PASSWORD_PREVIOUS: z.string().min(32).optional(),
     SESSION_COOKIE_SECURE: z.enum(["true", "false"]).optional(),
     LEASE_TTL_SECONDS: intFromEnv(90, 1, 3600),
+    // Read per request by lib/rate-limit.ts; checked here so a typo stops start-up, not sign-in.
+    TRUST_PROXY: z.preprocess(
+      (v) => (v === "" ? undefined : v),
+      z.string().trim().regex(/^\d{1,2}$/, "TRUST_PROXY must be the number of proxies in front of the app (0-99).").optional(),
+    ),
     // Read by the Inngest SDK itself; validated here so production never serves its route unsigned.
     INNGEST_DEV: optionalText,
     INNGEST_SIGNING_KEY: optionalText,

@@ -39,6 +39,14 @@ describe("parseEnv", () => {
     expect(env.leaseTtlSeconds).toBe(30);
   });
 
+  it("refuses a TRUST_PROXY that is not a count of proxies, naming it", () => {
+    for (const value of ["yes", "-1", "1.5", "100", "10.0.0.1"]) {
+      expect(() => parseEnv({ NODE_ENV: "development", TRUST_PROXY: value })).toThrow(/TRUST_PROXY must be the number of proxies/);
+    }
+    expect(() => parseEnv({ NODE_ENV: "development", TRUST_PROXY: "2" })).not.toThrow();
+    expect(() => parseEnv({ NODE_ENV: "development", TRUST_PROXY: "" })).not.toThrow();
+  });
+
   it("refuses a nonsensical lease TTL", () => {
     for (const value of ["0", "-5", "abc", "1.5", "99999"]) {
       expect(() => parseEnv({ NODE_ENV: "development", LEASE_TTL_SECONDS: value })).toThrow(/LEASE_TTL_SECONDS/);
