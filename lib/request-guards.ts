@@ -1,0 +1,29 @@
+// Requests Next.js itself fails on with a 500 before any handler of ours runs: a path whose
+// percent-encoding does not decode (its router calls decodeURIComponent), and a multipart
+// body that does not parse (its server-action handler: "Failed to parse body as FormData").
+// proxy.ts, which runs first, answers them 400 instead.
+
+/** True when the path has malformed percent-encoding (e.g. `/api/leases/%ZZ`). */
+export function hasMalformedPath(pathname: string): boolean {
+  try {
+    decodeURIComponent(pathname);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * True when a POST declares multipart/form-data and its body does not parse as such. Reads a
+ * clone, so the request goes on untouched; Next.js buffers the body for the proxy anyway
+ * (up to its proxy body limit).
+ */
+export async function hasBrokenMultipart(request: Request): Promise<boolean> {
+  if (request.method !== "POST" || !/^multipart\/form-data\b/i.test(request.headers.get("content-type") ?? "")) return false;
+  try {
+    await request.clone().formData();
+    return false;
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,200 @@
+// Hostile requests that only the built app sees whole: a path Next.js cannot decode, a broken
+// multipart body on a page (the server-action path), and server actions called by id with
+// arguments the page never sends. Each must be a clear 4xx (or, for an action, a refusal)
+// that writes nothing; never a 500. PostgreSQL only, like every test of the running app.
+import fs from "node:fs";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../support/app-server";
+import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
+
+if (inject("dbKind") !== "postgres") {
+  throw new Error("hostile-http.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+}
+
+const BOOT_TIMEOUT = 300_000;
+let t: TestDb;
+let app: AppServer;
+
+beforeAll(async () => {
+  t = await openTestDb();
+  const url = new URL(inject("pgAdminUrl"));
+  url.pathname = `/${t.name}`;
+  app = await startAppServer({ databaseUrl: url.toString(), name: "hostile" });
+}, BOOT_TIMEOUT);
+afterAll(async () => {
+  await app?.stop();
+  await t?.close();
+});
+
+async function snapshot() {
+  const [row] = await t.db
+    .select({
+      invoices: sql<string>`(select string_agg(concat_ws(':', id, version, number, counterparty, issued_on, due_on, summary), ',' order by id) from invoice)`,
+      leases: sql<number>`(select count(*) from inference_lease)`.mapWith(Number),
+      events: sql<number>`(select count(*) from lease_event)`.mapWith(Number),
+    })
+    .from(sql`(select 1) as one`);
+  return row!;
+}
+
+async function signedIn() {
+  const user = await makeUser(t.db, "Hostile");
+  const inv = await makeInvoice(t.db, user.id);
+  const res = await fetch(`${app.url}/api/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: user.email, password: PASSWORD }),
+  });
+  expect(res.status).toBe(200);
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  return { user, inv, cookie };
+}
+
+/** The id Next.js gave a server action in this build (server actions are callable by id). */
+function actionId(file: string, name: string): string {
+  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, TEST_DIST_DIR, "server", "server-reference-manifest.json"), "utf8")) as {
+    node: Record<string, { filename: string; exportedName: string }>;
+  };
+  const found = Object.entries(manifest.node).find(([, a]) => a.filename === file && a.exportedName === name);
+  if (!found) throw new Error(`no server action ${file}#${name} in the build`);
+  return found[0];
+}
+
+describe("paths Next.js cannot decode", () => {
+  it("malformed percent-encoding answers 4xx, signed in or not", async () => {
+    const { cookie } = await signedIn();
+    for (const [method, p] of [
+      ["GET", "/api/leases/%ZZ"],
+      ["GET", "/api/leases/%"],
+      ["GET", "/api/leases/%E0%A4%A"],
+      ["GET", "/api/leases/%ZZ/events"],
+      ["POST", "/api/leases/%ZZ/apply"],
+      ["POST", "/api/leases/%ZZ/cancel"],
+      ["GET", "/api/invoices/%ZZ"],
+      ["PATCH", "/api/invoices/%ZZ"],
+      ["GET", "/invoices/%ZZ"],
+    ] as const) {
+      for (const headers of [{}, { cookie }] as Record<string, string>[]) {
+        const before = await snapshot();
+        const res = await fetch(`${app.url}${p}`, {
+          method,
+          headers: { ...headers, ...(method === "PATCH" ? { "content-type": "application/json" } : {}) },
+          body: method === "PATCH" ? JSON.stringify({ counterparty: "X" }) : undefined,
+          redirect: "manual",
+        });
+        await res.arrayBuffer();
+        expect({ method, p, status: res.status }).toEqual({ method, p, status: expect.toSatisfy((s: number) => s >= 300 && s < 500) });
+        expect(await snapshot()).toEqual(before);
+      }
+    }
+  });
+});
+
+describe("broken bodies posted to a page", () => {
+  it("garbage multipart, with and without a Next-Action header, answers 4xx and writes nothing", async () => {
+    const { inv, cookie } = await signedIn();
+    const edit = actionId("app/invoices/[id]/actions.ts", "editInvoiceAction");
+    const bodies = [
+      "garbage",
+      "--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nunterminated",
+      "--x\r\nContent-Disposition: form-data\r\n\r\n\r\n--x--\r\n",
+      "--x--",
+    ];
+    for (const body of bodies) {
+      for (const extra of [{}, { "next-action": edit }, { "next-action": "00".repeat(21) }] as Record<string, string>[]) {
+        const before = await snapshot();
+        const res = await fetch(`${app.url}/invoices/${inv.id}`, {
+          method: "POST",
+          headers: { cookie, origin: app.url, "content-type": "multipart/form-data; boundary=x", ...extra },
+          body,
+          redirect: "manual",
+        });
+        await res.arrayBuffer();
+        expect({ body, extra, status: res.status }).toEqual({ body, extra, status: expect.toSatisfy((s: number) => s >= 400 && s < 500) });
+        expect(await snapshot()).toEqual(before);
+      }
+    }
+  });
+});
+
+describe("server actions called by id with arguments the page never sends", () => {
+  async function callAction(id: string, page: string, cookie: string, args: unknown[]) {
+    const res = await fetch(`${app.url}${page}`, {
+      method: "POST",
+      headers: { cookie, origin: app.url, "next-action": id, "content-type": "text/plain;charset=UTF-8", accept: "text/x-component" },
+      body: JSON.stringify(args),
+      redirect: "manual",
+    });
+    return { status: res.status, text: await res.text() };
+  }
+
+  it("the edit action with one argument, or none, or strings, is refused and writes nothing", async () => {
+    const { inv, cookie } = await signedIn();
+    const edit = actionId("app/invoices/[id]/actions.ts", "editInvoiceAction");
+    for (const args of [[], [{}], ["x"], [null, null], [{ invoice_id: inv.id, number: "X" }], [{}, { invoice_id: inv.id }], [{}, "x"]]) {
+      const before = await snapshot();
+      const res = await callAction(edit, `/invoices/${inv.id}`, cookie, args);
+      expect({ args, status: res.status }).toEqual({ args, status: expect.toSatisfy((s: number) => s < 500) });
+      expect(res.text).not.toMatch(/Changes saved/);
+      expect(await snapshot()).toEqual(before);
+    }
+  });
+
+  it("every invoice action refuses a missing or foreign argument", async () => {
+    const { inv, cookie } = await signedIn();
+    for (const name of ["summarizeAction", "applyAction", "discardAction"]) {
+      const id = actionId("app/invoices/[id]/actions.ts", name);
+      for (const args of [[], [null], ["x"], [{ invoice_id: inv.id }], [[inv.id]]]) {
+        const before = await snapshot();
+        const res = await callAction(id, `/invoices/${inv.id}`, cookie, args);
+        expect({ name, args, status: res.status }).toEqual({ name, args, status: expect.toSatisfy((s: number) => s < 500) });
+        expect(await snapshot()).toEqual(before);
+      }
+    }
+  });
+});
+
+describe("event streams through the running server", () => {
+  it("20 per session, the 21st is 429 with Retry-After, and a client that goes away frees its slot", async () => {
+    const { inv, cookie } = await signedIn();
+    const opened = await fetch(`${app.url}/api/leases`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: JSON.stringify({ invoice_id: inv.id, purpose: "summarize_invoice" }),
+    });
+    expect(opened.status).toBe(201);
+    const { lease_id: leaseId } = (await opened.json()) as { lease_id: string };
+    const clients: AbortController[] = [];
+    const openStream = async () => {
+      const client = new AbortController();
+      clients.push(client);
+      const res = await fetch(`${app.url}/api/leases/${leaseId}/events`, { headers: { cookie }, signal: client.signal });
+      if (res.status !== 200) await res.arrayBuffer();
+      return { res, client };
+    };
+    try {
+      const first = await openStream();
+      expect(first.res.status).toBe(200);
+      for (let i = 1; i < 20; i++) expect((await openStream()).res.status).toBe(200);
+      const refused = await openStream();
+      expect(refused.res.status).toBe(429);
+      expect(Number(refused.res.headers.get("retry-after"))).toBeGreaterThan(0);
+      first.client.abort();
+      // The server learns of the closed connection a moment later.
+      let status = 429;
+      while (status === 429) {
+        await new Promise((r) => setTimeout(r, 100));
+        const next = await openStream();
+        status = next.res.status;
+      }
+      expect(status).toBe(200);
+    } finally {
+      for (const c of clients) c.abort();
+    }
+  });
+});
