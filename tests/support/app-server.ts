@@ -98,45 +98,15 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     },
   });
 
-  const appLog: string[] = [];
-  const appOut = appLogFile ? fs.createWriteStream(appLogFile) : undefined;
-  const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
-    cwd: ROOT,
-    env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }),
-    detached: true, // its own process group: stop() ends next-server with it
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const stopChild = trackChild(child);
-  let openStreams = 2;
-  for (const stream of [child.stdout!, child.stderr!]) {
-    stream.setEncoding("utf8");
-    let partial = "";
-    const take = (lines: string[]) => {
-      for (const line of lines) {
-        push(appLog, line);
-        appOut?.write(`${line}\n`);
-        if (ECHO) console.info(`[app:${name}] ${line}`);
-      }
-    };
-    stream.on("data", (chunk: string) => {
-      const lines = (partial + chunk).split("\n");
-      partial = lines.pop() ?? "";
-      take(lines);
-    });
-    stream.once("end", () => {
-      if (partial) take([partial]);
-      if (--openStreams === 0) appOut?.end();
-    });
-  }
-
+  const app = launchApp({ port, name, appLogFile, env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }) });
   const stop = async () => {
-    await stopChild();
+    await app.stop();
     await inngest.close();
     inngestOut?.end();
   };
 
   try {
-    await waitUntilServing(child, serveUrl, signingKey, appLog, appLogFile);
+    await waitUntilServing(app.child, serveUrl, signingKey, app.logs, appLogFile);
     await inngest.sync(); // at once, rather than at the stand-in's next sync retry
   } catch (error) {
     await stop();
@@ -150,7 +120,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     inngest,
     signingKey,
     eventKey,
-    appLogs: () => [...appLog],
+    appLogs: () => [...app.logs],
     inngestLogs: () => [...inngestLog],
     stop,
   };
@@ -159,6 +129,45 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
 function push(lines: string[], line: string) {
   lines.push(line);
   if (lines.length > 5000) lines.splice(0, lines.length - 5000);
+}
+
+type LaunchedApp = { child: ChildProcess; logs: string[]; stop: () => Promise<void> };
+
+/** `next start` on `port`, in its own process group, its output kept (and echoed or written to a file). */
+function launchApp(opts: { port: number; name: string; appLogFile?: string; env: NodeJS.ProcessEnv; logs?: string[]; append?: boolean }): LaunchedApp {
+  const logs = opts.logs ?? [];
+  const out = opts.appLogFile ? fs.createWriteStream(opts.appLogFile, { flags: opts.append ? "a" : "w" }) : undefined;
+  const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(opts.port), "-H", "127.0.0.1"], {
+    cwd: ROOT,
+    env: opts.env,
+    detached: true, // its own process group: stop() ends next-server with it
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const stop = trackChild(child);
+  pipeLines(child, (line) => {
+    push(logs, line);
+    out?.write(`${line}\n`);
+    if (ECHO) console.info(`[app:${opts.name}] ${line}`);
+  }, () => out?.end());
+  return { child, logs, stop };
+}
+
+/** Calls `onLine` for each line the child writes to stdout or stderr; `onEnd` once both end. */
+function pipeLines(child: ChildProcess, onLine: (line: string) => void, onEnd: () => void) {
+  let openStreams = 2;
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.setEncoding("utf8");
+    let partial = "";
+    stream.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) onLine(line);
+    });
+    stream.once("end", () => {
+      if (partial) onLine(partial);
+      if (--openStreams === 0) onEnd();
+    });
+  }
 }
 
 /**
@@ -296,11 +305,15 @@ function newestSourceMtime(): number {
   return newest;
 }
 
+// The newest source time the build started from, written beside the build: an edit made
+// while a build runs is newer than this, so that build does not count as current.
+const STAMP = path.join(ROOT, TEST_DIST_DIR, "SOURCES_STAMP");
+
 function buildIsCurrent(): boolean {
   const buildId = path.join(ROOT, TEST_DIST_DIR, "BUILD_ID");
-  if (!fs.existsSync(buildId)) return false;
+  if (!fs.existsSync(buildId) || !fs.existsSync(STAMP)) return false;
   if (process.env.APP_SERVER_REUSE_BUILD === "1") return true;
-  return fs.statSync(buildId).mtimeMs >= newestSourceMtime();
+  return Number(fs.readFileSync(STAMP, "utf8")) >= newestSourceMtime();
 }
 
 /**
@@ -325,6 +338,8 @@ async function build(): Promise<void> {
   delete env.NODE_ENV; // vitest's "test" would make next warn; build sets production itself
   console.info(`[app-server] building the app into ${TEST_DIST_DIR} (about a minute)…`);
   const started = Date.now();
+  const sources = newestSourceMtime();
+  fs.rmSync(STAMP, { force: true });
   const output: string[] = [];
   const code = await new Promise<number | null>((resolve, reject) => {
     const child = spawn(process.execPath, [NEXT_BIN, "build"], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -343,6 +358,7 @@ async function build(): Promise<void> {
     const tail = output.join("").split("\n").slice(-60).join("\n");
     throw new Error(`next build (NEXT_DIST_DIR=${TEST_DIST_DIR}) failed with code ${code}:\n${tail}`);
   }
+  fs.writeFileSync(STAMP, String(sources));
   console.info(`[app-server] built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
