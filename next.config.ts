@@ -16,6 +16,9 @@ const nextConfig: NextConfig = {
       allowedOrigins: process.env.APP_URL ? [new URL(process.env.APP_URL).host] : [],
     },
   },
+  // `npm run dev` serves and prints http://127.0.0.1:<port>; Next allows only localhost to
+  // reach its dev resources (the HMR websocket) unless told.
+  allowedDevOrigins: ["127.0.0.1"],
   // proxy.ts skips the build's static files; they still must not be sniffed into scripts.
   async headers() {
     return [{ source: "/_next/static/:path*", headers: [{ key: "X-Content-Type-Options", value: "nosniff" }] }];
