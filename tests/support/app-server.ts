@@ -15,7 +15,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { signBody } from "@/tools/inngest-local/signing";
 
 export const TEST_DIST_DIR = ".next-test";
@@ -124,6 +124,170 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     inngestLogs: () => [...inngestLog],
     stop,
   };
+}
+
+// ---------------------------------------------------------------------------------------
+// Several app instances on one Inngest server, and processes that can be killed
+
+export type InngestServerOptions = {
+  /** The serve URLs it syncs and calls (with the same app id, the one synced last gets the runs). */
+  appUrls: string[];
+  name?: string;
+  /** Also write its output to `<logDir>/inngest-<name>.log`. */
+  logDir?: string;
+  /** Its retry backoff base in ms (default 100). */
+  backoffMs?: number;
+  /** Re-sync the apps every n ms (default 0: only at start and on sync()). */
+  pollMs?: number;
+};
+
+/**
+ * The local stand-in as a process of its own (tools/inngest-local/main.ts, self-hosted mode
+ * with fresh random keys), so that it can be killed and started again on the same port, as
+ * an Inngest server would be. Its runs live in its memory: a killed one forgets them.
+ */
+export type InngestServer = {
+  name: string;
+  url: string;
+  port: number;
+  signingKey: string;
+  eventKey: string;
+  logs(): string[];
+  /** Its runs, from GET /runs ([] when it is down). */
+  runs(): Promise<RunSummary[]>;
+  /** Syncs every app now (POST /sync); throws if one does not answer. */
+  sync(): Promise<void>;
+  /** Sends the process group `signal` (default SIGKILL) and waits for it to exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again after kill(), on the same port and with the same keys. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+const TSX_CLI = path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
+
+export async function startInngestServer(opts: InngestServerOptions): Promise<InngestServer> {
+  const port = await freePort();
+  const name = opts.name ?? `inngest-${port}`;
+  const url = `http://127.0.0.1:${port}`;
+  const signingKey = `signkey-test-${randomBytes(32).toString("hex")}`;
+  const eventKey = randomBytes(24).toString("hex");
+  if (opts.logDir) fs.mkdirSync(opts.logDir, { recursive: true });
+  const logFile = opts.logDir ? path.join(opts.logDir, `inngest-${name}.log`) : undefined;
+  const logs: string[] = [];
+  let current: { child: ChildProcess; stop: () => Promise<void> } | null = null;
+  let launches = 0;
+
+  const start = async () => {
+    const out = logFile ? fs.createWriteStream(logFile, { flags: launches++ ? "a" : "w" }) : undefined;
+    const args = [TSX_CLI, path.join(ROOT, "tools", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--backoff-ms", String(opts.backoffMs ?? 100)];
+    for (const u of opts.appUrls) args.push("-u", u);
+    const env: Record<string, string | undefined> = { ...process.env, INNGEST_SIGNING_KEY: signingKey, INNGEST_EVENT_KEY: eventKey };
+    delete env.INNGEST_DEV;
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: env as NodeJS.ProcessEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    current = { child, stop: trackChild(child) };
+    pipeLines(child, (line) => {
+      push(logs, line);
+      out?.write(`${line}\n`);
+      if (ECHO) console.info(`[${name}] ${line}`);
+    }, () => out?.end());
+    const started = Date.now();
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${logs.slice(-20).join("\n")}`);
+      try {
+        if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) })).ok) return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() - started > 30_000) throw new Error(`${name} did not listen on ${url} within 30 s:\n${logs.slice(-20).join("\n")}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
+    const c = current;
+    if (!c) return;
+    current = null;
+    killGroup(c.child, signal);
+    await c.stop();
+  };
+  await start();
+  return {
+    name,
+    url,
+    port,
+    signingKey,
+    eventKey,
+    logs: () => [...logs],
+    async runs() {
+      try {
+        const res = await fetch(`${url}/runs`, { signal: AbortSignal.timeout(5000) });
+        return res.ok ? ((await res.json()) as RunSummary[]) : [];
+      } catch {
+        return [];
+      }
+    },
+    async sync() {
+      const res = await fetch(`${url}/sync`, { method: "POST", signal: AbortSignal.timeout(30_000) });
+      if (!res.ok) throw new Error(`${name}: POST /sync answered ${res.status}: ${await res.text()}`);
+    },
+    kill,
+    start,
+    stop: () => kill("SIGTERM"),
+  };
+}
+
+export type AppInstanceOptions = Omit<AppServerOptions, "backoffMs"> & {
+  /** The Inngest server this instance sends events to (shared with the other instances). */
+  inngest: InngestServer;
+  /** The port to listen on (default: a free one). Give it when the Inngest server must know the URL first. */
+  port?: number;
+};
+
+/** One `next start` of several on a shared Inngest server; it can be killed and started again on its port. */
+export type AppInstance = {
+  name: string;
+  url: string;
+  serveUrl: string;
+  port: number;
+  appLogs(): string[];
+  /** Sends the process group `signal` (default SIGKILL) and waits for it to exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again after kill(), on the same port; resolves once it serves. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export async function startAppInstance(opts: AppInstanceOptions): Promise<AppInstance> {
+  await ensureBuild();
+  const port = opts.port ?? (await freePort());
+  const name = opts.name ?? String(port);
+  const url = `http://127.0.0.1:${port}`;
+  const serveUrl = `${url}/api/inngest`;
+  if (opts.logDir) fs.mkdirSync(opts.logDir, { recursive: true });
+  const appLogFile = opts.logDir ? path.join(opts.logDir, `app-${name}.log`) : undefined;
+  const { inngest } = opts;
+  const env = appEnv(opts, { baseUrl: inngest.url, signingKey: inngest.signingKey, eventKey: inngest.eventKey });
+  const logs: string[] = [];
+  let current: LaunchedApp | null = null;
+  let launches = 0;
+  const start = async () => {
+    const app = (current = launchApp({ port, name, appLogFile, env, logs, append: launches++ > 0 }));
+    try {
+      await waitUntilServing(app.child, serveUrl, inngest.signingKey, logs, appLogFile);
+    } catch (error) {
+      await app.stop();
+      throw error;
+    }
+  };
+  const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
+    const app = current;
+    if (!app) return;
+    current = null;
+    killGroup(app.child, signal);
+    await app.stop();
+  };
+  await start();
+  return { name, url, serveUrl, port, appLogs: () => [...logs], kill, start, stop: () => kill("SIGTERM") };
 }
 
 function push(lines: string[], line: string) {
