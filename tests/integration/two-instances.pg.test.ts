@@ -1,5 +1,5 @@
 // Two app instances (`next start` twice) on one PostgreSQL database and one Inngest server,
-// the shape that scales out (docs/decisions/0012-two-app-instances.md): a lease opened through
+// the shape that scales out (docs/decisions/0012-several-app-instances.md): a lease opened through
 // one is applied through the other, an event stream on one sees what the other did, a
 // sign-out on one closes the other's view, and sweeps running on both at once expire each
 // overdue lease exactly once.
