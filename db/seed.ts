@@ -127,6 +127,46 @@ export async function seedDemo(db: Db, password: string = DEFAULT_SEED_PASSWORD)
   return { created };
 }
 
+/** The email of load actor `n` (1-based), as seedActors makes it. */
+export const loadActorEmail = (n: number) => `load-${String(n).padStart(4, "0")}@example.test`;
+
+/**
+ * Load-test actors (`npm run db:seed -- --actors N`): load-0001@example.test and on, each
+ * owning `invoicesEach` invoices made from the demo's. Like seedDemo, an actor who already
+ * exists is left as is, so a larger N only adds the missing ones.
+ */
+export async function seedActors(
+  db: Db,
+  count: number,
+  opts: { password?: string; invoicesEach?: number } = {},
+): Promise<{ created: number }> {
+  const invoicesEach = opts.invoicesEach ?? 3;
+  const templates = DEMO.flatMap((u) => u.invoices);
+  const passwordHash = await hashPassword(opts.password ?? DEFAULT_SEED_PASSWORD);
+  let created = 0;
+  for (let n = 1; n <= count; n++) {
+    await db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(appUser)
+        .values({ email: loadActorEmail(n), name: `Load Actor ${n}`, passwordHash })
+        .onConflictDoNothing({ target: appUser.email })
+        .returning({ id: appUser.id });
+      if (!row) return;
+      created++;
+      for (let k = 0; k < invoicesEach; k++) {
+        const { lines, ...inv } = templates[(n + k) % templates.length]!;
+        const totalCents = lines.reduce((sum, l) => sum + l.quantity * l.unitPriceCents, 0);
+        const [invRow] = await tx
+          .insert(invoice)
+          .values({ ...inv, number: `LD-${String(n).padStart(4, "0")}-${k + 1}`, ownerId: row.id, totalCents })
+          .returning({ id: invoice.id });
+        await tx.insert(invoiceLine).values(lines.map((line, position) => ({ ...line, position, invoiceId: invRow!.id })));
+      }
+    });
+  }
+  return { created };
+}
+
 export async function demoUserExists(db: Db): Promise<boolean> {
   const rows = await db.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, DEMO[0]!.email));
   return rows.length > 0;
