@@ -4,6 +4,7 @@
 // Why each header and which proxy headers are trusted: docs/decisions/0011-cross-site-writes-and-headers.md.
 import { NextResponse, type NextRequest } from "next/server";
 import { isForeignOrigin, isStateChanging, ownHost } from "@/lib/origin";
+import { hasBrokenMultipart, hasMalformedPath } from "@/lib/request-guards";
 
 const DEV = process.env.NODE_ENV === "development";
 
@@ -51,17 +52,28 @@ function secure(response: NextResponse, policy: string, https: boolean): NextRes
   return response;
 }
 
-export function proxy(request: NextRequest): NextResponse {
+function refusal(status: number, code: string, isApi: boolean, https: boolean): NextResponse {
+  const response = isApi
+    ? NextResponse.json({ detail: code }, { status, headers: { "cache-control": "no-store" } })
+    : new NextResponse(code, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+  return secure(response, API_POLICY, https);
+}
+
+export async function proxy(request: NextRequest): Promise<NextResponse> {
   const https = servedOverHttps(request);
   const isApi = request.nextUrl.pathname.startsWith("/api/");
+
+  // Next.js would answer these with a 500 from inside its router or action handler (lib/request-guards.ts).
+  if (hasMalformedPath(request.nextUrl.pathname)) return refusal(400, "invalid_request", isApi, https);
 
   // Server actions and any other write to a page: a foreign Origin stops here. Next's own
   // action check compares Origin with X-Forwarded-Host, which any client can set, so we also
   // replace that header with our own host below before Next sees it.
   if (!isApi && isStateChanging(request.method) && isForeignOrigin(request.headers, request.url)) {
-    const refused = new NextResponse("cross_origin", { status: 403, headers: { "content-type": "text/plain; charset=utf-8" } });
-    return secure(refused, API_POLICY, https);
+    return refusal(403, "cross_origin", false, https);
   }
+  // After the Origin check: a foreign request is refused before its body is read.
+  if (!isApi && (await hasBrokenMultipart(request))) return refusal(400, "invalid_request", false, https);
 
   const headers = new Headers(request.headers);
   const host = ownHost(request.headers, request.url);
