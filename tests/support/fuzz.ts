@@ -1,0 +1,635 @@
+// What the fuzz suites (tests/integration/fuzz-*.test.ts) share: hostile values as fast-check
+// arbitraries, symbolic references to the world's rows (resolved just before each request, so
+// a counterexample prints readably and replays against whatever the world holds then), the
+// database snapshot, the record of every row a request wrote, and the contract's list of the
+// writes each call may make.
+//
+// Writes are recorded by row triggers into fuzz_audit, a table of the test's own database
+// (never a migration): after each request the suite reads what it wrote, row by row, and
+// holds it to the contract; the snapshot (row counts and a hash of invoices, leases, events,
+// sessions) must be unchanged whenever nothing was written, so the record is checked too.
+import { randomUUID } from "node:crypto";
+import fc from "fast-check";
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { inferenceLease } from "@/db/schema";
+import { cancelLease, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
+
+// postgres.js returns an array; PGlite returns { rows }.
+export const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []));
+
+async function query<T>(db: Db, statement: ReturnType<typeof sql>): Promise<T[]> {
+  return rowsOf<T>(await db.execute(statement));
+}
+
+// ---------------------------------------------------------------------------------------
+// The record of writes, and the snapshot
+
+const AUDITED = ["app_user", "app_session", "invoice", "invoice_line", "inference_lease", "lease_event", "rate_limit"];
+
+/** Records every row written to the app's tables in fuzz_audit, with the writing transaction's now(). */
+export async function installAudit(db: Db): Promise<void> {
+  await db.execute(sql.raw(`create table if not exists fuzz_audit (
+    id bigserial primary key, at timestamptz not null default now(), tbl text not null, op text not null, old jsonb, new jsonb)`));
+  await db.execute(
+    sql.raw(`create or replace function fuzz_audit_row() returns trigger language plpgsql as $$
+    begin
+      insert into fuzz_audit (tbl, op, old, new) values (TG_TABLE_NAME, TG_OP,
+        case when TG_OP <> 'INSERT' then to_jsonb(OLD) end, case when TG_OP <> 'DELETE' then to_jsonb(NEW) end);
+      return null;
+    end $$`),
+  );
+  for (const table of AUDITED) {
+    await db.execute(sql.raw(`drop trigger if exists fuzz_audit_${table} on ${table}`));
+    await db.execute(
+      sql.raw(`create trigger fuzz_audit_${table} after insert or update or delete on ${table} for each row execute function fuzz_audit_row()`),
+    );
+  }
+}
+
+export type Write = { id: number; at: string; tbl: string; op: "INSERT" | "UPDATE" | "DELETE"; old: any; new: any };
+
+export async function auditMark(db: Db): Promise<number> {
+  const [row] = await query<{ id: unknown }>(db, sql`select coalesce(max(id), 0) as id from fuzz_audit`);
+  return Number(row!.id);
+}
+
+export async function writesSince(db: Db, mark: number): Promise<Write[]> {
+  const rows = await query<Write & { old: unknown; new: unknown }>(
+    db,
+    sql`select id, at::text as at, tbl, op, old, new from fuzz_audit where id > ${mark} order by id`,
+  );
+  // PGlite hands jsonb back parsed, postgres.js too; be sure either way.
+  const parse = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v);
+  return rows.map((r) => ({ ...r, id: Number(r.id), old: parse(r.old), new: parse(r.new) }));
+}
+
+export type Snapshot = Record<string, string>;
+
+/** Row counts of every app table and a hash of the rows of invoices, leases, events and sessions. */
+export async function snapshot(db: Db): Promise<Snapshot> {
+  const hash = (table: string) => `(select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.id), '')) from ${table} t)`;
+  const [row] = await query<Snapshot>(
+    db,
+    sql.raw(`select ${hash("invoice")} as invoice, ${hash("inference_lease")} as inference_lease, ${hash("lease_event")} as lease_event,
+      ${hash("app_session")} as app_session, (select count(*)::text from app_user) as app_user,
+      (select count(*)::text from invoice_line) as invoice_line, (select count(*)::text from rate_limit) as rate_limit`),
+  );
+  return { ...row! };
+}
+
+// ---------------------------------------------------------------------------------------
+// What a write is, in the contract's words
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const IN_FLIGHT = new Set(["open", "proposed"]);
+
+/** One label per written row, e.g. `cancel:<lease>:<actor>`; `bad:...` for a write no call may make. */
+export function label(w: Write): string {
+  const o = w.old;
+  const n = w.new;
+  switch (w.tbl) {
+    case "inference_lease": {
+      if (w.op === "INSERT") {
+        const ok = n.status === "open" && n.purpose === "summarize_invoice" && n.proposal === null && n.closed_reason === null;
+        return ok ? `open:${n.id}:${n.invoice_id}:${n.actor_id}:${n.session_id}` : `bad:lease-insert:${n.status}:${n.purpose}`;
+      }
+      if (w.op === "DELETE") return "bad:lease-delete";
+      for (const k of ["id", "actor_id", "invoice_id", "purpose", "deadline_at", "created_at", "session_id", "invoice_version", "run_nonce"]) {
+        if (!same(o[k], n[k])) return `bad:lease-update-${k}`;
+      }
+      const from = o.status as string;
+      const to = n.status as string;
+      const why = n.closed_reason as string | null;
+      if (!same(o.proposal, n.proposal) && !(from === "open" && to === "proposed")) return "bad:lease-update-proposal";
+      if (IN_FLIGHT.has(from) && to === "expired" && why === "deadline_passed" && Date.parse(o.deadline_at) <= Date.parse(w.at)) return `expire:${o.id}`;
+      if (IN_FLIGHT.has(from) && to === "rejected" && why === "cancelled") return `cancel:${o.id}:${o.actor_id}`;
+      if (IN_FLIGHT.has(from) && to === "rejected" && why === "signed_out") return `revoke:${o.id}:${o.actor_id}:${o.session_id}`;
+      if (from === "proposed" && to === "applied") return `apply:${o.id}:${o.actor_id}:${o.invoice_id}`;
+      if (from === "proposed" && to === "rejected" && why === "invoice_changed") return `fence:${o.id}:${o.actor_id}`;
+      if (from === "open" && to === "proposed" && n.proposal) return `propose:${o.id}`;
+      if (from === "open" && to === "rejected" && why === "generation_failed") return `generation_failed:${o.id}`;
+      return `bad:lease-update:${from}->${to}:${why}`;
+    }
+    case "lease_event":
+      return w.op === "INSERT" ? `event:${n.kind}:${n.lease_id}` : `bad:event-${w.op}`;
+    case "invoice": {
+      if (w.op !== "UPDATE") return `bad:invoice-${w.op}`;
+      for (const k of ["id", "owner_id", "currency", "total_cents"]) if (!same(o[k], n[k])) return `bad:invoice-update-${k}`;
+      if (n.version !== o.version + 1) return "bad:invoice-version";
+      const fields = ["number", "counterparty", "issued_on", "due_on"];
+      if (!same(o.summary, n.summary)) {
+        return fields.every((k) => same(o[k], n[k])) && typeof n.summary === "string" ? `summary:${o.id}:${o.owner_id}` : "bad:invoice-summary";
+      }
+      return `edit:${o.id}:${o.owner_id}`;
+    }
+    case "app_session":
+      if (w.op === "INSERT") return n.revoked_at === null ? `session:${n.user_id}` : "bad:session-insert";
+      if (w.op === "UPDATE" && o.revoked_at === null && n.revoked_at !== null && same({ ...o, revoked_at: null }, { ...n, revoked_at: null })) {
+        return `signout:${o.id}:${o.user_id}`;
+      }
+      return `bad:session-${w.op}`;
+    case "rate_limit":
+      return "ratelimit";
+    default:
+      return `bad:${w.tbl}-${w.op}`;
+  }
+}
+
+/** Removes each `transition` label whose prefix matches with one event of `kind` for the same lease; returns the rest. */
+function dropPairs(labels: string[], transition: RegExp, kind: string): string[] {
+  const rest = [...labels];
+  for (const l of labels) {
+    const m = transition.exec(l);
+    if (!m) continue;
+    const leaseId = m[1]!;
+    const e = rest.indexOf(`event:${kind}:${leaseId}`);
+    if (e < 0) continue; // a transition without its event stays, and fails
+    rest.splice(rest.indexOf(l), 1);
+    rest.splice(rest.indexOf(`event:${kind}:${leaseId}`), 1);
+  }
+  return rest;
+}
+
+/**
+ * The writes any call may make on the side: a lease found past its deadline is recorded
+ * `expired` (with its event) by whichever operation touches it first. With `background`, also
+ * what a generation running in the app writes on its own (the built app only).
+ */
+export function withoutAllowedSideWrites(labels: string[], opts: { background?: boolean; rateLimit?: boolean } = {}): string[] {
+  let rest = dropPairs(labels, /^expire:([^:]+)$/, "expired");
+  if (opts.background) {
+    rest = dropPairs(rest, /^propose:([^:]+)$/, "proposed");
+    rest = dropPairs(rest, /^generation_failed:([^:]+)$/, "generation_failed");
+    rest = rest.filter((l) => !/^event:(late_completion|run_mismatch):/.test(l));
+  }
+  if (opts.rateLimit) rest = rest.filter((l) => l !== "ratelimit");
+  return rest;
+}
+
+/** Does `labels` equal one of the alternatives, as multisets? A `*` segment of a pattern matches anything. */
+export function matchesOneOf(labels: string[], alternatives: string[][]): boolean {
+  const fits = (pattern: string, l: string) => {
+    const p = pattern.split(":");
+    const s = l.split(":");
+    return p.length === s.length && p.every((seg, i) => seg === "*" || seg === s[i]);
+  };
+  return alternatives.some((alt) => {
+    if (alt.length !== labels.length) return false;
+    const left = [...labels];
+    return alt.every((pattern) => {
+      const i = left.findIndex((l) => fits(pattern, l));
+      if (i < 0) return false;
+      left.splice(i, 1);
+      return true;
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile values
+
+const NUL = "\u0000";
+export const hugeString = fc.integer({ min: 1, max: 6 }).map((k) => "x".repeat(k * 4000));
+
+export const nastyString: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    "",
+    " ",
+    "\t\n",
+    NUL,
+    `a${NUL}b`,
+    "\ud800",
+    "\udfff",
+    "x\ud800y",
+    "\udc00\ud800",
+    "\ud83d\ude00",
+    "\ufeff",
+    "\u202e",
+    "null",
+    "undefined",
+    "__proto__",
+    "' OR 1=1 --",
+    "%00",
+    "%ZZ",
+    "../../etc/passwd",
+    "\\u0000",
+    "<script>alert(1)</script>",
+    "a".repeat(65),
+    "a".repeat(201),
+    "a".repeat(321),
+    "a".repeat(1025),
+  ),
+  fc.string({ unit: "binary", maxLength: 30 }),
+  fc.string({ unit: fc.constantFrom(NUL, "\ud800", "\udc00", "a", "é", "😀", " ", "\n", "-"), maxLength: 16 }),
+  hugeString,
+);
+
+export const nastyNumber: fc.Arbitrary<number> = fc.oneof(
+  fc.constantFrom(0, -0, -1, 1, 2, 2147483647, 2147483648, -2147483648, -2147483649, 4294967296, 9007199254740991, 9007199254740993, 1e308, -1e308, 5e-324, 0.5, 1.5),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+);
+
+export const nastyDate: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    "1899-12-31",
+    "1900-01-01",
+    "2199-12-31",
+    "2200-01-01",
+    "0000-01-01",
+    "9999-12-31",
+    "+275760-09-13",
+    "-000001-01-01",
+    "2026-13-01",
+    "2026-00-10",
+    "2026-02-29",
+    "2024-02-29",
+    "2026-11-01T00:00:00Z",
+    "20261101",
+    "2026-1-1",
+    `2026-11-01${NUL}`,
+    "infinity",
+    "-infinity",
+    "epoch",
+    "today",
+    "2026-11-01 BC",
+  ),
+  fc.date({ noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
+  fc.integer({ min: -300000, max: 300000 }).map((y) => `${y}-06-15`),
+);
+
+export const anyJson: fc.Arbitrary<unknown> = fc.oneof(
+  nastyString,
+  nastyNumber,
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+);
+
+/** Keys a client might add hoping the server takes them. */
+export const EXTRA_KEYS = ["owner_id", "actor_id", "user_id", "version", "summary", "status", "id", "lease_id", "session_id", "deadline_at", "__proto__", "constructor"];
+
+/** Raw JSON-ish texts that a value cannot express: deep nesting, duplicate keys, escapes, broken syntax. */
+export function rawJson(fields: string[]): fc.Arbitrary<string> {
+  const key = fc.constantFrom(...fields, ...EXTRA_KEYS);
+  return fc.oneof(
+    fc.integer({ min: 100, max: 10_000 }).map((n) => "[".repeat(n) + "]".repeat(n)),
+    fc.integer({ min: 100, max: 10_000 }).map((n) => '{"a":'.repeat(n) + "1" + "}".repeat(n)),
+    fc.tuple(key, fc.integer({ min: 50, max: 5_000 })).map(([k, n]) => `{"${k}":${"[".repeat(n)}${"]".repeat(n)}}`),
+    fc.tuple(key, fc.jsonValue({ maxDepth: 1 }), fc.jsonValue({ maxDepth: 1 })).map(([k, a, b]) => `{"${k}":${JSON.stringify(a)},"${k}":${JSON.stringify(b)}}`),
+    key.map((k) => `{"${k}":"\\ud800"}`),
+    key.map((k) => `{"${k}":"a\\u0000b"}`),
+    key.map((k) => `{"${k}":1e999}`),
+    key.map((k) => `{"${k}":-1e999}`),
+    key.map((k) => `{"${k}":123456789012345678901234567890}`),
+    key.map((k) => `{"__proto__":{"${k}":"x"}}`),
+    fc.constantFrom("", " ", "null", "true", "0", '""', "[]", "{}", "{", "}", "{,}", '{"a":1,}', "{'a':1}", '{"a":1}garbage', "\ufeff{}", "NaN", "undefined", "[1,2", '"\\x41"'),
+    fc.integer({ min: 16_000, max: 40_000 }).map((n) => `{"a":"${"b".repeat(n)}"}`),
+    fc.integer({ min: 16_000, max: 20_000 }).map((n) => " ".repeat(n) + "{}"),
+    fc.string({ unit: "binary", maxLength: 60 }),
+  );
+}
+
+/** Bodies that are not text: invalid UTF-8, an overlong NUL, random bytes. */
+export const rawBytes: fc.Arbitrary<Uint8Array> = fc.oneof(
+  fc.uint8Array({ maxLength: 64 }),
+  fc.constantFrom(
+    Uint8Array.from([0xff, 0xfe, 0x7b, 0x7d]),
+    Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]), // {"a":"\xc3("}
+    Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc0, 0x80, 0x22, 0x7d]), // overlong NUL
+    Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]), // CESU surrogate
+    Uint8Array.from([0x00, 0x00, 0x00, 0x00]),
+  ),
+);
+
+// ---------------------------------------------------------------------------------------
+// References to the world, resolved just before a request
+
+/** A row of the world named symbolically, optionally disguised (`upper`, `braced`...). */
+export class Ref {
+  constructor(
+    readonly name: RefName,
+    readonly disguise: Disguise = "none",
+  ) {}
+  toString() {
+    return `ref(${this.name}${this.disguise === "none" ? "" : `,${this.disguise}`})`;
+  }
+  [fc.toStringMethod]() {
+    return this.toString();
+  }
+}
+export type RefName =
+  | "inv:own0"
+  | "inv:own1"
+  | "inv:own2"
+  | "inv:free"
+  | "inv:other"
+  | "version:own0"
+  | "version:own2"
+  | "lease:open"
+  | "lease:proposed"
+  | "lease:overdue"
+  | "lease:terminal"
+  | "lease:other"
+  | "email:owner"
+  | "email:other"
+  | "password"
+  | "uuid:missing";
+export type Disguise = "none" | "upper" | "braced" | "nodash" | "nul" | "space" | "newline" | "urn";
+
+export const disguise = fc.oneof(
+  { weight: 6, arbitrary: fc.constant<Disguise>("none") },
+  { weight: 1, arbitrary: fc.constantFrom<Disguise>("upper", "braced", "nodash", "nul", "space", "newline", "urn") },
+);
+
+export function disguised(value: string, how: Disguise): string {
+  switch (how) {
+    case "none":
+      return value;
+    case "upper":
+      return value.toUpperCase();
+    case "braced":
+      return `{${value}}`;
+    case "nodash":
+      return value.replaceAll("-", "");
+    case "nul":
+      return `${value}${NUL}`;
+    case "space":
+      return ` ${value} `;
+    case "newline":
+      return `${value}\n`;
+    case "urn":
+      return `urn:uuid:${value}`;
+  }
+}
+
+export const ref = (...names: RefName[]) => fc.tuple(fc.constantFrom(...names), disguise).map(([n, d]) => new Ref(n, d));
+
+/** Replaces every Ref inside `value` with what it names now. */
+export async function resolveRefs(value: unknown, lookup: (name: RefName) => Promise<string | number>): Promise<unknown> {
+  if (value instanceof Ref) {
+    const found = await lookup(value.name);
+    return typeof found === "number" ? (value.disguise === "none" ? found : String(found)) : disguised(found, value.disguise);
+  }
+  if (Array.isArray(value)) return Promise.all(value.map((v) => resolveRefs(v, lookup)));
+  if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      // Keeps a literal "__proto__" key an own property, as JSON.parse makes it.
+      Object.defineProperty(out, k, { value: await resolveRefs(v, lookup), enumerable: true, configurable: true, writable: true });
+    }
+    return out;
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------
+// The world: two actors, their invoices and leases in each state, created by the domain
+
+export const noDispatch: LeaseDispatch = { async leaseOpened() {}, async leaseClosed() {} };
+
+export type Actor = { id: string; email: string; cookie: string; sessionId: string };
+
+/**
+ * Keeps, for each reference, a row in the state it names, making one through the domain
+ * when a request has used it up (applied, cancelled, signed out...). Lease fixtures belong
+ * to the owner's current session, so a sign-out closes them as the contract says.
+ */
+export class World {
+  constructor(
+    readonly db: Db,
+    readonly owner: Actor,
+    readonly other: Actor,
+    /** The owner's invoices: 0-2 for leases and edits, 3 kept free for opening. */
+    readonly ownInvoices: string[],
+    readonly otherInvoice: string,
+    /** Signs in through the app and returns the cookie header and session id. */
+    private readonly signIn: (email: string) => Promise<{ cookie: string; sessionId: string }>,
+    readonly password: string,
+  ) {}
+
+  readonly missing = "7e6b1a52-0f0e-4c3b-9a55-3d8f3c1c2b11";
+
+  private async live(actor: Actor) {
+    const [row] = await query<{ live: boolean }>(
+      this.db,
+      sql`select (revoked_at is null and expires_at > now()) as live from app_session where id = ${actor.sessionId}`,
+    );
+    if (row?.live) return;
+    const fresh = await this.signIn(actor.email);
+    actor.cookie = fresh.cookie;
+    actor.sessionId = fresh.sessionId;
+  }
+
+  /** Makes sure both actors' cookies name live sessions. */
+  async liveSessions() {
+    await this.live(this.owner);
+    await this.live(this.other);
+  }
+
+  private async inFlight(invoiceId: string) {
+    return query<{ id: string; status: string; actor_id: string; session_id: string | null; left_s: number }>(
+      this.db,
+      sql`select id, status, actor_id, session_id, extract(epoch from deadline_at - now())::float8 as left_s
+          from inference_lease where invoice_id = ${invoiceId} and status in ('open','proposed')`,
+    );
+  }
+
+  private async clear(invoiceId: string) {
+    for (const lease of await this.inFlight(invoiceId)) await cancelLease(this.db, lease.actor_id, lease.id, noDispatch);
+  }
+
+  private async open(actor: Actor, invoiceId: string, ttlSeconds = 600) {
+    const result = await openLease(
+      this.db,
+      { actorId: actor.id, sessionId: actor.sessionId, invoiceId, purpose: "summarize_invoice", ttlSeconds },
+      noDispatch,
+    );
+    if (!result.ok) throw new Error(`fixture lease not opened: ${result.code}`);
+    return result.lease.id;
+  }
+
+  /** A lease in `status` on `invoiceId`, of `actor`'s current session, with time left (or overdue). */
+  private async leaseIn(actor: Actor, invoiceId: string, status: "open" | "proposed", overdue = false): Promise<string> {
+    const [current] = await this.inFlight(invoiceId);
+    if (
+      current &&
+      current.status === status &&
+      current.session_id === actor.sessionId &&
+      (overdue ? Number(current.left_s) <= 0 : Number(current.left_s) > 30)
+    ) {
+      return current.id;
+    }
+    await this.clear(invoiceId);
+    const id = await this.open(actor, invoiceId, overdue ? -1 : 600);
+    if (status === "proposed") {
+      const [lease] = await this.db.select({ runNonce: inferenceLease.runNonce }).from(inferenceLease).where(eq(inferenceLease.id, id));
+      const proposed = await proposeLease(this.db, {
+        leaseId: id,
+        actorId: actor.id,
+        runNonce: lease!.runNonce,
+        // Each its own words, so applying it always changes the invoice's summary.
+        proposal: { summary: `A fixture summary, ${randomUUID()}.`, model: "fuzz" },
+      });
+      if (!proposed.ok) throw new Error(`fixture lease not proposed: ${proposed.code}`);
+    }
+    return id;
+  }
+
+  async lookup(name: RefName): Promise<string | number> {
+    switch (name) {
+      case "inv:own0":
+        return this.ownInvoices[0]!;
+      case "inv:own1":
+        return this.ownInvoices[1]!;
+      case "inv:own2":
+        return this.ownInvoices[2]!;
+      case "inv:free":
+        await this.clear(this.ownInvoices[3]!);
+        return this.ownInvoices[3]!;
+      case "inv:other":
+        return this.otherInvoice;
+      case "version:own0":
+      case "version:own2": {
+        const id = this.ownInvoices[name === "version:own0" ? 0 : 2]!;
+        const [row] = await query<{ version: number }>(this.db, sql`select version from invoice where id = ${id}`);
+        return Number(row!.version);
+      }
+      case "lease:open":
+        return this.leaseIn(this.owner, this.ownInvoices[0]!, "open");
+      case "lease:proposed":
+        return this.leaseIn(this.owner, this.ownInvoices[1]!, "proposed");
+      case "lease:overdue":
+        return this.leaseIn(this.owner, this.ownInvoices[2]!, "open", true);
+      case "lease:terminal": {
+        const [row] = await query<{ id: string }>(
+          this.db,
+          sql`select id from inference_lease where actor_id = ${this.owner.id} and status not in ('open','proposed') order by created_at desc limit 1`,
+        );
+        if (row) return row.id;
+        const id = await this.open(this.owner, this.ownInvoices[3]!);
+        await cancelLease(this.db, this.owner.id, id, noDispatch);
+        return id;
+      }
+      case "lease:other":
+        return this.leaseIn(this.other, this.otherInvoice, "open");
+      case "email:owner":
+        return this.owner.email;
+      case "email:other":
+        return this.other.email;
+      case "password":
+        return this.password;
+      case "uuid:missing":
+        return this.missing;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Counting
+
+/** Statuses per route, printed at the end of a file. */
+export class Histogram {
+  private readonly byRoute = new Map<string, Map<string, number>>();
+  total = 0;
+  add(route: string, status: number | string) {
+    this.total++;
+    const row = this.byRoute.get(route) ?? new Map<string, number>();
+    row.set(String(status), (row.get(String(status)) ?? 0) + 1);
+    this.byRoute.set(route, row);
+  }
+  toString() {
+    const lines = [...this.byRoute.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([route, row]) => {
+        const n = [...row.values()].reduce((a, b) => a + b, 0);
+        const cells = [...row.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([s, c]) => `${s}×${c}`);
+        return `  ${route.padEnd(28)} ${String(n).padStart(5)}  ${cells.join(" ")}`;
+      });
+    return lines.join("\n");
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The contract: which writes each API call may make
+
+export type ApiRoute = "session" | "invoices" | "invoice" | "leases" | "lease" | "apply" | "cancel" | "events";
+export const AUTHED: Record<ApiRoute, boolean> = {
+  session: true, // GET and DELETE; POST is sign-in
+  invoices: true,
+  invoice: true,
+  leases: true,
+  lease: true,
+  apply: true,
+  cancel: true,
+  events: true,
+};
+
+export type CallContext = {
+  route: ApiRoute;
+  method: string;
+  status: number;
+  /** The answer's JSON, if any. */
+  answer: any;
+  /** The actor whose live session the request's cookie names, if it names one. */
+  actor: { id: string; sessionId: string } | null;
+  /** The path's id as the handler saw it. */
+  param: string;
+  /** The request body as the server parsed it, when it was JSON. */
+  input: any;
+  /** Sign-in: the user the email names, if it names one of ours. */
+  emailUser?: string | null;
+};
+
+/**
+ * Checks one API call's writes against the contract. Returns what is wrong (empty when all is
+ * well): a 5xx, a success without a session, or any write the call may not make.
+ */
+export function apiViolations(ctx: CallContext, writes: Write[], opts: { background?: boolean } = {}): string[] {
+  const problems: string[] = [];
+  const { route, method, status, answer, actor } = ctx;
+  if (status >= 500) problems.push(`status ${status} ${JSON.stringify(answer)}`);
+  const signIn = route === "session" && method === "POST";
+  if (!signIn && AUTHED[route] && !actor && status < 400) problems.push(`status ${status} without a live session`);
+
+  const labels = withoutAllowedSideWrites(writes.map(label), { background: opts.background, rateLimit: signIn });
+  const a = actor?.id ?? "no-actor";
+  const s = actor?.sessionId ?? "no-session";
+  const id = ctx.param.toLowerCase();
+  let allowed: string[][] = [[]];
+  if (signIn && status === 200) allowed = [[`session:${answer?.actor?.id}`]];
+  else if (route === "session" && method === "DELETE" && status === 200) {
+    const revoked: string[] = Array.isArray(answer?.revoked) ? answer.revoked : [];
+    allowed = [[`signout:${s}:${a}`, ...revoked.flatMap((l) => [`revoke:${l}:${a}:${s}`, `event:revoked:${l}`])]];
+  } else if (route === "invoice" && method === "PATCH" && status === 200) allowed = [[`edit:${id}:${a}`]];
+  else if (route === "leases" && method === "POST" && status === 201) {
+    const invoiceId = String(ctx.input?.invoice_id ?? "").toLowerCase();
+    allowed = [[`open:${answer?.lease_id}:${invoiceId}:${a}:${s}`, `event:opened:${answer?.lease_id}`]];
+  } else if (route === "apply" && method === "POST") {
+    if (status === 200) allowed = [[`apply:${id}:${a}:*`, `summary:*:${a}`, `event:applied:${id}`]];
+    else if (status === 409 && answer?.detail === "invoice_changed") allowed = [[`fence:${id}:${a}`, `event:invoice_changed:${id}`]];
+    else if (status === 409) allowed = [[`event:apply_refused:${id}`]];
+  } else if (route === "cancel" && method === "POST") {
+    if (status === 200) allowed = [[`cancel:${id}:${a}`, `event:cancelled:${id}`]];
+    else if (status === 409) allowed = [[`event:cancel_refused:${id}`]];
+  }
+  if (!matchesOneOf(labels, allowed)) problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
+
+  // The applied summary lands on the lease's own invoice.
+  const applied = labels.find((l) => l.startsWith("apply:"));
+  const summary = labels.find((l) => l.startsWith("summary:"));
+  if (applied && summary && applied.split(":")[3] !== summary.split(":")[1]) problems.push(`summary written to another invoice: ${applied} ${summary}`);
+
+  // An edit writes exactly what was sent, trimmed, and nothing else.
+  const edit = writes.find((w) => w.tbl === "invoice" && label(w).startsWith("edit:"));
+  if (edit && route === "invoice") {
+    for (const k of ["number", "counterparty", "issued_on", "due_on"]) {
+      const sent = ctx.input?.[k];
+      const want = sent === undefined ? edit.old[k] : typeof sent === "string" ? sent.trim() : sent;
+      if (!same(edit.new[k], want)) problems.push(`edit wrote ${k}=${JSON.stringify(edit.new[k])}, sent ${JSON.stringify(sent)}`);
+    }
+  }
+  return problems;
+}
