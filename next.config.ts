@@ -13,7 +13,8 @@ const nextConfig: NextConfig = {
       // No other site may call our server actions. Next compares Origin with X-Forwarded-Host
       // (else Host); proxy.ts sets that header to our own host, so a forged one is never seen.
       // Behind a proxy that rewrites Host, APP_URL names the public origin (lib/origin.ts).
-      allowedOrigins: process.env.APP_URL ? [new URL(process.env.APP_URL).host] : [],
+      // A malformed APP_URL is left to lib/env.ts, which stops start-up naming it.
+      allowedOrigins: URL.canParse(process.env.APP_URL ?? "") ? [new URL(process.env.APP_URL!).host] : [],
     },
   },
   // `npm run dev` serves and prints http://127.0.0.1:<port>; Next allows only localhost to

@@ -31,6 +31,9 @@ const EnvSchema = z
     SESSION_PASSWORD_PREVIOUS: z.string().min(32).optional(),
     SESSION_COOKIE_SECURE: z.enum(["true", "false"]).optional(),
     LEASE_TTL_SECONDS: intFromEnv(90, 1, 3600),
+    // The public origin behind a Host-rewriting proxy (lib/origin.ts); checked here so a bad
+    // value stops start-up instead of refusing every write.
+    APP_URL: optionalUrl("APP_URL"),
     // Read per request by lib/rate-limit.ts; checked here so a typo stops start-up, not sign-in.
     TRUST_PROXY: z.preprocess(
       (v) => (v === "" ? undefined : v),

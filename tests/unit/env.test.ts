@@ -47,6 +47,13 @@ describe("parseEnv", () => {
     expect(() => parseEnv({ NODE_ENV: "development", TRUST_PROXY: "" })).not.toThrow();
   });
 
+  it("refuses an APP_URL that is not an http(s) URL, naming it", () => {
+    for (const value of ["claimcheck.example.com", "ftp://claimcheck.example.com", "https://"]) {
+      expect(() => parseEnv({ NODE_ENV: "development", APP_URL: value })).toThrow(/APP_URL must be an http\(s\) URL/);
+    }
+    expect(() => parseEnv({ NODE_ENV: "development", APP_URL: "https://claimcheck.example.com" })).not.toThrow();
+  });
+
   it("refuses a nonsensical lease TTL", () => {
     for (const value of ["0", "-5", "abc", "1.5", "99999"]) {
       expect(() => parseEnv({ NODE_ENV: "development", LEASE_TTL_SECONDS: value })).toThrow(/LEASE_TTL_SECONDS/);
