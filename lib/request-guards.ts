@@ -14,16 +14,21 @@ export function hasMalformedPath(pathname: string): boolean {
 }
 
 /**
- * True when a POST declares multipart/form-data and its body does not parse as such. Reads a
+ * True when a POST declares multipart/form-data and its body does not parse as such, or
+ * carries no arguments for the server action it names. Reads a
  * clone, so the request goes on untouched; Next.js buffers the body for the proxy anyway
  * (up to its proxy body limit).
  */
 export async function hasBrokenMultipart(request: Request): Promise<boolean> {
   if (request.method !== "POST" || !/^multipart\/form-data\b/i.test(request.headers.get("content-type") ?? "")) return false;
+  let form: FormData;
   try {
-    await request.clone().formData();
-    return false;
+    form = await request.clone().formData();
   } catch {
     return true;
   }
+  // A server action called by id (Next-Action) with multipart arguments: React's encodeReply
+  // always puts the root of the arguments at field "0". Without it React's decoder waits for
+  // a root that never comes and Next answers 500 ("Connection closed").
+  return request.headers.has("next-action") && !form.has("0");
 }
