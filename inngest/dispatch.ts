@@ -2,10 +2,36 @@ import "server-only";
 import type { LeaseDispatch } from "@/lib/leases";
 import { EVENTS, inngest, type LeaseOpenedData } from "./client";
 
+/**
+ * The longest a request waits for the Inngest server to take an event, the SDK's own retries
+ * included (against a server that refuses connections they give up in about 2 s). The SDK
+ * sets no timeout of its own: a server that accepts connections and never answers (frozen,
+ * or a black hole on the way) held every open, cancel and sign-out for as long as it stayed
+ * so. Past this bound, opening answers 503 dispatch_failed and closes the lease.
+ */
+export const SEND_TIMEOUT_MS = 5_000;
+
+/**
+ * `sending`, or a rejection after SEND_TIMEOUT_MS. The send itself goes on in the background:
+ * if the event still arrives, its run finds the lease already closed and stops.
+ */
+async function within<T>(sending: Promise<T>): Promise<T> {
+  sending.catch(() => {}); // a late failure is no one's to handle: we have answered already
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the Inngest server did not take the event within ${SEND_TIMEOUT_MS} ms`)), SEND_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([sending, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The lease domain's outbound side, over Inngest events. Called after commits only. */
 export const inngestDispatch: LeaseDispatch = {
   async leaseOpened(lease) {
-    await inngest.send({
+    await within(inngest.send({
       name: EVENTS.leaseOpened,
       // Derived from the lease, so a resend is deduplicated by Inngest: one lease, one run.
       id: `lease-opened-${lease.id}`,
@@ -17,15 +43,15 @@ export const inngestDispatch: LeaseDispatch = {
         // The run hands it back to propose and fail; see proposeLease.
         runNonce: lease.runNonce,
       } satisfies LeaseOpenedData,
-    });
+    }));
   },
   async leaseClosed(leaseIds, reason) {
-    await inngest.send(
+    await within(inngest.send(
       leaseIds.map((leaseId) => ({
         name: EVENTS.leaseClosed,
         id: `lease-closed-${leaseId}`,
         data: { leaseId, reason },
       })),
-    );
+    ));
   },
 };

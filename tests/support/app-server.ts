@@ -161,6 +161,10 @@ export type InngestServer = {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again after kill(), on the same port and with the same keys. */
   start(): Promise<void>;
+  /** SIGSTOP: it keeps its port (connections are accepted) and answers nothing until thaw(). */
+  freeze(): void;
+  /** SIGCONT after freeze(). */
+  thaw(): void;
   stop(): Promise<void>;
 };
 
@@ -232,7 +236,12 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
     },
     kill,
     start,
-    stop: () => kill("SIGTERM"),
+    freeze: () => current && killGroup(current.child, "SIGSTOP"),
+    thaw: () => current && killGroup(current.child, "SIGCONT"),
+    stop: async () => {
+      if (current) killGroup(current.child, "SIGCONT"); // a frozen one could not act on SIGTERM
+      await kill("SIGTERM");
+    },
   };
 }
 
