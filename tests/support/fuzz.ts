@@ -592,7 +592,7 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   const { route, method, status, answer, actor } = ctx;
   if (status >= 500) problems.push(`status ${status} ${JSON.stringify(answer)}`);
   const signIn = route === "session" && method === "POST";
-  if (!signIn && AUTHED[route] && !actor && status < 400) problems.push(`status ${status} without a live session`);
+  if (!signIn && AUTHED[route] && !actor && status >= 200 && status < 300) problems.push(`status ${status} without a live session`);
 
   const labels = withoutAllowedSideWrites(writes.map(label), { background: opts.background, rateLimit: signIn });
   const a = actor?.id ?? "no-actor";

@@ -1,0 +1,681 @@
+// Fuzzing the built app over the wire (issue 8, §3): what only the real server sees. Requests
+// are written byte by byte on a socket, so they can lie about their length (up and down),
+// carry raw bytes, odd path encodings and headers Next.js itself reads (RSC, router state,
+// Next-Action); server actions are called by id with generated arguments in each encoding
+// React and Next.js accept; /api/inngest must answer 401 to anything unsigned. For every
+// input: no 5xx (a request the server never answers is no 5xx, but must write nothing), no
+// "request failed" line in the app's log, and only the writes the contract allows (a
+// generation the app runs on its own may propose meanwhile). PostgreSQL only.
+//
+// Replay a failure with the seed and path fast-check prints: FUZZ_SEED=<seed> FUZZ_PATH=<path>.
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import fc from "fast-check";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../support/app-server";
+import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
+import {
+  anyJson,
+  apiViolations,
+  auditMark,
+  disguise,
+  Histogram,
+  installAudit,
+  label,
+  matchesOneOf,
+  nastyString,
+  rawBytes,
+  Ref,
+  ref,
+  resolveRefs,
+  rowsOf,
+  snapshot,
+  withoutAllowedSideWrites,
+  World,
+  writesSince,
+  type Write,
+} from "../support/fuzz";
+import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../support/fuzz-requests";
+
+if (inject("dbKind") !== "postgres") {
+  throw new Error("fuzz-http.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+}
+
+const RUNS = Number(process.env.FUZZ_HTTP_RUNS ?? 1900);
+const BOOT_TIMEOUT = 300_000;
+
+let t: TestDb;
+let app: AppServer;
+let world: World;
+let revokedCookie: string;
+let actionIds: Record<ActionName, string>;
+const histogram = new Histogram();
+
+type ActionName = "signIn" | "signOut" | "summarize" | "apply" | "discard" | "edit";
+const ACTION_FILES: Record<ActionName, [string, string]> = {
+  signIn: ["app/sign-in/actions.ts", "signInAction"],
+  signOut: ["app/actions.ts", "signOutAction"],
+  summarize: ["app/invoices/[id]/actions.ts", "summarizeAction"],
+  apply: ["app/invoices/[id]/actions.ts", "applyAction"],
+  discard: ["app/invoices/[id]/actions.ts", "discardAction"],
+  edit: ["app/invoices/[id]/actions.ts", "editInvoiceAction"],
+};
+
+function readActionIds(): Record<ActionName, string> {
+  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, TEST_DIST_DIR, "server", "server-reference-manifest.json"), "utf8")) as {
+    node: Record<string, { filename: string; exportedName: string }>;
+  };
+  const out = {} as Record<ActionName, string>;
+  for (const [name, [file, exported]] of Object.entries(ACTION_FILES) as [ActionName, [string, string]][]) {
+    const found = Object.entries(manifest.node).find(([, a]) => a.filename === file && a.exportedName === exported);
+    if (!found) throw new Error(`no server action ${file}#${exported} in the build`);
+    out[name] = found[0];
+  }
+  return out;
+}
+
+async function signInOverHttp(email: string) {
+  const res = await fetch(`${app.url}/api/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const [row] = rowsOf<{ id: string }>(
+    await t.db.execute(sql`select s.id from app_session s join app_user u on u.id = s.user_id where u.email = ${email} order by s.created_at desc limit 1`),
+  );
+  return { cookie, sessionId: row!.id };
+}
+
+beforeAll(async () => {
+  t = await openTestDb();
+  await installAudit(t.db);
+  const url = new URL(inject("pgAdminUrl"));
+  url.pathname = `/${t.name}`;
+  app = await startAppServer({ databaseUrl: url.toString(), name: "fuzz" });
+  actionIds = readActionIds();
+  const alice = await makeUser(t.db, "Alice");
+  const bob = await makeUser(t.db, "Bob");
+  const own = [];
+  for (let i = 0; i < 4; i++) own.push((await makeInvoice(t.db, alice.id)).id);
+  const other = (await makeInvoice(t.db, bob.id)).id;
+  const a = await signInOverHttp(alice.email);
+  const b = await signInOverHttp(bob.email);
+  world = new World(t.db, { id: alice.id, email: alice.email, ...a }, { id: bob.id, email: bob.email, ...b }, own, other, signInOverHttp, PASSWORD);
+  revokedCookie = (await signInOverHttp(alice.email)).cookie;
+  await fetch(`${app.url}/api/session`, { method: "DELETE", headers: { cookie: revokedCookie } });
+}, BOOT_TIMEOUT);
+afterAll(async () => {
+  console.info(`[fuzz-http] ${histogram.total} inputs through the built app on ${t?.kind}; statuses per route (0: no answer):\n${histogram.toString()}`);
+  await app?.stop();
+  await t?.close();
+});
+
+// ---------------------------------------------------------------------------------------
+// A client that writes exactly the bytes it is given
+
+type RawAnswer = { status: number; head: string; body: string };
+
+/**
+ * Sends `head` (request line and headers, without the blank line) and `body` on a fresh
+ * connection. A request whose declared length exceeds what it sends gets its write side
+ * closed after `halfCloseMs`, as a client that gives up would. Status 0: no answer.
+ */
+function rawRequest(head: string, body: Uint8Array | null, opts: { halfCloseMs?: number; timeoutMs?: number } = {}): Promise<RawAnswer> {
+  const { port } = new URL(app.url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), "127.0.0.1");
+    const chunks: Buffer[] = [];
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const all = Buffer.concat(chunks);
+      const split = all.indexOf("\r\n\r\n");
+      const headPart = (split < 0 ? all : all.subarray(0, split)).toString("latin1");
+      let rest: Buffer = split < 0 ? Buffer.alloc(0) : all.subarray(split + 4);
+      if (/^transfer-encoding: *chunked/im.test(headPart)) rest = dechunk(rest);
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(headPart)?.[1] ?? 0);
+      resolve({ status, head: headPart, body: rest.toString("utf8").slice(0, 2000) });
+    };
+    const timer = setTimeout(finish, opts.timeoutMs ?? 10_000);
+    socket.on("data", (chunk) => {
+      chunks.push(chunk);
+      // An event stream never ends by itself: its head is all we need.
+      const soFar = Buffer.concat(chunks).toString("latin1");
+      if (/\r\n\r\n/.test(soFar) && /content-type: text\/event-stream/i.test(soFar.split("\r\n\r\n")[0]!)) finish();
+    });
+    socket.on("end", finish);
+    socket.on("close", finish);
+    socket.on("error", finish);
+    socket.write(Buffer.from(`${head}\r\n\r\n`, "latin1"));
+    if (body && body.byteLength) socket.write(body);
+    if (opts.halfCloseMs !== undefined) setTimeout(() => socket.end(), opts.halfCloseMs);
+  });
+}
+
+function dechunk(data: Buffer): Buffer {
+  const out: Buffer[] = [];
+  let at = 0;
+  while (at < data.length) {
+    const eol = data.indexOf("\r\n", at);
+    if (eol < 0) break;
+    const size = parseInt(data.subarray(at, eol).toString("latin1"), 16);
+    if (!size) break;
+    out.push(data.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+  return Buffer.concat(out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile parts only the wire carries
+
+type PathStyle = "plain" | "encoded" | "double" | "badpct" | "overlong" | "slash" | "matrix" | "query" | "dotdot" | "utf8" | "huge";
+const pathStyle = fc.oneof(
+  { weight: 12, arbitrary: fc.constant<PathStyle>("plain") },
+  { weight: 3, arbitrary: fc.constantFrom<PathStyle>("encoded", "double", "badpct", "overlong", "slash", "matrix", "query", "dotdot", "utf8", "huge") },
+);
+
+/** The id segment as written on the wire, and as the handler should see it decoded. */
+function writeSegment(id: string, style: PathStyle): { wire: string; decoded: string } {
+  const enc = (s: string) => encodeURIComponent((s as unknown as { toWellFormed(): string }).toWellFormed());
+  const all = (s: string) => [...Buffer.from(s, "utf8")].map((b) => `%${b.toString(16).padStart(2, "0").toUpperCase()}`).join("");
+  const plain = enc(id);
+  switch (style) {
+    case "plain":
+      return { wire: plain, decoded: id };
+    case "encoded":
+      return { wire: all(id), decoded: id };
+    case "double":
+      return { wire: all(id).replaceAll("%", "%25"), decoded: all(id) };
+    case "badpct":
+      return { wire: `${plain}%ZZ`, decoded: "" };
+    case "overlong":
+      return { wire: `${plain}%C0%AE%C0%AE`, decoded: "" };
+    case "slash":
+      return { wire: `${plain}/`, decoded: id };
+    case "matrix":
+      return { wire: `${plain};x=1`, decoded: `${id};x=1` };
+    case "query":
+      return { wire: `${plain}?id=${plain}&id=x`, decoded: id };
+    case "dotdot":
+      return { wire: `${plain}/..%2F..%2Fsession`, decoded: "" };
+    case "utf8":
+      return { wire: Buffer.from(`${id}é`, "utf8").toString("latin1"), decoded: `${id}é` };
+    case "huge":
+      return { wire: `${plain}${"a".repeat(12_000)}`, decoded: `${id}${"a".repeat(12_000)}` };
+  }
+}
+
+type LengthLie = "honest" | "omit" | "short" | "long" | "huge" | "zero" | "twice" | "chunked-lie" | "chunked";
+const lengthLie = fc.oneof(
+  { weight: 10, arbitrary: fc.constant<LengthLie>("honest") },
+  { weight: 4, arbitrary: fc.constantFrom<LengthLie>("omit", "short", "long", "huge", "zero", "twice", "chunked-lie", "chunked") },
+);
+
+const nextHeaders = fc.oneof(
+  { weight: 10, arbitrary: fc.constant<Record<string, string>>({}) },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom<Record<string, string>>(
+      { rsc: "1" },
+      // A router state header that does not parse is a known 500 of Next.js itself: see the
+      // it.fails case below. Well-formed ones only, until it is fixed.
+      { "next-router-state-tree": encodeURIComponent(JSON.stringify(["", { children: ["__PAGE__", {}] }, null, null, true])) },
+      { "next-router-prefetch": "1", rsc: "1" },
+      { "next-router-segment-prefetch": "/_tree", rsc: "1" },
+      { "next-action": "x" },
+      { "next-action": "00".repeat(21) },
+      { "next-url": "/%ZZ" },
+      { "x-forwarded-host": "evil.example" },
+      { "x-forwarded-proto": "javascript" },
+      { "x-forwarded-for": "1.2.3.4, ::1, garbage" },
+      { accept: "text/x-component" },
+      { "content-encoding": "gzip" },
+      { expect: "100-continue" },
+      { host: "evil.example" },
+      { host: "" },
+      { "x-middleware-subrequest": "middleware:middleware:middleware:middleware:middleware" },
+      { "x-nextjs-data": "1" },
+      { "x-invoke-path": "/api/session" },
+      { range: "bytes=0-1" },
+    ),
+  },
+);
+
+// ---------------------------------------------------------------------------------------
+// Server actions
+
+type ActionEncoding = "reply-form" | "reply-text" | "mpa" | "garbage";
+type ActionCall = {
+  kind: "action";
+  action: ActionName | "unknown";
+  page: "own" | "sign-in" | "invoices" | "root";
+  encoding: ActionEncoding;
+  prev: unknown;
+  fields: Record<string, unknown>;
+  rootModel: string | null; // a hostile "0" entry in place of the right one
+  cookie: CookieModel;
+  origin: "own" | "none" | "foreign" | "null";
+  contentType: "right" | "text/plain" | "application/json" | "none" | "form";
+  garbage: Uint8Array;
+};
+
+const REACT_TAGS = ["$undefined", "$@1", "$Q1", "$W1", "$K9", "$h1", "$T", "$B1", "$n1e400", "$D", "$Dnot-a-date", "$1:0:0", "$S", "$Infinity", "$-0", "$NaN", "$F1", "$R1", "$r1", "$X1", "$Y1", "$$x", "$"];
+const fieldValue = fc.oneof(
+  { weight: 3, arbitrary: ref("inv:own0", "inv:own2", "inv:free", "inv:other", "lease:open", "lease:proposed", "lease:terminal", "lease:other", "uuid:missing") },
+  { weight: 1, arbitrary: ref("email:owner", "email:other", "password") },
+  { weight: 1, arbitrary: ref("version:own0", "version:own2") },
+  { weight: 2, arbitrary: nastyString.map((s) => (s as unknown as { toWellFormed(): string }).toWellFormed()) },
+  { weight: 1, arbitrary: fc.constantFrom(...REACT_TAGS) },
+  { weight: 1, arbitrary: fc.constantFrom("Contoso", "INV-77", "2026-10-01", "2027-01-31") },
+);
+const FIELDS = ["invoice_id", "lease_id", "number", "counterparty", "issued_on", "due_on", "expected_version", "email", "password", "owner_id", "actor_id"];
+
+const ACTION: fc.Arbitrary<ActionCall> = fc.record({
+  kind: fc.constant("action" as const),
+  action: fc.oneof({ weight: 12, arbitrary: fc.constantFrom<ActionName>("summarize", "apply", "discard", "edit", "signIn", "signOut") }, { weight: 1, arbitrary: fc.constant("unknown" as const) }),
+  page: fc.oneof({ weight: 6, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom("sign-in" as const, "invoices" as const, "root" as const) }),
+  encoding: fc.oneof({ weight: 6, arbitrary: fc.constant<ActionEncoding>("reply-form") }, { weight: 2, arbitrary: fc.constantFrom<ActionEncoding>("reply-text", "mpa", "garbage") }),
+  prev: fc.oneof(fc.constant({ ok: true, message: null }), fc.constant({ message: null, email: "" }), anyJson, fc.constantFrom(...REACT_TAGS)),
+  fields: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 7 }),
+  rootModel: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom(...REACT_TAGS.map((tag) => JSON.stringify([tag, "$K1"]))), fc.constantFrom("[", "{}", "null", '"$K1"', "[1e999]", `[${"[".repeat(5000)}${"]".repeat(5000)}]`)) }),
+  cookie: fc.oneof(
+    { weight: 8, arbitrary: fc.constant({ kind: "owner" as const }) },
+    { weight: 1, arbitrary: fc.constantFrom({ kind: "other" as const }, { kind: "none" as const }, { kind: "revoked" as const }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*") }) },
+  ),
+  origin: fc.oneof({ weight: 6, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom("none" as const, "foreign" as const, "null" as const) }),
+  contentType: fc.oneof({ weight: 8, arbitrary: fc.constant("right" as const) }, { weight: 1, arbitrary: fc.constantFrom("text/plain" as const, "application/json" as const, "none" as const, "form" as const) }),
+  garbage: rawBytes,
+});
+
+// Valid field sets per action, so the allowed writes happen too.
+const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = {
+  summarize: fc.record({ invoice_id: ref("inv:free", "inv:own0") }),
+  apply: fc.record({ lease_id: ref("lease:proposed", "lease:open", "lease:overdue") }),
+  discard: fc.record({ lease_id: ref("lease:open", "lease:proposed") }),
+  edit: fc.record({
+    invoice_id: ref("inv:own0", "inv:own2"),
+    number: fc.constantFrom("INV-1", "INV-2"),
+    counterparty: fc.constantFrom("Contoso", "Fabrikam"),
+    issued_on: fc.constant("2026-11-01"),
+    due_on: fc.constantFrom("2026-12-01", "2027-01-31"),
+    expected_version: ref("version:own0", "version:own2"),
+  }),
+  signIn: fc.record({ email: ref("email:owner", "email:other"), password: ref("password") }),
+  signOut: fc.constant({}),
+};
+const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
+  .constantFrom<ActionName>("summarize", "summarize", "apply", "apply", "discard", "edit", "edit", "signIn", "signOut")
+  .chain((action) =>
+    fc.record({
+      kind: fc.constant("action" as const),
+      action: fc.constant(action),
+      page: fc.constant("own" as const),
+      encoding: fc.constant<ActionEncoding>("reply-form"),
+      prev: fc.constant(action === "signIn" ? { message: null, email: "" } : { ok: true, message: null }),
+      fields: VALID_FIELDS[action],
+      rootModel: fc.constant(null),
+      cookie: fc.constant({ kind: "owner" as const }),
+      origin: fc.constant("own" as const),
+      contentType: fc.constant("right" as const),
+      garbage: fc.constant(new Uint8Array()),
+    }),
+  );
+
+type ApiCall = { kind: "api"; request: FuzzRequest; path: PathStyle; length: LengthLie; extra: Record<string, string> };
+type PageCall = { kind: "page"; method: "GET" | "HEAD" | "POST" | "OPTIONS"; page: string; id: Ref | string; path: PathStyle; cookie: CookieModel; extra: Record<string, string> };
+type InngestCall = { kind: "inngest"; method: "GET" | "POST" | "PUT"; signature: string | null; query: string; body: Uint8Array; contentType: string | null };
+type Call = ApiCall | PageCall | InngestCall | ActionCall;
+
+const API: fc.Arbitrary<ApiCall> = fc.record({ kind: fc.constant("api" as const), request: REQUESTS, path: pathStyle, length: lengthLie, extra: nextHeaders });
+const PAGE: fc.Arbitrary<PageCall> = fc.record({
+  kind: fc.constant("page" as const),
+  method: fc.oneof({ weight: 6, arbitrary: fc.constant("GET" as const) }, { weight: 1, arbitrary: fc.constantFrom("HEAD" as const, "POST" as const, "OPTIONS" as const) }),
+  page: fc.constantFrom("/invoices/:id", "/invoices/:id", "/invoices", "/sign-in", "/", "/sign-in/reset", "/nowhere/:id"),
+  id: fc.oneof(ref("inv:own0", "inv:other", "uuid:missing"), fc.tuple(fc.constant("lease:open" as const), disguise).map(([n, d]) => new Ref(n, d)), nastyString),
+  path: pathStyle,
+  cookie: fc.oneof(
+    { weight: 6, arbitrary: fc.constant({ kind: "owner" as const }) },
+    { weight: 1, arbitrary: fc.constantFrom({ kind: "other" as const }, { kind: "none" as const }, { kind: "revoked" as const }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*") }) },
+  ),
+  extra: nextHeaders,
+});
+const INNGEST: fc.Arbitrary<InngestCall> = fc.record({
+  kind: fc.constant("inngest" as const),
+  method: fc.constantFrom("GET" as const, "POST" as const, "PUT" as const),
+  signature: fc.oneof(
+    fc.constant(null),
+    fc.constantFrom("", "t=0&s=00", `t=${Math.floor(Date.now() / 1000)}&s=${"ab".repeat(32)}`, "s=x", "t=abc&s=", "garbage"),
+  ),
+  query: fc.constantFrom("", "?fnId=claimcheck-generate-lease-proposal&stepId=step", "?fnId=x", "?deployId=1", "?probe=trust", "?fnId=%ZZ"),
+  body: fc.oneof(
+    fc.constant(new TextEncoder().encode(JSON.stringify({ event: { name: "lease/opened", data: {} }, events: [], steps: {}, ctx: { run_id: "r", attempt: 0 } }))),
+    rawBytes,
+  ),
+  contentType: fc.constantFrom("application/json", null, "text/plain"),
+});
+
+const CALLS: fc.Arbitrary<Call> = fc.oneof(
+  { weight: 10, arbitrary: API },
+  { weight: 5, arbitrary: ACTION },
+  { weight: 4, arbitrary: VALID_ACTION },
+  { weight: 2, arbitrary: PAGE },
+  { weight: 1, arbitrary: INNGEST },
+);
+
+// ---------------------------------------------------------------------------------------
+// Sending and checking
+
+function cookieOf(c: CookieModel): { header: string | null; actor: { id: string; sessionId: string } | null } {
+  const owner = world.owner;
+  switch (c.kind) {
+    case "owner":
+      return { header: owner.cookie, actor: { id: owner.id, sessionId: owner.sessionId } };
+    case "other":
+      return { header: world.other.cookie, actor: { id: world.other.id, sessionId: world.other.sessionId } };
+    case "both":
+      return { header: `${owner.cookie}; ${world.other.cookie}`, actor: { id: owner.id, sessionId: owner.sessionId } };
+    case "none":
+      return { header: null, actor: null };
+    case "revoked":
+      return { header: revokedCookie, actor: null };
+    case "tampered": {
+      const [name, value = ""] = owner.cookie.split(/=(.*)/s);
+      const i = c.at % Math.max(1, value.length);
+      return { header: `${name}=${value.slice(0, i)}${value[i] === c.char ? "B" : c.char}${value.slice(i + 1)}`, actor: null };
+    }
+    case "garbage":
+      return { header: `claimcheck_session=${c.value}`, actor: null };
+  }
+}
+
+const lookup = (name: Parameters<World["lookup"]>[0]) => world.lookup(name);
+const hostHeader = () => new URL(app.url).host;
+const originValue = (o: string) => ({ own: app.url, foreign: "https://evil.example", null: "null", garbage: "::not a url::", port: "http://127.0.0.1:1", upper: app.url.toUpperCase() })[o];
+
+function headLines(method: string, target: string, headers: Record<string, string | null | undefined>): string {
+  const lines = [`${method} ${target} HTTP/1.1`];
+  const merged: Record<string, string | null | undefined> = { host: hostHeader(), connection: "close", ...headers };
+  for (const [k, v] of Object.entries(merged)) if (v !== null && v !== undefined) lines.push(`${k}: ${v}`);
+  return lines.join("\r\n");
+}
+
+function lengthHeaders(lie: LengthLie, n: number): { headers: Record<string, string>; halfClose: boolean; chunked: boolean } {
+  switch (lie) {
+    case "honest":
+      return { headers: { "content-length": String(n) }, halfClose: false, chunked: false };
+    case "omit":
+      return { headers: {}, halfClose: false, chunked: false };
+    case "short":
+      return { headers: { "content-length": String(Math.max(0, n - 3)) }, halfClose: false, chunked: false };
+    case "zero":
+      return { headers: { "content-length": "0" }, halfClose: false, chunked: false };
+    case "long":
+      return { headers: { "content-length": String(n + 10) }, halfClose: true, chunked: false };
+    case "huge":
+      return { headers: { "content-length": "99999999" }, halfClose: true, chunked: false };
+    case "twice":
+      return { headers: { "content-length": `${n}\r\ncontent-length: ${n + 1}` }, halfClose: false, chunked: false };
+    case "chunked-lie":
+      return { headers: { "transfer-encoding": "chunked" }, halfClose: true, chunked: false };
+    case "chunked":
+      return { headers: { "transfer-encoding": "chunked" }, halfClose: false, chunked: true };
+  }
+}
+
+const chunk = (bytes: Uint8Array) =>
+  Buffer.concat([Buffer.from(`${bytes.byteLength.toString(16)}\r\n`), Buffer.from(bytes), Buffer.from("\r\n0\r\n\r\n")]);
+
+type Outcome = { route: string; status: number; answer: string; problems: (writes: Write[]) => string[] };
+
+async function sendApi(c: ApiCall): Promise<Outcome> {
+  const r = c.request;
+  await world.liveSessions();
+  if (r.route === "session" && r.method === "POST") await t.db.execute(sql`delete from rate_limit`);
+  const param = String(await resolveRefs(r.id, lookup));
+  const body = r.body.kind === "json" ? { ...r.body, value: await resolveRefs(r.body.value, lookup) } : r.body;
+  const { wire, decoded } = writeSegment(param, c.path);
+  const target = PATHS[r.route](wire);
+  const { header, actor } = cookieOf(r.cookie);
+  const bytes =
+    body.kind === "json"
+      ? new TextEncoder().encode(JSON.stringify(body.value) ?? "")
+      : body.kind === "raw"
+        ? new TextEncoder().encode(body.text)
+        : body.kind === "bytes"
+          ? body.bytes
+          : new Uint8Array();
+  const lie = lengthHeaders(c.length, bytes.byteLength);
+  const head = headLines(r.method, target, {
+    cookie: header,
+    "content-type": r.contentType,
+    origin: r.origin === "none" ? null : originValue(r.origin),
+    ...lie.headers,
+    ...c.extra,
+  });
+  const started = await mark();
+  const res = await rawRequest(head, lie.chunked ? chunk(bytes) : bytes, lie.halfClose ? { halfCloseMs: 200, timeoutMs: 5_000 } : {});
+  let input: any;
+  try {
+    input = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    input = undefined;
+  }
+  let answer: any = null;
+  try {
+    answer = JSON.parse(res.body);
+  } catch {
+    answer = res.body.slice(0, 200);
+  }
+  const email = typeof input?.email === "string" ? input.email.trim().toLowerCase() : null;
+  const emailUser = email === world.owner.email ? world.owner.id : email === world.other.email ? world.other.id : null;
+  return {
+    route: `${r.method} ${PATHS[r.route](":id")}`,
+    status: res.status,
+    answer: JSON.stringify(answer).slice(0, 300),
+    ...started,
+    problems: (writes) => {
+      const problems = apiViolations({ route: r.route, method: r.method, status: res.status, answer, actor, param: decoded, input, emailUser }, writes, { background: true });
+      if (r.route === "session" && r.method === "POST" && res.status === 200 && answer?.actor?.id !== emailUser) problems.push(`signed in as another user`);
+      return problems;
+    },
+  };
+}
+
+async function sendPage(c: PageCall): Promise<Outcome> {
+  await world.liveSessions();
+  const id = String(await resolveRefs(c.id, lookup));
+  const { wire } = writeSegment(id, c.path);
+  const { header } = cookieOf(c.cookie);
+  const head = headLines(c.method, c.page.replace(":id", wire), { cookie: header, origin: c.method === "POST" ? app.url : null, ...c.extra });
+  const started = await mark();
+  const res = await rawRequest(head, null);
+  return { route: `${c.method} ${c.page}`, status: res.status, answer: res.body.slice(0, 200), ...started, problems: (writes) => nothingBut(writes) };
+}
+
+async function sendInngest(c: InngestCall): Promise<Outcome> {
+  const head = headLines(c.method, `/api/inngest${c.query}`, {
+    "content-type": c.method === "GET" ? null : c.contentType,
+    "content-length": c.method === "GET" ? null : String(c.body.byteLength),
+    "x-inngest-signature": c.signature,
+  });
+  const started = await mark();
+  const res = await rawRequest(head, c.method === "GET" ? null : c.body);
+  return {
+    route: `${c.method} /api/inngest (unsigned)`,
+    status: res.status,
+    answer: res.body.slice(0, 200),
+    ...started,
+    problems: (writes) => [...(res.status === 401 ? [] : [`unsigned call answered ${res.status}, not 401`]), ...nothingBut(writes)],
+  };
+}
+
+function nothingBut(writes: Write[]): string[] {
+  const rest = withoutAllowedSideWrites(writes.map(label), { background: true });
+  return rest.length ? [`writes ${JSON.stringify(rest)} where none are allowed`] : [];
+}
+
+const ACTION_PAGE: Record<ActionName, "sign-in" | "invoice" | "any"> = {
+  signIn: "sign-in",
+  signOut: "any",
+  summarize: "invoice",
+  apply: "invoice",
+  discard: "invoice",
+  edit: "invoice",
+};
+
+async function sendAction(c: ActionCall): Promise<Outcome> {
+  await world.liveSessions();
+  if (c.action === "signIn") await t.db.execute(sql`delete from rate_limit`);
+  const fields = (await resolveRefs(c.fields, lookup)) as Record<string, unknown>;
+  const { header, actor } = cookieOf(c.cookie);
+  const own = c.action === "unknown" ? "invoice" : ACTION_PAGE[c.action];
+  const pages = { "sign-in": "/sign-in", invoices: "/invoices", root: "/", own: own === "sign-in" ? "/sign-in" : `/invoices/${world.ownInvoices[0]}` };
+  const page = pages[c.page];
+  const id = c.action === "unknown" ? "7f".repeat(21) : actionIds[c.action];
+  const takesState = c.action === "signIn" || c.action === "edit";
+  const args = c.action === "signOut" ? [] : takesState ? [c.prev, "$K1"] : ["$K1"];
+
+  let body: Uint8Array;
+  let contentType: string | null;
+  const headers: Record<string, string> = { accept: "text/x-component" };
+  if (c.encoding === "reply-text") {
+    body = new TextEncoder().encode(JSON.stringify(c.action === "signOut" ? [] : takesState ? [c.prev, fields] : [fields]));
+    contentType = "text/plain;charset=UTF-8";
+    headers["next-action"] = id;
+  } else if (c.encoding === "garbage") {
+    body = c.garbage;
+    contentType = "multipart/form-data; boundary=----x";
+    headers["next-action"] = id;
+  } else {
+    const form = new FormData();
+    if (c.encoding === "reply-form") {
+      form.append("0", c.rootModel ?? JSON.stringify(args));
+      for (const [k, v] of Object.entries(fields)) form.append(`_1_${k}`, String(v));
+      headers["next-action"] = id;
+    } else {
+      form.append(`$ACTION_ID_${id}`, "");
+      for (const [k, v] of Object.entries(fields)) form.append(k, String(v));
+    }
+    const encoded = new Response(form);
+    contentType = encoded.headers.get("content-type");
+    body = new Uint8Array(await encoded.arrayBuffer());
+  }
+  const types = { right: contentType, "text/plain": "text/plain", "application/json": "application/json", none: null, form: "application/x-www-form-urlencoded" };
+  const head = headLines("POST", page, {
+    cookie: header,
+    origin: c.origin === "none" ? null : originValue(c.origin),
+    "content-type": types[c.contentType],
+    "content-length": String(body.byteLength),
+    ...headers,
+  });
+  const started = await mark();
+  const res = await rawRequest(head, body);
+  const a = actor?.id ?? "no-actor";
+  const s = actor?.sessionId ?? "no-session";
+  const str = (v: unknown) => (typeof v === "string" ? v.trim().toLowerCase() : "");
+  const email = str(fields.email);
+  const emailUser = email === world.owner.email ? world.owner.id : email === world.other.email ? world.other.id : "no-user";
+  return {
+    route: `action ${c.action}${c.page === "own" ? "" : ` on /${c.page}`}`,
+    status: res.status,
+    answer: res.body.slice(0, 300),
+    ...started,
+    problems: (writes) => {
+      const labels = withoutAllowedSideWrites(writes.map(label), { background: true, rateLimit: c.action === "signIn" });
+      const problems = res.status >= 500 ? [`status ${res.status}`] : [];
+      let allowed: string[][] = [[]];
+      const opened = labels.find((l) => l.startsWith("open:"))?.split(":")[1];
+      if (c.action === "signIn") allowed = [[], [`session:${emailUser}`]];
+      else if (actor && c.action === "summarize") allowed = [[], [`open:${opened}:${str(fields.invoice_id)}:${a}:${s}`, `event:opened:${opened}`]];
+      else if (actor && (c.action === "apply" || c.action === "discard")) {
+        const l = str(fields.lease_id);
+        allowed =
+          c.action === "apply"
+            ? [[], [`event:apply_refused:${l}`], [`fence:${l}:${a}`, `event:invoice_changed:${l}`], [`apply:${l}:${a}:*`, `summary:*:${a}`, `event:applied:${l}`]]
+            : [[], [`event:cancel_refused:${l}`], [`cancel:${l}:${a}`, `event:cancelled:${l}`]];
+      } else if (actor && c.action === "edit") allowed = [[], [`edit:${str(fields.invoice_id)}:${a}`]];
+      else if (actor && c.action === "signOut") {
+        const revoked = labels.filter((l) => l.startsWith(`revoke:`)).map((l) => l.split(":")[1]!);
+        allowed = [[], [`signout:${s}:${a}`, ...revoked.flatMap((l) => [`revoke:${l}:${a}:${s}`, `event:revoked:${l}`])]];
+      }
+      if (!matchesOneOf(labels, allowed)) problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
+      return problems;
+    },
+  };
+}
+
+/** The audit position, the snapshot and the app log's length just before a request goes out. */
+async function mark() {
+  return { audit: await auditMark(t.db), before: await snapshot(t.db), logAt: app.appLogs().length };
+}
+
+// Our own route layer's line for a caught failure, and Next.js's for an uncaught one. (The
+// Inngest SDK logs each unsigned call it refuses; that is the 401 working.)
+const FAILED_LOG = /"msg":"request failed"|⨯/;
+
+async function check(call: Call) {
+  const sent = await (call.kind === "api" ? sendApi(call) : call.kind === "page" ? sendPage(call) : call.kind === "inngest" ? sendInngest(call) : sendAction(call));
+  const { audit, before, logAt } = sent as Outcome & Awaited<ReturnType<typeof mark>>;
+  const writes = await writesSince(t.db, audit);
+  const after = await snapshot(t.db);
+  histogram.add(sent.route, sent.status);
+  const problems = sent.problems(writes);
+  if (sent.status >= 500) problems.push(`status ${sent.status}`);
+  if (writes.length === 0 && JSON.stringify(after) !== JSON.stringify(before)) problems.push("the snapshot changed with no write recorded");
+  // A failure the client never saw (it went away first) still shows in the log.
+  const logged = app
+    .appLogs()
+    .slice(logAt)
+    .filter((line) => FAILED_LOG.test(line));
+  if (logged.length) problems.push(`the app logged: ${logged.join(" | ").slice(0, 600)}`);
+  expect(problems, `${sent.route} → ${sent.status} ${sent.answer}; writes: ${JSON.stringify(writes.map(label))}`).toEqual([]);
+}
+
+const replay = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED), path: process.env.FUZZ_PATH } : {};
+
+// Inputs the fuzzer found answering 5xx, kept as fixed cases.
+describe("found by fuzzing", () => {
+  it("a POST or PUT to /api/inngest whose body is not JSON is 401 like any unsigned call (was 500: the SDK parsed it before checking the signature)", async () => {
+    for (const method of ["PUT", "POST"] as const) {
+      for (const body of [Uint8Array.from([0]), new TextEncoder().encode("{"), new TextEncoder().encode("not json")]) {
+        for (const signature of [null, "", `t=${Math.floor(Date.now() / 1000)}&s=${"ab".repeat(32)}`]) {
+          await check({ kind: "inngest", method, signature, query: "", body, contentType: "application/json" });
+        }
+      }
+    }
+  });
+
+  // Next.js (16.4.6) throws "The router state header was sent but could not be parsed" on an
+  // RSC request whose Next-Router-State-Tree does not parse: a 500, before any code of ours runs.
+  // proxy.ts cannot refuse it first: Next strips the RSC headers from what the proxy sees
+  // (unless skipProxyUrlNormalize is set). Known and not yet fixed; this case flips to
+  // passing when it is, and then `it.fails` should become `it`.
+  it.fails("a Next-Router-State-Tree header that does not parse is 4xx (today Next.js answers 500)", async () => {
+    for (const method of ["GET", "HEAD"] as const) {
+      for (const page of ["/invoices/:id", "/nowhere/:id", "/sign-in"]) {
+        for (const state of ["%7B%22a%22", "not json", "%ZZ", encodeURIComponent("{}")]) {
+          await check({ kind: "page", method, page, id: new Ref("inv:own0"), path: "plain", cookie: { kind: "owner" }, extra: { rsc: "1", "next-router-state-tree": state } });
+        }
+      }
+    }
+  });
+});
+
+describe("fuzz: the built app over the wire", () => {
+  it(`${RUNS} generated requests, server actions included: never a 5xx, and only the writes the contract allows`, async () => {
+    await fc.assert(fc.asyncProperty(CALLS, check), { numRuns: RUNS, ...replay });
+  }, 900_000);
+});

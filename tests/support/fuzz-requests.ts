@@ -1,0 +1,213 @@
+// The model of a hostile request to the API, shared by tests/integration/fuzz-routes.test.ts
+// (through the route handlers) and fuzz-http.pg.test.ts (over the wire to the built app).
+import fc from "fast-check";
+import {
+  anyJson,
+  EXTRA_KEYS,
+  nastyDate,
+  nastyNumber,
+  nastyString,
+  rawBytes,
+  rawJson,
+  ref,
+  type ApiRoute,
+  type Ref,
+} from "./fuzz";
+
+/** Each route's path, given its id segment. */
+export const PATHS: Record<ApiRoute, (id: string) => string> = {
+  session: () => "/api/session",
+  invoices: () => "/api/invoices",
+  invoice: (id) => `/api/invoices/${id}`,
+  leases: () => "/api/leases",
+  lease: (id) => `/api/leases/${id}`,
+  apply: (id) => `/api/leases/${id}/apply`,
+  cancel: (id) => `/api/leases/${id}/cancel`,
+  events: (id) => `/api/leases/${id}/events`,
+};
+
+// ---------------------------------------------------------------------------------------
+// The model of a hostile request
+
+export type Body = { kind: "none" } | { kind: "json"; value: unknown } | { kind: "raw"; text: string } | { kind: "bytes"; bytes: Uint8Array };
+export type CookieModel =
+  | { kind: "owner" | "other" | "none" | "revoked" | "both" }
+  | { kind: "tampered"; at: number; char: string }
+  | { kind: "garbage"; value: string };
+export type FuzzRequest = {
+  route: ApiRoute;
+  method: string;
+  id: Ref | string;
+  cookie: CookieModel;
+  contentType: string | null;
+  contentLength: "omit" | "true" | "zero" | "short" | "long" | "huge" | "nan" | "negative" | "list";
+  origin: "none" | "own" | "foreign" | "null" | "garbage" | "port" | "upper";
+  body: Body;
+};
+
+export const ascii = fc.string({ unit: "grapheme-ascii", maxLength: 40 });
+export const leaseId = fc.oneof(
+  { weight: 8, arbitrary: ref("lease:open", "lease:proposed", "lease:overdue", "lease:terminal", "lease:other", "uuid:missing") },
+  { weight: 2, arbitrary: fc.oneof(fc.uuid(), nastyString, ref("inv:own0")) },
+);
+export const invoiceId = fc.oneof(
+  { weight: 8, arbitrary: ref("inv:own0", "inv:own2", "inv:other", "uuid:missing", "lease:open") },
+  { weight: 2, arbitrary: fc.oneof(fc.uuid(), nastyString) },
+);
+
+export const cookie: fc.Arbitrary<CookieModel> = fc.oneof(
+  { weight: 10, arbitrary: fc.constant({ kind: "owner" as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: "other" as const }) },
+  { weight: 1, arbitrary: fc.constantFrom({ kind: "none" as const }, { kind: "revoked" as const }, { kind: "both" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*", "~", "0", "%", "=") }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("garbage" as const), value: ascii.map((s) => s.replace(/[;,]/g, "")) }) },
+);
+
+export const contentType = fc.oneof(
+  { weight: 10, arbitrary: fc.constant("application/json") },
+  { weight: 3, arbitrary: fc.constant(null) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      "application/json; charset=utf-8",
+      "Application/JSON",
+      "application/json;",
+      "application/json; charset=iso-8859-1",
+      "text/plain",
+      "text/plain;charset=UTF-8",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/jsonp",
+      "application/vnd.api+json",
+      "",
+      " ",
+      "*/*",
+      "application/json, text/plain",
+      "json",
+    ),
+  },
+);
+
+export const contentLength = fc.oneof(
+  { weight: 10, arbitrary: fc.constant("omit" as const) },
+  { weight: 3, arbitrary: fc.constantFrom("true" as const, "zero" as const, "short" as const, "long" as const, "huge" as const, "nan" as const, "negative" as const, "list" as const) },
+);
+
+export const origin = fc.oneof(
+  { weight: 10, arbitrary: fc.constant("none" as const) },
+  { weight: 3, arbitrary: fc.constant("own" as const) },
+  { weight: 3, arbitrary: fc.constantFrom("foreign" as const, "null" as const, "garbage" as const, "port" as const, "upper" as const) },
+);
+
+/** A body for a route whose fields are `fields`, each with its own valid and hostile values. */
+export function jsonBody(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Body> {
+  const record = fc.record(fields, { requiredKeys: [] });
+  const extras = fc.dictionary(fc.constantFrom(...EXTRA_KEYS), fc.oneof(anyJson, ref("inv:own0", "lease:open", "uuid:missing")), { maxKeys: 3 });
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.tuple(record, extras).map(([r, e]) => ({ kind: "json" as const, value: { ...e, ...r } })) },
+    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value) => ({ kind: "json" as const, value })) },
+    { weight: 3, arbitrary: rawJson(Object.keys(fields)).map((text) => ({ kind: "raw" as const, text })) },
+    { weight: 1, arbitrary: rawBytes.map((bytes) => ({ kind: "bytes" as const, bytes })) },
+    { weight: 1, arbitrary: fc.constant({ kind: "none" as const }) },
+  );
+}
+export const some = <T>(valid: fc.Arbitrary<T>, ...hostile: fc.Arbitrary<unknown>[]) =>
+  fc.oneof({ weight: 4, arbitrary: valid as fc.Arbitrary<unknown> }, { weight: 3, arbitrary: fc.oneof(...hostile) });
+
+export const SIGN_IN = jsonBody({
+  email: some(ref("email:owner", "email:other"), nastyString, anyJson, fc.emailAddress()),
+  password: some(ref("password"), nastyString, anyJson, fc.constant("wrong password")),
+});
+export const PATCH = jsonBody({
+  number: some(fc.constantFrom("INV-9", " INV-10 ", "A"), nastyString, anyJson),
+  counterparty: some(fc.constantFrom("Contoso", " Fabrikam  "), nastyString, anyJson),
+  issued_on: some(fc.constantFrom("2026-10-01", "2026-11-01"), nastyDate, anyJson),
+  due_on: some(fc.constantFrom("2026-12-31", "2027-01-15", "1900-01-01", "2199-12-31"), nastyDate, anyJson),
+  expected_version: some(ref("version:own0", "version:own2"), nastyNumber, anyJson),
+});
+export const OPEN = jsonBody({
+  invoice_id: some(ref("inv:free", "inv:own0", "inv:own1", "inv:other", "uuid:missing"), fc.uuid(), nastyString, anyJson),
+  purpose: some(fc.constant("summarize_invoice"), fc.constantFrom("SUMMARIZE_INVOICE", "summarize_invoice ", "translate"), nastyString, anyJson),
+});
+export const ANY_BODY = jsonBody({ reason: anyJson });
+
+export const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/**
+ * Requests for one route: half hostile in every part at once, half a valid request of the
+ * owner with at most its body or id hostile, so the writes the contract allows happen too.
+ */
+export function request(
+  route: ApiRoute,
+  methods: string[],
+  id: fc.Arbitrary<Ref | string>,
+  body: fc.Arbitrary<Body>,
+  valid: { id: fc.Arbitrary<Ref | string>; body: fc.Arbitrary<Body> },
+): fc.Arbitrary<FuzzRequest> {
+  const hostile = fc.record({
+    route: fc.constant(route),
+    method: fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: fc.constantFrom(...ALL_METHODS) }),
+    id,
+    cookie,
+    contentType,
+    contentLength,
+    origin,
+    body,
+  });
+  const near = fc.record({
+    route: fc.constant(route),
+    method: fc.constantFrom(...methods),
+    id: fc.oneof({ weight: 4, arbitrary: valid.id }, { weight: 1, arbitrary: id }),
+    cookie: fc.oneof({ weight: 6, arbitrary: fc.constant({ kind: "owner" as const }) }, { weight: 1, arbitrary: cookie }),
+    contentType: fc.constant("application/json"),
+    contentLength: fc.constantFrom("omit" as const, "true" as const),
+    origin: fc.constantFrom("none" as const, "own" as const),
+    body: fc.oneof({ weight: 3, arbitrary: valid.body }, { weight: 1, arbitrary: body }),
+  });
+  return fc.oneof(hostile, near);
+}
+
+export const json = <T>(value: fc.Arbitrary<T>): fc.Arbitrary<Body> => value.map((v) => ({ kind: "json" as const, value: v }));
+export const NO_ID = fc.constant("");
+export const OWN_LEASE = ref("lease:open", "lease:proposed", "lease:proposed", "lease:overdue", "lease:terminal");
+
+export const REQUESTS = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: request("session", ["POST", "POST", "GET", "DELETE"], NO_ID, SIGN_IN, {
+      id: NO_ID,
+      body: json(fc.record({ email: ref("email:owner", "email:other"), password: ref("password") })),
+    }),
+  },
+  { weight: 1, arbitrary: request("invoices", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) }) },
+  {
+    weight: 4,
+    arbitrary: request("invoice", ["GET", "PATCH", "PATCH", "PATCH"], invoiceId, PATCH, {
+      id: ref("inv:own0", "inv:own2"),
+      body: json(
+        fc.record(
+          {
+            number: fc.constantFrom("INV-9", " INV-10 "),
+            counterparty: fc.constantFrom("Contoso", " Fabrikam  "),
+            issued_on: fc.constantFrom("2026-10-01", "2026-11-01"),
+            due_on: fc.constantFrom("2026-12-31", "2027-01-15"),
+            expected_version: ref("version:own0", "version:own2"),
+          },
+          { requiredKeys: ["counterparty"] },
+        ),
+      ),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: request("leases", ["POST"], NO_ID, OPEN, {
+      id: NO_ID,
+      body: json(fc.record({ invoice_id: ref("inv:free", "inv:free", "inv:own0"), purpose: fc.constant("summarize_invoice") })),
+    }),
+  },
+  { weight: 2, arbitrary: request("lease", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
+  { weight: 3, arbitrary: request("apply", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
+  { weight: 3, arbitrary: request("cancel", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
+  { weight: 1, arbitrary: request("events", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
+);
+
