@@ -30,5 +30,16 @@ export async function hasBrokenMultipart(request: Request): Promise<boolean> {
   // A server action called by id (Next-Action) with multipart arguments: React's encodeReply
   // always puts the root of the arguments at field "0". Without it React's decoder waits for
   // a root that never comes and Next answers 500 ("Connection closed").
-  return request.headers.has("next-action") && !form.has("0");
+  // A root that is not JSON makes React's decoder throw (SyntaxError), a 500 too (found by fuzzing).
+  return request.headers.has("next-action") && !isJsonText(form.get("0"));
+}
+
+function isJsonText(value: FormDataEntryValue | null): boolean {
+  if (typeof value !== "string") return false;
+  try {
+    JSON.parse(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
