@@ -4,7 +4,7 @@
 // Why each header and which proxy headers are trusted: docs/decisions/0011-cross-site-writes-and-headers.md.
 import { NextResponse, type NextRequest } from "next/server";
 import { isForeignOrigin, isStateChanging, ownHost } from "@/lib/origin";
-import { hasBrokenMultipart, hasMalformedPath } from "@/lib/request-guards";
+import { hasBrokenActionBody, hasMalformedPath } from "@/lib/request-guards";
 
 const DEV = process.env.NODE_ENV === "development";
 
@@ -73,7 +73,7 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
     return refusal(403, "cross_origin", false, https);
   }
   // After the Origin check: a foreign request is refused before its body is read.
-  if (!isApi && (await hasBrokenMultipart(request))) return refusal(400, "invalid_request", false, https);
+  if (!isApi && (await hasBrokenActionBody(request))) return refusal(400, "invalid_request", false, https);
 
   const headers = new Headers(request.headers);
   const host = ownHost(request.headers, request.url);

@@ -14,32 +14,51 @@ export function hasMalformedPath(pathname: string): boolean {
 }
 
 /**
- * True when a POST declares multipart/form-data and its body does not parse as such, or
- * carries no arguments for the server action it names. Reads a
- * clone, so the request goes on untouched; Next.js buffers the body for the proxy anyway
- * (up to its proxy body limit).
+ * True when a POST to a page carries a body Next.js or React would fail on with a 500: a
+ * multipart body that does not parse, or a server action called by id (Next-Action) whose
+ * arguments React's reply decoder cannot take. Reads a clone, so the request goes on
+ * untouched; Next.js buffers the body for the proxy anyway (up to its proxy body limit).
  */
-export async function hasBrokenMultipart(request: Request): Promise<boolean> {
-  if (request.method !== "POST" || !/^multipart\/form-data\b/i.test(request.headers.get("content-type") ?? "")) return false;
-  let form: FormData;
+export async function hasBrokenActionBody(request: Request): Promise<boolean> {
+  if (request.method !== "POST") return false;
+  const multipart = /^multipart\/form-data\b/i.test(request.headers.get("content-type") ?? "");
+  const action = request.headers.has("next-action");
+  if (!multipart && !action) return false;
+  let root: FormDataEntryValue | null;
   try {
-    form = await request.clone().formData();
+    // encodeReply sends the arguments as one JSON text, or as multipart with their root at
+    // field "0" when an argument is a FormData.
+    root = multipart ? (await request.clone().formData()).get("0") : await request.clone().text();
   } catch {
     return true;
   }
-  // A server action called by id (Next-Action) with multipart arguments: React's encodeReply
-  // always puts the root of the arguments at field "0". Without it React's decoder waits for
-  // a root that never comes and Next answers 500 ("Connection closed").
-  // A root that is not JSON makes React's decoder throw (SyntaxError), a 500 too (found by fuzzing).
-  return request.headers.has("next-action") && !isJsonText(form.get("0"));
+  return action && !isSafeReply(root);
 }
 
-function isJsonText(value: FormDataEntryValue | null): boolean {
-  if (typeof value !== "string") return false;
+/**
+ * The arguments' root must be JSON whose `$`-tagged strings are only those our actions'
+ * arguments can carry (a FormData, undefined, special numbers, dates, escaped `$$` text).
+ * Any other tag is a reference React would chase (chunks, promises, maps, server references)
+ * and, pointing at nothing, it waits for a chunk that never comes ("Connection closed") or
+ * throws; both are 500s. Nesting is bounded so a deep array cannot exhaust the stack.
+ */
+const SAFE_TAG = /^\$(?:\$.*|K\d+|undefined|NaN|-?Infinity|-0|n-?\d{1,64}|D\d{4}-\d{2}-\d{2}T[\d:.]+Z)$/s;
+const MAX_DEPTH = 32;
+
+function isSafeReply(root: FormDataEntryValue | null): boolean {
+  if (typeof root !== "string") return false;
+  let value: unknown;
   try {
-    JSON.parse(value);
-    return true;
+    value = JSON.parse(root);
   } catch {
     return false;
   }
+  const walk = (v: unknown, depth: number): boolean => {
+    if (depth > MAX_DEPTH) return false;
+    if (typeof v === "string") return !v.startsWith("$") || SAFE_TAG.test(v);
+    if (Array.isArray(v)) return v.every((item) => walk(item, depth + 1));
+    if (v && typeof v === "object") return Object.values(v).every((item) => walk(item, depth + 1));
+    return true;
+  };
+  return walk(value, 0);
 }
