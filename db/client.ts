@@ -12,8 +12,12 @@ export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type DbHandle = {
   db: Db;
   kind: "postgres" | "pglite";
-  /** Subscribe to NOTIFY on a channel; resolves to an unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribe to NOTIFY on a channel; resolves to an unsubscribe function. `onRelisten` is
+   * called each time LISTEN is established again after its connection was lost: whatever was
+   * notified meanwhile is gone, so the subscriber should re-read.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onRelisten?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 };
 
@@ -76,9 +80,13 @@ export async function openDb(options: DbOptions): Promise<DbHandle> {
     return {
       db,
       kind: "postgres",
-      async listen(channel, onPayload) {
+      async listen(channel, onPayload, onRelisten) {
         listener ??= connect(1);
-        const sub = await listener.listen(channel, onPayload);
+        // postgres.js calls onlisten after the first LISTEN and after each one it re-issues.
+        let listens = 0;
+        const sub = await listener.listen(channel, onPayload, () => {
+          if (listens++ > 0) onRelisten?.();
+        });
         return () => sub.unlisten();
       },
       close: async () => {

@@ -33,9 +33,18 @@ function dispatch(payload: string) {
   }
 }
 
+/**
+ * LISTEN came back after its connection was lost: notifications sent meanwhile were never
+ * delivered, so every open stream re-reads its lease.
+ */
+function relistened() {
+  log.warn("lease feed listening again; open streams re-read", { leases: feed.subscribers.size });
+  for (const [leaseId] of feed.subscribers) dispatch(JSON.stringify({ lease_id: leaseId }));
+}
+
 function ensureListening(): Promise<void> {
   feed.ready ??= getDbHandle()
-    .then((handle) => handle.listen("lease_event", dispatch))
+    .then((handle) => handle.listen("lease_event", dispatch, relistened))
     .then(() => undefined)
     .catch((error: unknown) => {
       feed.ready = null; // the next subscriber tries again

@@ -14,7 +14,7 @@
 //
 // PostgreSQL only. About two minutes: the sweep runs once a minute, and the test waits for it.
 import { performance } from "node:perf_hooks";
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { STATEMENT_TIMEOUT_MS, CONNECT_TIMEOUT_S } from "@/db/client";
@@ -248,6 +248,44 @@ function firstSuccessAfter(at: number): number | undefined {
   const ok = calls.filter((c) => typeof c.status === "number" && c.status < 300 && c.started >= at).map((c) => c.ended);
   return ok.length ? Math.min(...ok) - at : undefined;
 }
+
+describe("the event streams' LISTEN connection terminated", () => {
+  it("an open stream still sees a change committed while LISTEN was down (re-read once it listens again)", async () => {
+    const user = await makeUser(t.db, "Listener");
+    const cookie = await signIn(app.url, user.email);
+    const MISSED_BY_DEADLINE_MS = 1500;
+    const gaps: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const inv = await makeInvoice(t.db, user.id);
+      // A lease with no run for it, so nothing but this test changes it; a long deadline, so
+      // the stream's own re-read at the deadline cannot be what delivers the change.
+      const [lease] = await t.db
+        .insert(inferenceLease)
+        .values({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open", deadlineAt: sql`now() + interval '60 seconds'` })
+        .returning();
+      await t.db.insert(leaseEvent).values({ leaseId: lease!.id, kind: "opened" });
+      const stream = await openEventStream(app.url, lease!.id, cookie);
+      try {
+        expect(stream.status).toBe(200);
+        await stream.next((f) => f.lease.status === "open");
+        await sleep(200); // subscribed
+        // Terminate the LISTEN connection and, at once, commit a change (the sweep's kind of
+        // write: the lease closed with its event), before the app can listen again.
+        const at = performance.now();
+        await admin.begin(async (tx) => {
+          await tx`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${t.name} and application_name = ${APP_NAME} and query ilike 'listen%'`;
+          await tx`update inference_lease set status = 'rejected', closed_reason = 'cancelled', updated_at = now() where id = ${lease!.id}`;
+          await tx`insert into lease_event (lease_id, kind) values (${lease!.id}, 'cancelled')`;
+        });
+        const frame = await stream.next((f) => f.lease.status === "rejected", MISSED_BY_DEADLINE_MS);
+        gaps.push(Math.round(frame.at - at));
+      } finally {
+        stream.close();
+      }
+    }
+    console.info(`[faults] LISTEN terminated with a change committed at once: the stream had it after ${gaps.join(", ")} ms`);
+  });
+});
 
 describe("faults while lease lifecycles run", () => {
   it(
