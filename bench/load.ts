@@ -618,6 +618,10 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
   const ended = await Promise.all(streams.map((st) => st.endsWithin(10_000)));
   const stillOpen = ended.filter((e) => !e).length;
   for (const st of streams) st.close();
+  // Again without streams: the machine's load drifts, so bracket the measurement.
+  console.info(`[streams] API probe after the streams ended, ${opts.probe} s...`);
+  const probeAfter = new Recorder();
+  await probe(probeAfter, base, sessions, opts.probe);
   for (const s of sessions) await s.actor.signOut();
 
   const result = {
@@ -632,6 +636,7 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
     app_cpu_cores: { without_streams: cpuQuiet, with_streams: cpuStreams },
     api_without_streams: { ...percentiles(probeQuiet.all()), count: probeQuiet.all().length, per_second: round(probeQuiet.all().length / opts.probe) },
     api_with_streams: { ...percentiles(probeStreams.all()), count: probeStreams.all().length, per_second: round(probeStreams.all().length / opts.probe) },
+    api_after_streams: { ...percentiles(probeAfter.all()), count: probeAfter.all().length, per_second: round(probeAfter.all().length / opts.probe) },
     api_with_streams_by_route: probeStreams.table(),
     streams_not_closed_after_cancel: stillOpen,
     setup_routes: rec.table(),
@@ -741,7 +746,7 @@ async function main() {
       if (opts.probe + 15 > opts.leaseTtl) console.warn(`[streams] --probe ${opts.probe} s is close to the lease TTL (${opts.leaseTtl} s): leases may expire and end streams mid-probe`);
       streams = await streamsPhase(app.url, emails, appPid);
       console.info(
-        `[streams] API p95 ${streams.api_without_streams.p95} ms without streams, ${streams.api_with_streams.p95} ms with ${streams.streams_open_during_probe.at_start} open`,
+        `[streams] API p95 ${streams.api_without_streams.p95} ms before the streams, ${streams.api_with_streams.p95} ms with ${streams.streams_open_during_probe.at_start} open, ${streams.api_after_streams.p95} ms after`,
       );
     }
 
@@ -878,6 +883,7 @@ async function main() {
       console.info(`\nStreams: ${streams.streams_opened} held by ${streams.sessions} sessions; API p50/p95/p99`);
       console.info(`  without streams: ${fmt(streams.api_without_streams)} (${streams.api_without_streams.count} calls, ${streams.api_without_streams.per_second}/s)`);
       console.info(`  with streams:    ${fmt(streams.api_with_streams)} (${streams.api_with_streams.count} calls, ${streams.api_with_streams.per_second}/s)`);
+      console.info(`  after they end:  ${fmt(streams.api_after_streams)} (${streams.api_after_streams.count} calls, ${streams.api_after_streams.per_second}/s)`);
     }
     console.info(`\nDatabase: ${report.leases} leases ${JSON.stringify(report.byOutcome)}; in flight past the deadline after the sweep: ${report.overdueInFlight.length}`);
     console.info(`machine load average: before ${machineBefore.loadavg.join(" ")}, after the load ${machineAfterLoad.loadavg.join(" ")}`);
