@@ -5,6 +5,7 @@ import type { Db } from "@/db/client";
 import { invoice, invoiceLine, type Invoice, type InvoiceLine } from "@/db/schema";
 import { isUuid } from "./ids";
 import { isoDate, positiveInt4, text } from "./input";
+import { lockLeasesInFlight, tellClosed, withdrawOutdated, type LeaseDispatch } from "./leases";
 
 export type InvoiceDetail = Invoice & { lines: InvoiceLine[] };
 
@@ -48,41 +49,53 @@ export type UpdateInvoiceResult =
   | { ok: true; invoice: InvoiceDetail }
   | { ok: false; code: "invoice_not_found" | "invoice_changed" | "invalid_request" };
 
-/** Every change increments `version`, which fences the leases opened against the old one. */
+/**
+ * Every change increments `version`, which fences the leases opened against the old one; the
+ * leases in flight on the invoice are withdrawn in the same transaction (withdrawOutdated),
+ * and their generations told to stop once it commits.
+ */
 export async function updateInvoice(
   db: Db,
   actorId: string,
   invoiceId: unknown,
   patch: InvoicePatch,
+  dispatch: LeaseDispatch,
 ): Promise<UpdateInvoiceResult> {
   if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
   const mine = and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId));
-  const [row] = await db
-    .update(invoice)
-    .set({
-      ...(patch.number !== undefined && { number: patch.number }),
-      ...(patch.counterparty !== undefined && { counterparty: patch.counterparty }),
-      ...(patch.issued_on !== undefined && { issuedOn: patch.issued_on }),
-      ...(patch.due_on !== undefined && { dueOn: patch.due_on }),
-      version: sql`${invoice.version} + 1`,
-      updatedAt: sql`now()`,
-    })
-    .where(
-      and(
-        mine,
-        patch.expected_version === undefined ? undefined : eq(invoice.version, patch.expected_version),
-        // Only one date may arrive; the pair must still be in order once applied.
-        sql`coalesce(${patch.due_on ?? null}::date, ${invoice.dueOn}) >= coalesce(${patch.issued_on ?? null}::date, ${invoice.issuedOn})`,
-      ),
-    )
-    .returning({ id: invoice.id });
-  if (!row) {
+  const fields = (["number", "counterparty", "issued_on", "due_on"] as const).filter((f) => patch[f] !== undefined);
+  const outcome = await db.transaction(async (tx) => {
+    await lockLeasesInFlight(tx, invoiceId);
+    const [row] = await tx
+      .update(invoice)
+      .set({
+        ...(patch.number !== undefined && { number: patch.number }),
+        ...(patch.counterparty !== undefined && { counterparty: patch.counterparty }),
+        ...(patch.issued_on !== undefined && { issuedOn: patch.issued_on }),
+        ...(patch.due_on !== undefined && { dueOn: patch.due_on }),
+        version: sql`${invoice.version} + 1`,
+        updatedAt: sql`now()`,
+      })
+      .where(
+        and(
+          mine,
+          patch.expected_version === undefined ? undefined : eq(invoice.version, patch.expected_version),
+          // Only one date may arrive; the pair must still be in order once applied.
+          sql`coalesce(${patch.due_on ?? null}::date, ${invoice.dueOn}) >= coalesce(${patch.issued_on ?? null}::date, ${invoice.issuedOn})`,
+        ),
+      )
+      .returning({ id: invoice.id, version: invoice.version });
+    if (!row) return null;
+    return { id: row.id, withdrawn: await withdrawOutdated(tx, row.id, row.version, fields) };
+  });
+  if (!outcome) {
     const [exists] = await db.select({ version: invoice.version }).from(invoice).where(mine);
     if (!exists) return { ok: false, code: "invoice_not_found" };
     if (patch.expected_version !== undefined && exists.version !== patch.expected_version)
       return { ok: false, code: "invoice_changed" };
     return { ok: false, code: "invalid_request" };
   }
-  const detail = await getInvoice(db, actorId, row.id);
+  await tellClosed(dispatch, outcome.withdrawn, "invoice_changed");
+  const detail = await getInvoice(db, actorId, outcome.id);
   return { ok: true, invoice: detail! };
 }

@@ -10,6 +10,7 @@ import {
   invoiceLine,
   leaseEvent,
   appSession,
+  appUser,
   type InferenceLease,
   type LeaseStatus,
 } from "@/db/schema";
@@ -136,10 +137,13 @@ export async function openLease(
           .for("share");
         if (!live) return { ok: false, code: "not_signed_in" };
       }
+      // Shared lock: an edit running beside us either commits first (we read its version) or
+      // waits for our commit and then sees this lease, which it withdraws (withdrawOutdated).
       const [inv] = await tx
         .select({ id: invoice.id, version: invoice.version })
         .from(invoice)
-        .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)));
+        .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)))
+        .for("share");
       if (!inv) return { ok: false, code: "invoice_not_found" };
 
       // A lease past its deadline no longer holds the in-flight slot.
@@ -256,6 +260,99 @@ export async function latestLeaseForInvoice(db: Db, actorId: string, invoiceId: 
       .limit(1);
     return lease ? view(tx, lease) : null;
   });
+}
+
+export type AttemptView = {
+  id: string;
+  actorName: string;
+  status: LeaseStatus;
+  closedReason: string | null;
+  createdAt: Date | null;
+  events: LeaseEventView[];
+};
+
+const newestFirst = [desc(inferenceLease.createdAt), desc(inferenceLease.id)] as const;
+
+/**
+ * Every attempt (lease) on an invoice the actor owns, newest first, one page of them, each
+ * with its timeline and the name of whoever asked: the invoice's own record, so it includes
+ * attempts by a former owner. Overdue ones are recorded expired first, as every read does.
+ */
+export async function invoiceAttempts(
+  db: Db,
+  actorId: string,
+  invoiceId: string,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; attempts: AttemptView[] }> {
+  return db.transaction(async (tx) => {
+    const [owned] = await tx
+      .select({ id: invoice.id })
+      .from(invoice)
+      .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)));
+    if (!owned) return { total: 0, attempts: [] };
+    const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
+    await expireDue(tx, onInvoice, "read");
+    const [{ total } = { total: 0 }] = await tx
+      .select({ total: sql<number>`count(*)`.mapWith(Number) })
+      .from(inferenceLease)
+      .where(onInvoice);
+    const leases = await tx
+      .select({
+        id: inferenceLease.id,
+        actorName: appUser.name,
+        status: inferenceLease.status,
+        closedReason: inferenceLease.closedReason,
+        createdAt: inferenceLease.createdAt,
+      })
+      .from(inferenceLease)
+      .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
+      .where(onInvoice)
+      .orderBy(...newestFirst)
+      .limit(page.limit)
+      .offset(page.offset);
+    const events = leases.length
+      ? await tx
+          .select({ leaseId: leaseEvent.leaseId, id: leaseEvent.id, at: leaseEvent.at, kind: leaseEvent.kind, detail: leaseEvent.detail })
+          .from(leaseEvent)
+          .where(inArray(leaseEvent.leaseId, leases.map((l) => l.id)))
+          .orderBy(asc(leaseEvent.id))
+      : [];
+    return {
+      total,
+      attempts: leases.map((l) => ({
+        ...l,
+        events: events.filter((e) => e.leaseId === l.id).map(({ leaseId: _lease, ...e }) => e),
+      })),
+    };
+  });
+}
+
+/**
+ * The attempt whose summary is on the invoice: the latest applied one (only an apply writes
+ * the summary), who applied it and when, and its place in the newest-first history.
+ */
+export async function appliedAttempt(
+  db: Db,
+  actorId: string,
+  invoiceId: string,
+): Promise<{ id: string; actorName: string; appliedAt: Date; position: number } | null> {
+  const [row] = await db
+    .select({
+      id: inferenceLease.id,
+      actorName: appUser.name,
+      appliedAt: leaseEvent.at,
+      position: sql<number>`(select count(*) from ${inferenceLease} newer
+        where newer.invoice_id = ${inferenceLease.invoiceId}
+          and (newer.created_at, newer.id) > (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number),
+    })
+    .from(inferenceLease)
+    .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), eq(invoice.ownerId, actorId)))
+    .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
+    .innerJoin(leaseEvent, and(eq(leaseEvent.leaseId, inferenceLease.id), eq(leaseEvent.kind, "applied")))
+    .where(and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.status, "applied")))
+    .orderBy(desc(leaseEvent.at), desc(leaseEvent.id))
+    .limit(1);
+  return row ?? null;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -468,6 +565,7 @@ export async function applyLease(db: Db, actorId: string, leaseId: unknown): Pro
           status: inferenceLease.status,
           invoiceId: inferenceLease.invoiceId,
           invoiceVersion: inferenceLease.invoiceVersion,
+          closedReason: inferenceLease.closedReason,
           proposal: inferenceLease.proposal,
           overdue: isOverdue,
         })
@@ -485,6 +583,8 @@ export async function applyLease(db: Db, actorId: string, leaseId: unknown): Pro
         await expireDue(tx, eq(inferenceLease.id, lease.id), "apply");
         return refuse("lease_expired");
       }
+      // Withdrawn by an edit (withdrawOutdated): the answer says why, as it did when apply found it.
+      if (lease.status === "rejected" && lease.closedReason === "invoice_changed") return refuse("invoice_changed");
       if (lease.status !== "proposed") return refuse(`lease_${lease.status}`);
 
       const [inv] = await tx
@@ -499,6 +599,7 @@ export async function applyLease(db: Db, actorId: string, leaseId: unknown): Pro
           .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: dbNow })
           .where(eq(inferenceLease.id, lease.id));
         await recordEvent(tx, lease.id, "invoice_changed", {
+          by: "apply",
           lease_version: lease.invoiceVersion,
           invoice_version: inv?.version ?? null,
         });
@@ -596,7 +697,42 @@ export async function revokeSession(
   return { revoked };
 }
 
-async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: string) {
+/**
+ * An edit's first step, in its transaction before the invoice row is written: locks the
+ * invoice's leases in flight. Apply locks its lease and then the invoice; taking the locks in
+ * that same order keeps an edit and an apply from deadlocking.
+ */
+export async function lockLeasesInFlight(tx: Tx, invoiceId: string): Promise<void> {
+  await tx
+    .select({ id: inferenceLease.id })
+    .from(inferenceLease)
+    .where(and(eq(inferenceLease.invoiceId, invoiceId), inFlight))
+    .for("update");
+}
+
+/**
+ * An edit's last step, in its transaction after it wrote `version`: a lease in flight fenced
+ * at an older version can never be applied, so it is closed now (rejected, invoice_changed)
+ * rather than at the next Apply, and the page hears of it at once. Overdue ones are recorded
+ * expired instead. `fields` names what the edit changed, so the page can say what is out of
+ * date; values are not recorded (the event may outlive the actor's access to the invoice).
+ * The caller tells running generations to stop (tellClosed) after its commit.
+ */
+export async function withdrawOutdated(tx: Tx, invoiceId: string, version: number, fields: string[]): Promise<string[]> {
+  const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
+  await expireDue(tx, onInvoice, "edit");
+  const rows = await tx
+    .update(inferenceLease)
+    .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: dbNow })
+    .where(and(onInvoice, inFlight, sql`${inferenceLease.invoiceVersion} is distinct from ${version}`))
+    .returning({ id: inferenceLease.id, fence: inferenceLease.invoiceVersion });
+  for (const row of rows) {
+    await recordEvent(tx, row.id, "invoice_changed", { by: "edit", lease_version: row.fence, invoice_version: version, fields });
+  }
+  return rows.map((r) => r.id);
+}
+
+export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: string) {
   if (leaseIds.length === 0) return;
   try {
     await dispatch.leaseClosed(leaseIds, reason);

@@ -43,6 +43,8 @@ type Lease = {
   fence: number;
   nonce: string;
   summary: string | null;
+  /** Closed because its invoice changed (by an edit, or found so by apply): apply then answers invoice_changed. */
+  changed?: boolean;
 };
 type Model = { actors: { id: string; email: string }[]; sessions: Session[]; invoices: Inv[]; leases: Lease[] };
 type Real = { db: TestDb; ledger: Ledger; outcomes: Map<string, number> };
@@ -172,6 +174,16 @@ async function leaseStatuses(db: TestDb, ids: string[]): Promise<Map<string, Lea
     .from(inferenceLease)
     .where(inArray(inferenceLease.id, ids));
   return new Map(rows.map((r) => [r.id, r.status]));
+}
+
+/** The leases closed because their invoice changed (closed_reason invoice_changed). */
+async function changedLeases(db: TestDb, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.db
+    .select({ id: inferenceLease.id, reason: inferenceLease.closedReason })
+    .from(inferenceLease)
+    .where(inArray(inferenceLease.id, ids));
+  return new Set(rows.filter((r) => r.reason === "invoice_changed").map((r) => r.id));
 }
 
 /**
@@ -403,10 +415,17 @@ class Apply extends Step {
     if (!s.live) return { answer: "401 not_signed_in", effect: nothing };
     if (l.actor !== s.actor) return { answer: "404 lease_not_found", effect: nothing };
     if (IN_FLIGHT.has(l.status) && late(l)) return { answer: "409 lease_expired", effect: (next) => void (find(next).status = "expired") };
+    if (l.status === "rejected" && l.changed) return { answer: "409 invoice_changed", effect: nothing };
     if (l.status !== "proposed") return { answer: `409 lease_${l.status}`, effect: nothing };
     const inv = m.invoices[l.inv]!;
     if (inv.owner !== s.actor || inv.version !== l.fence) {
-      return { answer: "409 invoice_changed", effect: (next) => void (find(next).status = "rejected") };
+      return {
+        answer: "409 invoice_changed",
+        effect: (next) => {
+          find(next).status = "rejected";
+          find(next).changed = true;
+        },
+      };
     }
     return {
       answer: "200",
@@ -493,11 +512,25 @@ class Edit extends Step {
   name() {
     return `edit(session ${this.session}, invoice ${this.inv})`;
   }
-  predict(m: Model): Prediction {
+  predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const s = sessionOf(m, this.session, m.invoices[this.inv]!.owner);
     if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
     if (m.invoices[this.inv]!.owner !== s.actor) return { answer: "404 invoice_not_found", effect: () => {} };
-    return { answer: "200", effect: (next) => void (next.invoices[this.inv]!.version += 1) };
+    // The edit withdraws the lease in flight on the invoice: it could never be applied now.
+    const current = inFlightOn(m, this.inv);
+    return {
+      answer: "200",
+      effect: (next) => {
+        next.invoices[this.inv]!.version += 1;
+        if (!current) return;
+        const l = next.leases.find((x) => x.id === current.id)!;
+        if (late(current)) l.status = "expired";
+        else {
+          l.status = "rejected";
+          l.changed = true;
+        }
+      },
+    };
   }
   async act(m: Model) {
     const res = await api("PATCH", `/api/invoices/${m.invoices[this.inv]!.id}`, {
@@ -608,7 +641,9 @@ class Race implements fc.AsyncCommand<Model, Real> {
       expect(answer, `${this.toString()}: ${step.kind()}`).toMatch(ALLOWED[step.kind()]!);
     }
     const statuses = await leaseStatuses(r.db, m.leases.map((l) => l.id));
+    const changed = await changedLeases(r.db, m.leases.map((l) => l.id));
     for (const l of m.leases) {
+      if (changed.has(l.id)) l.changed = true;
       const was = before.get(l.id) ?? "open";
       const now = statuses.get(l.id)!;
       expect(NEXT[was], `${this.toString()}: lease ${l.id.slice(0, 8)} went ${was} -> ${now}`).toContain(now);

@@ -92,7 +92,7 @@ export async function editInvoiceAction(_previous: EditResult, formData: FormDat
   if (Object.keys(changed).length === 0) return { ok: true, message: "Nothing to save: no field was changed." };
   const patch = InvoicePatch.safeParse({ ...changed, expected_version });
   if (!patch.success) return { ok: false, message: editRefusal("invalid_request"), values };
-  const result = await updateInvoice(db, actor.id, invoice_id, patch.data);
+  const result = await updateInvoice(db, actor.id, invoice_id, patch.data, inngestDispatch);
   refresh();
   if (!result.ok) return { ok: false, message: editRefusal(result.code), values };
   return { ok: true, message: "Changes saved." };

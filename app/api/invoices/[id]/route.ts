@@ -1,6 +1,7 @@
 import { authedRoute, json, param, problem, readBody } from "@/lib/http";
 import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
 import { latestLeaseForInvoice } from "@/lib/leases";
+import { inngestDispatch } from "@/inngest/dispatch";
 import { invoiceDetailJson } from "@/lib/serialize";
 
 export const GET = authedRoute(async ({ db, actor, params }) => {
@@ -15,7 +16,7 @@ export const PATCH = authedRoute(async ({ req, db, actor, params }) => {
   if (!(await getInvoice(db, actor.id, id))) return problem("invoice_not_found");
   const body = await readBody(req, InvoicePatch);
   if (!body.ok) return problem(body.code);
-  const result = await updateInvoice(db, actor.id, id, body.value);
+  const result = await updateInvoice(db, actor.id, id, body.value, inngestDispatch);
   if (!result.ok) return problem(result.code);
   return json(invoiceDetailJson(result.invoice, await latestLeaseForInvoice(db, actor.id, result.invoice.id)));
 });
