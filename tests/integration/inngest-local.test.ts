@@ -450,7 +450,7 @@ describe.each([
     expect(logs.some((l) => l.startsWith("ERROR") && l.includes("debounce"))).toBe(true);
   });
 
-  it("serves GET /runs, GET /runs/:id, GET / (HTML) and GET /health", async () => {
+  it("serves GET /runs, GET /runs/:id, the dashboard (GET /, /ui/runs/:id) and GET /health", async () => {
     expect((await fetch(`${local.url}/health`)).status).toBe(200);
     const runs = (await (await fetch(`${local.url}/runs?function=multi`)).json()) as RunSummary[];
     expect(runs.length).toBeGreaterThan(0);
@@ -463,7 +463,9 @@ describe.each([
     expect(page.headers.get("content-type")).toMatch(/text\/html/);
     const text = await page.text();
     expect(text).toContain("contract-app-multi");
-    expect(text).toContain("<li>a — StepRun completed");
+    // The dashboard's run page (tools/inngest-local/dashboard.ts) replaced the list of steps on GET /.
+    const runPage = await (await fetch(`${local.url}/ui/runs/${runs[0]!.id}`)).text();
+    expect(runPage).toMatch(/<h3>a<\/h3><code>step\.run<\/code><span class="badge s-completed">Completed<\/span>/);
   });
 });
 

@@ -10,6 +10,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { compileExpression, type CompiledExpression } from "./expr";
 import { cronMatches, nextCronTime, parseCron, type CronSchedule } from "./cron";
 import { bearerMatches, canonicalBody, sameSecret, signBody } from "./signing";
+import { appIdOf, executeGql, type LocalState } from "./gql";
+import { dashboardAction, errorPage, renderDashboard, type DashboardActions } from "./dashboard";
 
 export type RunStatus = "running" | "completed" | "failed" | "cancelled";
 export type StepStatus = "planned" | "retrying" | "sleeping" | "waiting" | "completed" | "failed";
@@ -91,6 +93,8 @@ type FnEntry = {
   id: string;
   name: string;
   appUrl: string;
+  /** The config as the SDK synced it (served by GET /dev and the GraphQL API). */
+  raw: Record<string, unknown>;
   url: string;
   triggers: Trigger[];
   maxAttempts: number;
@@ -186,7 +190,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   const sdkAuthorized = (req: http.IncomingMessage) => !signingKey || bearerMatches(req.headers.authorization, [signingKey]);
 
   const fns = new Map<string, FnEntry>();
-  const appFns = new Map<string, { appName: string; ids: string[]; fingerprint: string }>();
+  const appFns = new Map<string, { appName: string; ids: string[]; fingerprint: string; syncedAt: string; sdk?: string; framework?: string }>();
   const runs = new Map<string, Run>();
   const events: { internalId: string; event: EventPayload; receivedAt: string; runs: string[] }[] = [];
   const seenEventIds = new Map<string, { internalId: string; at: number }>();
@@ -224,7 +228,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     });
 
   // ---------- sync ----------
-  function register(appUrl: string, appName: string, configs: unknown[]) {
+  function register(appUrl: string, appName: string, configs: unknown[], sdkInfo: { sdk?: string; framework?: string } = {}) {
     const ids: string[] = [];
     for (const raw of configs) {
       const entry = toFnEntry(appUrl, raw as Record<string, unknown>);
@@ -234,7 +238,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     const prev = appFns.get(appUrl);
     for (const old of prev?.ids ?? []) if (!ids.includes(old)) fns.delete(old);
     const fingerprint = JSON.stringify(configs);
-    appFns.set(appUrl, { appName, ids, fingerprint });
+    appFns.set(appUrl, { appName, ids, fingerprint, syncedAt: new Date().toISOString(), ...sdkInfo });
     if (prev?.fingerprint === fingerprint) return false;
     log(`synced app "${appName}" at ${appUrl}: ${ids.length} function(s)`);
     for (const id of ids) {
@@ -292,6 +296,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       id,
       name: String(c.name ?? id),
       appUrl,
+      raw: c,
       url: step?.runtime?.url ?? appUrl,
       triggers,
       maxAttempts: (step?.retries?.attempts ?? 3) + 1,
@@ -313,9 +318,9 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`PUT ${appUrl} answered ${res.status}: ${text.slice(0, 300)}`);
-    const body = JSON.parse(text) as { app_id?: string; functions?: unknown[] };
+    const body = JSON.parse(text) as { app_id?: string; functions?: unknown[]; sdk_language?: string; sdk_version?: string; framework?: string };
     if (res.headers.get("x-inngest-sync-kind") === "in_band" && Array.isArray(body.functions)) {
-      register(appUrl, body.app_id ?? "app", body.functions);
+      register(appUrl, body.app_id ?? "app", body.functions, { sdk: body.sdk_language ? `${body.sdk_language}:v${body.sdk_version ?? "?"}` : undefined, framework: body.framework });
     } else if (!appFns.has(appUrl)) {
       // Out-of-band: the SDK POSTed /fn/register to its own base URL. If that was
       // not us, we know nothing about its functions; say so.
@@ -507,7 +512,8 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     const s = stepRecord(run, op);
     run.stack.push(op.id);
     run.memo[op.id] = memo;
-    s.attempts = Math.max(s.attempts, attempt + 1);
+    // A checkpoint does not say which attempt it ran in: after a retry it is the next one.
+    s.attempts = Math.max(s.attempts, viaCheckpoint && s.status === "retrying" ? s.attempts + 1 : attempt + 1);
     s.status = "error" in memo ? "failed" : "completed";
     if ("error" in memo) s.error = memo.error;
     else s.output = memo.data;
@@ -813,26 +819,116 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     return matches.length === 1 ? matches[0] : undefined;
   }
 
-  const esc = (v: unknown) =>
-    String(typeof v === "string" ? v : JSON.stringify(v)).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
-  function html(): string {
-    const rows = [...runs.values()].reverse().map((r) => {
-      const steps = r.steps.map((s) => `<li>${esc(s.name)} — ${esc(s.op)} ${esc(s.status)}, ${s.attempts} attempt(s)${s.checkpointed ? " (checkpoint)" : ""}${s.error ? ` — ${esc(messageOf(s.error))}` : ""}</li>`).join("");
-      const result = r.error ? `error: ${esc(messageOf(r.error))}` : r.output !== undefined ? `output: ${esc(r.output)}` : r.cancelledBy ? `cancelled by ${esc(r.cancelledBy)}` : "";
-      return `<tr class="${r.status}"><td><code>${r.id}</code><br>${esc(r.startedAt)}</td><td>${esc(r.functionId)}</td><td>${esc(r.eventName)}</td><td>${r.status}</td><td>${r.attempts}/${r.maxAttempts}</td><td><ul>${steps}</ul>${result}</td></tr>`;
+  /** What the GraphQL API and the dashboard read. */
+  const state: LocalState = {
+    mode,
+    functions: () =>
+      [...fns.values()].map((f) => ({
+        id: f.id,
+        name: f.name,
+        appUrl: f.appUrl,
+        raw: f.raw,
+        url: f.url,
+        triggers: f.triggers.map((t) => ("cron" in t ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() } : { event: t.event, if: t.expr?.source })),
+        maxAttempts: f.maxAttempts,
+        concurrency: f.concurrency.length ? Math.min(...f.concurrency.map((c) => c.limit)) : 0,
+        problems: f.problems,
+      })),
+    apps: () =>
+      opts.appUrls
+        .concat([...appFns.keys()].filter((u) => !opts.appUrls.includes(u)))
+        .map((u) => {
+          const a = appFns.get(u);
+          return { id: appIdOf(u), url: u, name: a?.appName ?? "(not synced yet)", syncedAt: a?.syncedAt, sdk: a?.sdk, framework: a?.framework, functionIds: a?.ids ?? [], pending: !a || pendingSync.has(u) };
+        }),
+    runs: listRuns,
+    run: (id) => {
+      const r = runs.get(id);
+      return r ? summary(r) : undefined;
+    },
+    events: () => events.map((e) => ({ ...e, runs: [...e.runs] })),
+  };
+
+  /** GET /dev: the dev server's info, in its shape (functions as synced, with their step URLs). */
+  function devInfo() {
+    const functions = [...fns.values()].map((f) => {
+      const steps = Object.values((f.raw.steps as Record<string, { id: string; name: string; runtime?: { url?: string }; retries?: unknown }>) ?? {}).map((s) => ({
+        id: s.id,
+        name: s.name,
+        uri: s.runtime?.url ?? f.url,
+        ...(s.retries !== undefined ? { retries: s.retries } : {}),
+      }));
+      return { ...f.raw, id: appIdOf(`fn:${f.id}`), name: f.name, slug: f.id, triggers: f.raw.triggers ?? [], steps };
     });
-    const fnRows = [...fns.values()].map((f) => `<li><code>${esc(f.id)}</code> ${f.problems.length ? `<b>unsupported: ${esc(f.problems.join("; "))}</b>` : ""}</li>`).join("");
-    return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="3"><title>inngest-local</title>
-<style>body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.3rem;vertical-align:top;text-align:left}
-.failed{background:#fdd}.completed{background:#efe}.cancelled{background:#eee}.running{background:#ffd}ul{margin:0;padding-left:1.2rem}</style></head>
-<body><h1>inngest-local</h1><p>Apps: ${[...appFns.entries()].map(([u, a]) => `${esc(a.appName)} (${esc(u)})`).join(", ") || "none synced yet"}${pendingSync.size ? ` — waiting for ${esc([...pendingSync].join(", "))}` : ""}</p>
-<h2>Functions</h2><ul>${fnRows}</ul><h2>Runs</h2><table><tr><th>Run</th><th>Function</th><th>Event</th><th>Status</th><th>Attempts</th><th>Steps / result</th></tr>${rows.join("")}</table></body></html>`;
+    return {
+      version: "inngest-local",
+      authed: false,
+      startOpts: { sdkURLs: opts.appUrls, poll: Boolean(opts.pollMs), noDiscovery: true },
+      functions,
+      handlers: [...appFns.entries()].map(([u, a]) => ({ url: u, sdk: { language: a.sdk?.split(":")[0] ?? "js", version: a.sdk?.split(":")[1] ?? "" }, functionIDs: a.ids, updatedAt: a.syncedAt })),
+      isSingleNodeService: false,
+      isMissingSigningKey: false,
+      isMissingEventKeys: false,
+      features: {},
+    };
   }
 
-  async function readBody(req: http.IncomingMessage): Promise<unknown> {
+  const actions: DashboardActions = {
+    resync: () => api.sync(),
+    cancel: (id) => {
+      const run = runs.get(id);
+      if (!run || run.status !== "running") return false;
+      cancelRun(run, "dashboard (Cancel button)");
+      return true;
+    },
+    rerun: (id) => {
+      const run = runs.get(id);
+      const fn = run && fns.get(run.functionId);
+      if (!run || !fn) return undefined;
+      log(`run ${run.id} rerun from the dashboard`);
+      // A rerun sees the same trigger event, as the dev server's Rerun does.
+      return startRun(fn, structuredClone(run.event))?.id;
+    },
+    send: (event) => ingest([{ ...event, ts: Date.now() }]),
+  };
+
+  // The dashboard's writes are form POSTs: a cross-site page could submit them, so they must
+  // come from one of this server's own origins (browsers send Origin on every POST). Host is
+  // checked too, so a rebound DNS name cannot reach the pages.
+  const ownHosts = () => new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${host.includes(":") ? `[${host}]` : host}:${port}`]);
+  const sameOrigin = (req: http.IncomingMessage, requireOrigin: boolean) => {
+    const origin = req.headers.origin;
+    if (origin === undefined) return !requireOrigin;
+    try {
+      const o = new URL(origin);
+      return o.protocol === "http:" && ownHosts().has(o.host);
+    } catch {
+      return false;
+    }
+  };
+  const ownHost = (req: http.IncomingMessage) => ownHosts().has(String(req.headers.host ?? ""));
+  /** Dashboard responses: no script at all, no framing. */
+  const HTML_HEADERS = {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+    "cache-control": "no-store",
+  };
+
+  async function readText(req: http.IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const text = Buffer.concat(chunks).toString("utf8");
+    let size = 0;
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > 8 * 1024 * 1024) throw new Error("body over 8 MiB");
+      chunks.push(c as Buffer);
+    }
+    return Buffer.concat(chunks).toString("utf8");
+  }
+  async function readBody(req: http.IncomingMessage): Promise<unknown> {
+    const text = await readText(req);
     return text ? JSON.parse(text) : undefined;
   }
 
@@ -847,9 +943,54 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     let m: RegExpMatchArray | null;
 
     if (method === "GET" && path === "/health") return json(200, { ok: true });
-    if (method === "GET" && path === "/") {
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      return res.end(html());
+    if (method === "GET" && (path === "/" || path.startsWith("/ui/"))) {
+      if (!ownHost(req)) return json(421, { error: "the dashboard answers on its own host name only (127.0.0.1 or localhost)" });
+      const page = renderDashboard(state, path, url.searchParams);
+      if (page) {
+        res.writeHead(page.status, HTML_HEADERS);
+        return res.end(page.html);
+      }
+    }
+    if (method === "POST" && path.startsWith("/ui/")) {
+      if (!ownHost(req) || !sameOrigin(req, true) || (req.headers["sec-fetch-site"] && req.headers["sec-fetch-site"] !== "same-origin")) {
+        log(`ERROR refused a dashboard ${method} ${url.pathname} from another origin (${String(req.headers.origin ?? "no Origin")}) (403)`);
+        res.writeHead(403, HTML_HEADERS);
+        return res.end(errorPage(state, 403, "This button works from the dashboard's own page only."));
+      }
+      if (!/^application\/x-www-form-urlencoded\b/i.test(String(req.headers["content-type"] ?? ""))) {
+        res.writeHead(415, HTML_HEADERS);
+        return res.end(errorPage(state, 415, "Expected a form submission."));
+      }
+      const out = await dashboardAction(actions, path, new URLSearchParams(await readText(req)));
+      if (out && "location" in out) {
+        res.writeHead(303, { location: out.location, "cache-control": "no-store" });
+        return res.end();
+      }
+      if (out) {
+        res.writeHead(out.status, HTML_HEADERS);
+        return res.end(errorPage(state, out.status, out.message));
+      }
+    }
+    // The JSON control routes: curl and tests send no Origin; a browser page from elsewhere does.
+    if (method === "POST" && (path === "/sync" || /^\/runs\/[^/]+\/cancel$/.test(path) || /^\/fn\/[^/]+\/invoke$/.test(path)) && !sameOrigin(req, false)) {
+      log(`ERROR refused ${method} ${url.pathname} from another origin (${String(req.headers.origin)}) (403)`);
+      return json(403, { error: "cross-origin request refused" });
+    }
+    if (method === "GET" && path === "/dev") {
+      // As `inngest start` (self-hosted), which answers 404 here; the dev server answers its info.
+      if (signingKey) return json(404, { error: "GET /dev is the dev server's; this server runs self-hosted" });
+      return json(200, devInfo());
+    }
+    if (method === "POST" && path === "/v0/gql") {
+      if (!/^application\/json\b/i.test(String(req.headers["content-type"] ?? ""))) return json(415, { errors: [{ message: "expected content-type application/json" }] });
+      let body: unknown;
+      try {
+        body = await readBody(req);
+      } catch (e) {
+        return json(400, { errors: [{ message: `body is not JSON: ${messageOf(e)}` }] });
+      }
+      const result = await executeGql(state, body as Record<string, unknown>);
+      return json(result.data === undefined && result.errors ? 400 : 200, result);
     }
     if (method === "GET" && path === "/runs") {
       const q = url.searchParams;
@@ -892,9 +1033,9 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
         log(`ERROR refused a register call without the signing key's bearer (401)`);
         return json(401, { status: 401, error: "Unauthorized", modified: false });
       }
-      const body = (await readBody(req)) as { url?: string; appName?: string; functions?: unknown[] };
+      const body = (await readBody(req)) as { url?: string; appName?: string; functions?: unknown[]; sdk?: string; framework?: string };
       if (!body?.url || !Array.isArray(body.functions)) return json(400, { status: 400, error: "expected {url, appName, functions}" });
-      const modified = register(body.url, body.appName ?? "app", body.functions);
+      const modified = register(body.url, body.appName ?? "app", body.functions, { sdk: body.sdk, framework: body.framework });
       return json(200, { ok: true, status: 200, modified });
     }
     if (method === "POST" && path === "/sync") {
