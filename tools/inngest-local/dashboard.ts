@@ -63,12 +63,13 @@ textarea{font:13px/1.45 ui-monospace,monospace;min-height:6rem}.check{display:fl
 .filters{display:flex;flex-wrap:wrap;gap:.6rem 1rem;align-items:flex-end;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:.6rem .8rem}.filters>div{min-width:10rem}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;word-break:break-word}
 ol.timeline{list-style:none;padding:0;margin:0}ol.timeline>li{border:1px solid var(--line);border-radius:8px;padding:.6rem .8rem;margin:.5rem 0}
+dl.inline{display:flex;flex-wrap:wrap;gap:.1rem 1.4rem;margin:.3rem 0 0}dl.inline div{display:flex;gap:.4rem}dl.inline dt{color:var(--muted)}dl.inline dd{margin:0}
 .step-head{display:flex;flex-wrap:wrap;gap:.3rem .8rem;align-items:baseline}.step-head h3{font-size:1rem;margin:0}
 .bar{position:relative;height:6px;background:var(--bg);border-radius:3px;margin:.4rem 0}.bar span{position:absolute;top:0;height:6px;border-radius:3px;background:#0969da;min-width:3px}
 .pager{display:flex;gap:1rem;margin:.8rem 0}.trig{display:block}.vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (max-width:700px){main{padding:.7rem}table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}table.stack tr{border:1px solid var(--line);border-radius:8px;margin:.5rem 0;padding:.3rem .2rem}
-table.stack td{border:0;padding:.2rem .5rem}table.stack td::before{content:attr(data-label);display:block;font-size:.75rem;text-transform:uppercase;color:var(--muted)}
+table.stack td{border:0;padding:.15rem .5rem;display:flex;gap:.6rem;align-items:baseline}table.stack td>*{min-width:0;overflow-wrap:anywhere}table.stack td::before{content:attr(data-label);flex:0 0 5.5rem;font-size:.75rem;text-transform:uppercase;color:var(--muted)}table.stack td:has(details),table.stack td:has(.trig){display:block}table.stack td:has(details)::before,table.stack td:has(.trig)::before{display:block}
 dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.3rem}}
 `;
 
@@ -177,11 +178,11 @@ function runPage(state: LocalState, run: RunSummary, notice?: string): string {
       const result =
         st.error !== undefined && (st.status === "failed" || st.status === "retrying")
           ? `<p><strong>${st.status === "retrying" ? "Last error (retrying)" : "Error"}</strong></p><pre>${pretty(st.error)}</pre>`
-          : st.output !== undefined
-            ? `<p><strong>Output</strong></p><pre>${pretty(st.output)}</pre>`
+          : st.output !== undefined && st.op !== "Sleep"
+            ? `<p><strong>${st.op === "WaitForEvent" ? (st.output === null ? "Timed out (no event)" : "Event received") : "Output"}</strong></p><pre>${pretty(st.output)}</pre>`
             : "";
       return `<li><div class="step-head"><h3>${esc(s.name)}</h3><code>${esc(OP_WORD[s.stepType] ?? s.stepType)}</code>${badge(s.status)}</div>
-<dl class="facts"><dt>Started</dt><dd>${time(st.startedAt)} <span class="muted">(+${duration(from)})</span></dd><dt>Duration</dt><dd>${st.endedAt ? duration(len) : `${duration(len)} so far`}</dd><dt>Attempts</dt><dd>${st.attempts}</dd></dl>
+<dl class="inline"><div><dt>Started</dt><dd>${time(st.startedAt)} <span class="muted">(+${duration(from)})</span></dd></div><div><dt>Duration</dt><dd>${st.endedAt ? duration(len) : `${duration(len)} so far`}</dd></div><div><dt>Attempts</dt><dd>${st.attempts}</dd></div></dl>
 <div class="bar" aria-hidden="true"><span style="left:${((from / total) * 100).toFixed(2)}%;width:${Math.max(0.5, (len / total) * 100).toFixed(2)}%"></span></div>${result}</li>`;
     })
     .join("");
