@@ -154,7 +154,11 @@ describe("inngest-local Dev Server API and dashboard", () => {
       ["first", "RUN", "COMPLETED"],
       ["nap", "SLEEP", "COMPLETED"],
       ["second", "RUN", "COMPLETED"],
+      ["Finalization", null, "COMPLETED"],
     ]);
+    // As the SDK's helpers read a run's result: the FINALIZATION span's output.
+    const fin = spans.find((s) => s.stepType === "FINALIZATION")!;
+    expect(JSON.parse((await gql(`query ($o: String!) { runTraceSpanOutputByID(outputID: $o) { data } }`, { o: fin.outputID })).body.data!.runTraceSpanOutputByID.data)).toEqual({ total: 2 });
     const second = spans.find((s) => s.name === "second")!;
     expect(second).toMatchObject({ stepType: "RUN", attempts: 2 });
     expect(spans.find((s) => s.name === "nap")!.duration).toBeGreaterThanOrEqual(40);

@@ -171,6 +171,7 @@ function runPage(state: LocalState, run: RunSummary, notice?: string): string {
   const end = run.endedAt ? Date.parse(run.endedAt) : Date.now();
   const total = Math.max(1, end - start);
   const steps = trace.childrenSpans
+    .filter((s) => s.step)
     .map((s) => {
       const st = s.step!;
       const from = Date.parse(st.startedAt) - start;

@@ -83,7 +83,7 @@ export const outputIdOf = (runId: string, stepId?: string) => (stepId ? `${runId
 /** The run as a trace: a root span for the run, one child per step, in the order they started. */
 export function traceOf(run: RunSummary): Span {
   const rootId = `run-${run.id}`;
-  const children = run.steps.map((s): Span => {
+  const children: Span[] = run.steps.map((s): Span => {
     const status = stepStatus(s, run);
     const done = status === "COMPLETED" || status === "FAILED";
     return {
@@ -106,6 +106,29 @@ export function traceOf(run: RunSummary): Span {
       step: s,
     };
   });
+  // The dev server ends a finished run's trace with a FINALIZATION span whose output is the
+  // function's result (or error); the SDK's helpers read a run's output through it.
+  if (run.status === "completed" || run.status === "failed") {
+    const last = run.steps.reduce((t, s) => (s.endedAt && s.endedAt > t ? s.endedAt : t), run.startedAt);
+    children.push({
+      spanID: `${run.id}-finalization`,
+      runID: run.id,
+      name: "Finalization",
+      status: run.status === "completed" ? "COMPLETED" : "FAILED",
+      attempts: run.attempts,
+      duration: ms(last, run.endedAt),
+      outputID: outputIdOf(run.id),
+      queuedAt: last,
+      startedAt: last,
+      endedAt: run.endedAt ?? null,
+      stepOp: null,
+      stepType: "FINALIZATION",
+      stepID: null,
+      isRoot: false,
+      parentSpanID: rootId,
+      childrenSpans: [],
+    });
+  }
   return {
     spanID: rootId,
     runID: run.id,
