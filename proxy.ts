@@ -5,6 +5,7 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { isForeignOrigin, isStateChanging, ownHost } from "@/lib/origin";
 import { hasBrokenActionBody, hasMalformedPath } from "@/lib/request-guards";
+import { REQUEST_PATH_HEADER } from "@/lib/return-path";
 
 const DEV = process.env.NODE_ENV === "development";
 
@@ -86,6 +87,9 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
   const policy = pagePolicy(nonce, https);
   // Next.js reads the nonce from the request's CSP header and puts it on its own scripts.
   headers.set("content-security-policy", policy);
+  // The page asked for, so a page that sends its visitor to sign in can name it as `next`
+  // (app/_lib/actor.ts). Always ours: a client's own value is overwritten.
+  headers.set(REQUEST_PATH_HEADER, `${request.nextUrl.pathname}${request.nextUrl.search}`);
   return secure(NextResponse.next({ request: { headers } }), policy, https);
 }
 

@@ -3,8 +3,7 @@ import Link from "next/link";
 import { connection } from "next/server";
 import type { ReactNode } from "react";
 import { getActor } from "@/app/_lib/actor";
-import { signOutAction } from "@/app/actions";
-import { SubmitButton } from "@/app/_components/submit-button";
+import { SignOutButton } from "@/app/_components/sign-out-button";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -33,11 +32,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             {actor ? (
               <div className="site-header__user">
                 <span className="site-header__name">{actor.name}</span>
-                <form action={signOutAction}>
-                  <SubmitButton className="button button--quiet" pendingLabel="Signing out…">
-                    Sign out
-                  </SubmitButton>
-                </form>
+                <SignOutButton />
               </div>
             ) : null}
           </div>

@@ -2,11 +2,12 @@ import "server-only";
 // The page layer's one way to learn who is asking: the iron-session cookie, checked against
 // the server-side session row. Pages and actions call these; nothing below app/ reads cookies.
 import { getIronSession } from "iron-session";
-import { cookies } from "next/headers";
+import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "@/db/client";
 import { SESSION_COOKIE, sessionOptions, type Session } from "@/lib/auth";
+import { REQUEST_PATH_HEADER, safeReturnPath, signInPath } from "@/lib/return-path";
 import { resolveActor, type Actor, type SessionData } from "@/lib/sessions";
 
 export type PageActor = Actor & { sessionId: string };
@@ -28,20 +29,27 @@ export const getActor = cache(async (): Promise<PageActor | null> => {
   return resolveActor(await getDb(), { sid: session.sid, uid: session.uid });
 });
 
+/** The page this request is for (or a server action was posted from), when it is one to come back to. */
+export async function requestedPage(): Promise<string | null> {
+  return safeReturnPath((await headers()).get(REQUEST_PATH_HEADER));
+}
+
 /**
- * The signed-in actor; anyone else is sent to sign in, and a cookie that names no live
- * session is cleared on the way: here in a server action; a page cannot set cookies (Next
- * throws), so it sends the browser by /sign-in/reset, a route handler that clears it.
+ * The signed-in actor; anyone else is sent to sign in, with the page they asked for as
+ * `next`, and a cookie that names no live session is cleared on the way: here in a server
+ * action; a page cannot set cookies (Next throws), so it sends the browser by
+ * /sign-in/reset, a route handler that clears it.
  */
 export async function requireActor(): Promise<PageActor> {
   const actor = await getActor();
   if (actor) return actor;
+  const next = await requestedPage();
   const store = await cookies();
-  if (!store.has(SESSION_COOKIE)) redirect("/sign-in");
+  if (!store.has(SESSION_COOKIE)) redirect(signInPath(next));
   try {
     store.delete(SESSION_COOKIE);
   } catch {
-    redirect("/sign-in/reset");
+    redirect(next ? `/sign-in/reset?${new URLSearchParams({ next })}` : "/sign-in/reset");
   }
-  redirect("/sign-in");
+  redirect(signInPath(next));
 }

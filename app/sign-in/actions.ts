@@ -4,6 +4,7 @@ import { redirect } from "next/navigation";
 import { getDb } from "@/db/client";
 import { formOf } from "@/lib/input";
 import { clientAddress } from "@/lib/rate-limit";
+import { safeReturnPath } from "@/lib/return-path";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
 import { cookieSession } from "@/app/_lib/actor";
 
@@ -23,5 +24,6 @@ export async function signInAction(_previous: SignInState, formData: FormData): 
   session.sid = result.sessionId;
   session.uid = result.actor.id;
   await session.save();
-  redirect("/invoices");
+  // Back to the page the user was on, when it is one of ours; anything else is ignored.
+  redirect((formData instanceof FormData && safeReturnPath(formData.get("next"))) || "/invoices");
 }

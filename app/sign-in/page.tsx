@@ -1,24 +1,37 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
+import { DEFAULT_SEED_PASSWORD } from "@/db/seed";
+import { safeReturnPath } from "@/lib/return-path";
 import { getActor } from "@/app/_lib/actor";
 import { SignInForm } from "./sign-in-form";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function SignInPage() {
-  if (await getActor()) redirect("/invoices");
+type Search = Promise<Record<string, string | string[] | undefined>>;
+const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+export default async function SignInPage({ searchParams }: { searchParams: Search }) {
+  const params = await searchParams;
+  // Where to go once signed in: the page the user was on, if it is one of ours (lib/return-path.ts).
+  const next = safeReturnPath(first(params.next));
+  if (await getActor()) redirect(next ?? "/invoices");
+  const signedOut = first(params["signed-out"]) === "1";
   // The demo logins are a development convenience; a production page never shows them.
-  const showDemo = process.env.NODE_ENV === "development";
+  const demoPassword = process.env.NODE_ENV === "development" ? process.env.SEED_PASSWORD || DEFAULT_SEED_PASSWORD : null;
   return (
     <div className="sign-in">
       <div className="card">
         <h1>Sign in</h1>
-        <p className="muted">Summaries of your invoices, written by a model and saved only when you apply them.</p>
-        <SignInForm />
-        {showDemo ? (
+        {signedOut ? (
+          <p role="status" className="notice notice--ok" data-testid="signed-out">
+            You have signed out.
+          </p>
+        ) : null}
+        <p className="muted">Summaries of your invoices, written for you and saved only when you apply them.</p>
+        <SignInForm next={next} />
+        {demoPassword ? (
           <p className="notice notice--info small">
-            Demo logins: <code>alice@example.com</code> or <code>bob@example.com</code>, password{" "}
-            <code>claimcheck-demo</code> (unless <code>SEED_PASSWORD</code> was set).
+            Demo logins: <code>alice@example.com</code> or <code>bob@example.com</code>, password <code>{demoPassword}</code>
           </p>
         ) : null}
       </div>

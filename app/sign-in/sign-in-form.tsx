@@ -4,10 +4,12 @@ import { signInAction, type SignInState } from "./actions";
 
 const initial: SignInState = { message: null, email: "" };
 
-export function SignInForm() {
+/** Posts to a server action: without JavaScript it is a plain form post that redirects. */
+export function SignInForm({ next }: { next: string | null }) {
   const [state, action, pending] = useActionState(signInAction, initial);
   return (
     <form action={action} noValidate>
+      {next ? <input type="hidden" name="next" value={next} /> : null}
       <div className="field">
         <label htmlFor="email">Email</label>
         <input id="email" name="email" type="email" autoComplete="username" required defaultValue={state.email} />

@@ -131,7 +131,7 @@ test("a cross-site server action is refused, even with X-Forwarded-Host forged t
   // Our own page still signs out through the same action.
   await page.goto("/invoices");
   await page.getByRole("button", { name: "Sign out" }).click();
-  await expect(page).toHaveURL(/\/sign-in$/);
+  await expect(page).toHaveURL(`/sign-in?signed-out=1&next=${encodeURIComponent("/invoices")}`);
   expect((await context.request.get(`${baseURL}/api/session`)).status()).toBe(401);
   await new SignInPage(page).signIn(ALICE);
 });

@@ -24,10 +24,15 @@ test("a tampered session cookie on a page: sent to sign in, the cookie cleared, 
   const invoice = await newInvoice(ALICE);
   await signIn(context, ALICE);
   await tamper(context, baseURL!);
-  for (const path of [`/invoices/${invoice.id}`, "/invoices", "/"]) {
+  // Sent to sign in with the page asked for as `next` (the home page only redirects).
+  for (const [path, signInAt] of [
+    [`/invoices/${invoice.id}`, `/sign-in?next=${encodeURIComponent(`/invoices/${invoice.id}`)}`],
+    ["/invoices", `/sign-in?next=${encodeURIComponent("/invoices")}`],
+    ["/", "/sign-in"],
+  ] as const) {
     const response = await page.goto(path);
     expect(response?.status(), path).toBe(200);
-    await expect(page).toHaveURL(/\/sign-in$/);
+    await expect(page).toHaveURL(signInAt);
     await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
   }
   expect(await sessionCookie(context)).toBeUndefined();
@@ -49,7 +54,7 @@ test("a tampered session cookie on a server action: sent to sign in, nothing wri
   await inv.goto(invoice.id);
   await tamper(context, baseURL!);
   await inv.summarize.click();
-  await expect(page).toHaveURL(/\/sign-in$/);
+  await expect(page).toHaveURL(`/sign-in?next=${encodeURIComponent(`/invoices/${invoice.id}`)}`);
   await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
   expect(await sessionCookie(context)).toBeUndefined();
   const leases = await sql`select id from inference_lease where invoice_id = ${invoice.id}`;

@@ -21,7 +21,8 @@ test("sign-out during generation: after signing in again the lease is rejected a
   const cookie = (await context.cookies()).find((c) => c.name === "claimcheck_session");
   expect(cookie).toBeTruthy();
   await inv.signOut.click();
-  await expect(page).toHaveURL(/\/sign-in$/);
+  // Nothing waited for review, so no question: signed out at once, with the way back.
+  await expect(page).toHaveURL(`/sign-in?signed-out=1&next=${encodeURIComponent(`/invoices/${invoice.id}`)}`);
   const closed = await leaseRow(sql, leaseId);
   expect(closed).toMatchObject({ status: "rejected", closed_reason: "signed_out" });
   expect(await eventKinds(sql, leaseId)).toContain("revoked");
@@ -33,7 +34,7 @@ test("sign-out during generation: after signing in again the lease is rejected a
   await page.waitForTimeout(Number(SERVERS.main.MODEL_LATENCY_MS) + 1_500);
 
   const signInPage = new SignInPage(page);
-  await signInPage.signIn(ALICE);
+  await signInPage.signIn(ALICE, undefined, new RegExp(`/invoices/${invoice.id}$`));
   await inv.goto(invoice.id);
   await inv.expectDisplay("rejected");
   await expect(inv.state).toHaveText(/stopped because you signed out\. Nothing was changed on the invoice\./);

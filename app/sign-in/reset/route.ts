@@ -4,6 +4,7 @@
 import { getDb } from "@/db/client";
 import { discardSession, requestSession } from "@/lib/auth";
 import { publicRoute } from "@/lib/http";
+import { safeReturnPath, signInPath } from "@/lib/return-path";
 import { resolveActor } from "@/lib/sessions";
 
 export const GET = publicRoute(async (req, res) => {
@@ -11,7 +12,8 @@ export const GET = publicRoute(async (req, res) => {
   const actor = await resolveActor(await getDb(), session);
   if (!actor) discardSession(req, session);
   const headers = new Headers(res.headers);
-  headers.set("location", actor ? "/invoices" : "/sign-in");
+  const next = safeReturnPath(new URL(req.url).searchParams.get("next"));
+  headers.set("location", actor ? (next ?? "/invoices") : signInPath(next));
   headers.set("cache-control", "no-store");
   return new Response(null, { status: 303, headers });
 });
