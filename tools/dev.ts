@@ -7,10 +7,15 @@
 //     condition, which this script does not run under).
 //   - Inngest: the real `inngest-cli dev` when it is installed (an optional dependency that
 //     needs internet to install), else our stand-in, tools/inngest-local.
+//   - Ports: PORT (default 3000) for the app, INNGEST_PORT (default 8288) for the Inngest
+//     server. A port given explicitly must be free, or nothing starts; an unset one moves to
+//     the next free port, so a second checkout runs beside the first. The banner prints the
+//     address the app really listens on (Next itself would silently move to another port).
 //   - Each child runs in its own process group; Ctrl-C stops both groups, so no orphaned
 //     next-server is left behind.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 
 const ROOT = process.cwd();
@@ -19,11 +24,7 @@ const NEXT = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
 const TSX = path.join(BIN, "tsx");
 const INNGEST_CLI = path.join(BIN, "inngest-cli");
 
-const PORT = Number(process.env.PORT || 3000);
-const INNGEST_PORT = 8288;
-const APP_URL = `http://127.0.0.1:${PORT}`;
-const SERVE_URL = `${APP_URL}/api/inngest`;
-const INNGEST_URL = `http://127.0.0.1:${INNGEST_PORT}`;
+const HOST = "127.0.0.1";
 // The default lives in db/seed.ts (DEFAULT_SEED_PASSWORD); importing it would need the
 // react-server condition, so it is repeated here.
 const DEMO_PASSWORD = process.env.SEED_PASSWORD || "claimcheck-demo";
@@ -95,7 +96,33 @@ process.on("SIGHUP", () => void stopAll(0));
 // Last resort: never leave a group running if this process dies another way.
 process.on("exit", () => children.forEach((c) => killGroup(c, "SIGKILL")));
 
-async function waitForApp(timeoutMs = 180_000): Promise<boolean> {
+/** Whether nothing listens on `port` (on any address: Next binds all of them). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen({ port }, () => probe.close(() => resolve(true)));
+  });
+}
+
+/** The port from `variable`, which must be free; unset, the first free one from `fallback` on. */
+async function choosePort(variable: "PORT" | "INNGEST_PORT", fallback: number, taken: number[] = []): Promise<number> {
+  const given = process.env[variable]?.trim();
+  if (given) {
+    const port = Number(given);
+    if (!/^\d+$/.test(given) || port < 1 || port > 65535) throw new Error(`${variable} must be a port number (1-65535), not "${given}"`);
+    if (taken.includes(port) || !(await portFree(port))) throw new Error(`${variable}=${port} is already in use; pick another port`);
+    return port;
+  }
+  for (let port = fallback; port < fallback + 50; port++) {
+    if (taken.includes(port) || !(await portFree(port))) continue;
+    if (port !== fallback) say(`port ${fallback} is in use; using ${port} (set ${variable} to choose)`);
+    return port;
+  }
+  throw new Error(`no free port from ${fallback} to ${fallback + 49}; set ${variable}`);
+}
+
+async function waitForApp(APP_URL: string, timeoutMs = 180_000): Promise<boolean> {
   const started = Date.now();
   while (Date.now() - started < timeoutMs && !stopping) {
     try {
@@ -109,6 +136,12 @@ async function waitForApp(timeoutMs = 180_000): Promise<boolean> {
 }
 
 async function main() {
+  const PORT = await choosePort("PORT", 3000);
+  const INNGEST_PORT = await choosePort("INNGEST_PORT", 8288, [PORT]);
+  const APP_URL = `http://${HOST}:${PORT}`;
+  const SERVE_URL = `${APP_URL}/api/inngest`;
+  const INNGEST_URL = `http://${HOST}:${INNGEST_PORT}`;
+
   const where = process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded PGlite in .data/";
   say(`migrating and seeding ${where}…`);
   const seed = start("db-seed", TSX, ["--conditions=react-server", "tools/db-seed.ts"]);
@@ -121,7 +154,7 @@ async function main() {
 
   let inngest: Child;
   if (fs.existsSync(INNGEST_CLI)) {
-    inngest = start("inngest-cli dev", INNGEST_CLI, ["dev", "-u", SERVE_URL]);
+    inngest = start("inngest-cli dev", INNGEST_CLI, ["dev", "-u", SERVE_URL, "--port", String(INNGEST_PORT)]);
   } else {
     say("inngest-cli is not installed (it needs internet at install time): using the local stand-in, tools/inngest-local.");
     inngest = start("inngest-local", TSX, ["tools/inngest-local/main.ts", "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
@@ -143,7 +176,7 @@ async function main() {
     });
   }
 
-  if (await waitForApp()) {
+  if (await waitForApp(APP_URL)) {
     console.info(
       [
         "",

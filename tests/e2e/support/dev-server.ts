@@ -1,0 +1,86 @@
+// `npm run dev` itself, as a developer starts it from a clean clone: on an empty database of
+// its own (tools/dev.ts migrates and seeds it), on free ports (PORT, INNGEST_PORT) and its own
+// build folder, so it never meets a developer's dev server or the run's production servers.
+// The address comes from the banner the developer reads, not from what we asked for.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import postgres from "postgres";
+import { freePort } from "../../support/app-server";
+import { DEFAULT_PG_URL, LOG_DIR, ROOT } from "./stack";
+
+export const DEV_DIST_DIR = ".next-dev-test";
+
+export type DevServer = {
+  /** The app's address as the banner printed it. */
+  url: string;
+  databaseUrl: string;
+  /** Everything the dev server printed so far (stdout and stderr). */
+  output(): string;
+  stop(): Promise<void>;
+};
+
+export async function startDevServer(opts: { bannerTimeoutMs: number }): Promise<DevServer> {
+  const adminUrl = process.env.DATABASE_URL || DEFAULT_PG_URL;
+  const name = `cc_e2e_dev_${randomBytes(5).toString("hex")}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const dbUrl = new URL(adminUrl);
+  dbUrl.pathname = `/${name}`;
+  const databaseUrl = dbUrl.toString();
+
+  const [port, inngestPort] = [await freePort(), await freePort()];
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), INNGEST_PORT: String(inngestPort), NEXT_DIST_DIR: DEV_DIST_DIR };
+  // What a developer's shell would not have: the production run's settings.
+  for (const key of Object.keys(env)) if (/^(E2E_|NODE_ENV$|SESSION_|LEASE_|MODEL_|INNGEST_(?!PORT$)|APP_URL$|TRUST_PROXY$)/.test(key)) delete env[key];
+
+  fs.mkdirSync(LOG_DIR, { recursive: true });
+  const logFile = path.join(LOG_DIR, "npm-run-dev.log");
+  const log = fs.createWriteStream(logFile);
+  let output = "";
+  // Its own process group: stop() signals npm, tools/dev.ts and (through dev.ts) its children.
+  const proc = spawn("npm", ["run", "dev"], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+  let running = true;
+  void exited.then(() => (running = false));
+  for (const stream of [proc.stdout, proc.stderr]) {
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      output += chunk;
+      log.write(chunk);
+    });
+  }
+
+  const stop = async () => {
+    if (running && proc.pid) {
+      try {
+        process.kill(-proc.pid, "SIGTERM"); // dev.ts stops its children's groups, then exits
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => proc.pid && process.kill(-proc.pid, "SIGKILL"), 30_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    log.end();
+    const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    try {
+      await sql.unsafe(`drop database if exists ${name} with (force)`);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  };
+
+  const started = Date.now();
+  while (Date.now() - started < opts.bannerTimeoutMs) {
+    // The banner's line: "    app             http://127.0.0.1:3000   (sign in at ...)".
+    const url = /^\s*app\s+(https?:\/\/\S+)/m.exec(output)?.[1];
+    if (url) return { url, databaseUrl, output: () => output, stop };
+    if (!running) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await stop();
+  throw new Error(`npm run dev printed no address within ${opts.bannerTimeoutMs} ms (log: ${logFile}):\n${output.slice(-3000)}`);
+}
