@@ -86,6 +86,11 @@ describe("inngest-local Dev Server API and dashboard", () => {
         await step.waitForEvent("never", { event: "api/never", timeout: "1h" });
         return "woke";
       }),
+      inngest.createFunction({ id: "slow", name: "Slow steps", triggers: [{ event: "api/slow" }] }, async ({ step }) => {
+        await step.run("quick", () => 1);
+        await step.run("think", async () => (await sleep(300), 2));
+        return "done";
+      }),
       inngest.createFunction({ id: "nightly", name: "Nightly sweep", triggers: [{ cron: "0 3 * * *" }] }, async ({ step }) => step.run("sweep", () => "swept")),
     ];
     app.setHandler(serve({ client: inngest, functions }));
@@ -170,6 +175,16 @@ describe("inngest-local Dev Server API and dashboard", () => {
     expect(JSON.parse(rootOut.body.data!.runTraceSpanOutputByID.data)).toEqual({ total: 2 });
   });
 
+  it("a step's span starts when it began running, not when its checkpoint arrived: its duration is the step's", async () => {
+    const id = await send("api/slow", {});
+    const run = await endedRun((await runFor(id, "slow")).id);
+    const { body } = await gql(`query ($id: String!) { run(runID: $id) { trace { childrenSpans { name duration startedAt endedAt } } } }`, { id: run.id });
+    const [quick, think] = body.data!.run.trace.childrenSpans as { name: string; duration: number; startedAt: string; endedAt: string }[];
+    expect(think!.name).toBe("think");
+    expect(think!.duration).toBeGreaterThanOrEqual(290);
+    expect(Date.parse(think!.startedAt)).toBeGreaterThanOrEqual(Date.parse(quick!.endedAt));
+  });
+
   it("a failed step's span is FAILED and its output is the error", async () => {
     const id = await send("api/fail", {});
     const run = await endedRun((await runFor(id, "fails")).id);
@@ -208,7 +223,7 @@ describe("inngest-local Dev Server API and dashboard", () => {
 
   it("apps and functions: triggers with their condition, cron with its next run", async () => {
     const { body } = await gql(`{ apps { id name url functionCount connected } functions { slug name triggers { type value condition nextRun } app { name } } }`);
-    expect(body.data!.apps).toEqual([expect.objectContaining({ name: "api-app", url: app.url, functionCount: 4, connected: true })]);
+    expect(body.data!.apps).toEqual([expect.objectContaining({ name: "api-app", url: app.url, functionCount: 5, connected: true })]);
     const fns = body.data!.functions as { slug: string; triggers: { type: string; value: string; condition: string | null; nextRun: string | null }[] }[];
     expect(fns.find((f) => f.slug === "api-app-steps")!.triggers).toEqual([{ type: "EVENT", value: "api/go", condition: "event.data.ok == true", nextRun: null }]);
     const cron = fns.find((f) => f.slug === "api-app-nightly")!.triggers[0]!;

@@ -112,6 +112,8 @@ type Run = RunSummary & {
   /** Steps and waits the SDK reported but we have not dealt with yet, in order. */
   queue: Op[];
   disableImmediate: boolean;
+  /** When the current request left, or its last step result came in: where the next executed step began. */
+  mark?: number;
   version?: number;
   /** Ends the current sleep/backoff/wait early (used by cancel). */
   wake?: () => void;
@@ -495,10 +497,13 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     emit(INTERNAL.cancelled, { function_id: run.functionId, run_id: run.id, event: run.event });
   }
 
-  function stepRecord(run: Run, op: Op): StepSummary {
+  function stepRecord(run: Run, op: Op, executed = false): StepSummary {
     let s = run.stepById.get(op.id);
     if (!s) {
-      s = { id: op.id, name: op.userland?.id ?? op.displayName ?? op.name ?? op.id, op: op.op, status: "planned", attempts: 0, startedAt: new Date().toISOString() };
+      // A step first heard of with its result ran since the request left or since the result
+      // before it (steps run back to back within one request), not at the moment we learn of it.
+      const startedAt = new Date(executed && run.mark ? run.mark : Date.now()).toISOString();
+      s = { id: op.id, name: op.userland?.id ?? op.displayName ?? op.name ?? op.id, op: op.op, status: "planned", attempts: 0, startedAt };
       run.stepById.set(op.id, s);
       run.steps.push(s);
     }
@@ -509,7 +514,8 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   function memoize(run: Run, op: Op, memo: Memo, attempt: number, viaCheckpoint = false) {
     // A checkpointed step can come back again in the request's final answer.
     if (op.id in run.memo) return;
-    const s = stepRecord(run, op);
+    const s = stepRecord(run, op, true);
+    run.mark = Date.now();
     run.stack.push(op.id);
     run.memo[op.id] = memo;
     // A checkpoint does not say which attempt it ran in: after a retry it is the next one.
@@ -572,6 +578,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     try {
       // Signed when the request leaves (after any concurrency wait), so it is fresh.
       const bodyText = canonicalBody(body);
+      run.mark = Date.now();
       const res = await fetch(url, {
         method: "POST",
         headers: { ...appHeaders(bodyText), "x-request-id": ulid() },
@@ -688,7 +695,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
             }
             memoize(run, op, { error: op.error }, attempt);
           } else {
-            const s = op.id === COMPLETE_ID ? undefined : stepRecord(run, op);
+            const s = op.id === COMPLETE_ID ? undefined : stepRecord(run, op, true);
             if (s) {
               s.status = "retrying";
               s.attempts = attempt + 1;
