@@ -275,6 +275,8 @@ describe("inngest-local Dev Server API and dashboard", () => {
       expect(page.text).toContain("<dt>Attempts</dt><dd>2</dd>");
       expect(page.text).toContain("&quot;total&quot;: 2");
       expect((await raw(`${local.url}/ui/runs/01NOPE`)).status).toBe(404);
+      expect((await raw(`${local.url}/ui/runs/%E0%A4%A`)).status).toBe(404);
+      expect((await raw(`${local.url}/fn/%E0%A4%A/invoke`, { method: "POST" })).status).toBe(400);
     });
 
     it("Cancel from the dashboard's own origin cancels with a reason; from another origin, or with none, it is refused", async () => {

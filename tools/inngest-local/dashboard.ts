@@ -14,6 +14,14 @@ export interface DashboardActions {
 }
 
 const PAGE_SIZE = 20;
+/** Path segments come from the address bar: a malformed escape is "no such run", not a 500. */
+const decode = (s: string) => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return "";
+  }
+};
 
 export const esc = (v: unknown): string =>
   String(typeof v === "string" ? v : v === undefined ? "" : JSON.stringify(v)).replace(
@@ -241,7 +249,7 @@ export function renderDashboard(state: LocalState, path: string, q: URLSearchPar
   if (path === "/ui/events") return { status: 200, html: eventsPage(state, q, notice) };
   const m = path.match(/^\/ui\/runs\/([^/]+)$/);
   if (m) {
-    const run = state.run(decodeURIComponent(m[1]!));
+    const run = state.run(decode(m[1]!));
     return run ? { status: 200, html: runPage(state, run, notice) } : { status: 404, html: layout(state, "/ui/runs", "Run not found", '<p><a href="/ui/runs">All runs</a></p>') };
   }
   return undefined;
@@ -275,13 +283,14 @@ export async function dashboardAction(actions: DashboardActions, path: string, f
   }
   let m = path.match(/^\/ui\/runs\/([^/]+)\/cancel$/);
   if (m) {
-    const id = decodeURIComponent(m[1]!);
+    const id = decode(m[1]!);
     return { location: `/ui/runs/${encodeURIComponent(id)}?done=${actions.cancel(id) ? "cancelled" : "not-running"}` };
   }
   m = path.match(/^\/ui\/runs\/([^/]+)\/rerun$/);
   if (m) {
-    const id = actions.rerun(decodeURIComponent(m[1]!));
-    return id ? { location: `/ui/runs/${encodeURIComponent(id)}?done=rerun` } : { location: `/ui/runs/${encodeURIComponent(decodeURIComponent(path.split("/")[3]!))}?done=rerun-skipped` };
+    const from = decode(m[1]!);
+    const id = actions.rerun(from);
+    return { location: id ? `/ui/runs/${encodeURIComponent(id)}?done=rerun` : `/ui/runs/${encodeURIComponent(from)}?done=rerun-skipped` };
   }
   return undefined;
 }

@@ -1094,8 +1094,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
 
   const server = http.createServer((req, res) => {
     route(req, res).catch((e) => {
-      log(`ERROR ${req.method} ${req.url}: ${messageOf(e)}`);
-      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      // A malformed %-escape in the path is the caller's mistake, not ours.
+      const status = e instanceof URIError ? 400 : 500;
+      log(`ERROR ${req.method} ${req.url}: ${messageOf(e)} (${status})`);
+      if (!res.headersSent) res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: messageOf(e) }));
     });
   });
