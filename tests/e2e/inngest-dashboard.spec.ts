@@ -150,7 +150,9 @@ for (const width of [1280, 375]) {
       const write = steps.nth(2);
       await expect(write).toContainText("write-summary");
       await expect(write.getByRole("definition").nth(2)).toHaveText("2"); // attempts: it failed once
-      await expect(write.locator("pre")).toHaveText(`"Globex <b>${width}</b> owes 1200"`);
+      await expect(write.locator("pre").last()).toHaveText(`"Globex <b>${width}</b> owes 1200"`);
+      await write.getByText("Error of the attempt before the last").click();
+      await expect(write.locator("pre").first()).toContainText("model timed out");
       await expect(page.getByRole("heading", { name: "Output" })).toBeVisible();
       await expectAccessible(page, `inngest run ${width}`);
       await saveScreenshot(page, `inngest-run${suffix}`);

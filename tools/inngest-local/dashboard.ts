@@ -192,7 +192,7 @@ function runPage(state: LocalState, run: RunSummary, notice?: string): string {
             : "";
       return `<li><div class="step-head"><h3>${esc(s.name)}</h3><code>${esc(OP_WORD[s.stepType] ?? s.stepType)}</code>${badge(s.status)}</div>
 <dl class="inline"><div><dt>Started</dt><dd>${time(st.startedAt)} <span class="muted">(+${duration(from)})</span></dd></div><div><dt>Duration</dt><dd>${st.endedAt ? duration(len) : `${duration(len)} so far`}</dd></div><div><dt>Attempts</dt><dd>${st.attempts}</dd></div></dl>
-<div class="bar" aria-hidden="true"><span style="left:${((from / total) * 100).toFixed(2)}%;width:${Math.max(0.5, (len / total) * 100).toFixed(2)}%"></span></div>${result}</li>`;
+${st.status === "completed" && st.error !== undefined ? `<details><summary>Error of the attempt before the last</summary><pre>${pretty(st.error)}</pre></details>` : ""}<div class="bar" aria-hidden="true"><span style="left:${((from / total) * 100).toFixed(2)}%;width:${Math.max(0.5, (len / total) * 100).toFixed(2)}%"></span></div>${result}</li>`;
     })
     .join("");
   const outcome =

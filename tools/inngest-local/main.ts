@@ -119,7 +119,7 @@ async function main() {
     console.error(`inngest-local: ${(e as Error).message}`);
     process.exit(2);
   }
-  console.log(`${stamp()} [inngest-local] runs: ${local.url}/  (JSON: ${local.url}/runs; re-sync: POST ${local.url}/sync)`);
+  console.log(`${stamp()} [inngest-local] dashboard: ${local.url}/  (JSON: ${local.url}/runs; GraphQL: POST ${local.url}/v0/gql; re-sync: POST ${local.url}/sync)`);
   const stop = async (signal: string) => {
     console.log(`${stamp()} [inngest-local] ${signal}: shutting down`);
     await local.close();
