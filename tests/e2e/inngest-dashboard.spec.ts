@@ -91,6 +91,16 @@ async function waitForRun(eventId: string): Promise<string> {
   await expect.poll(() => runOf(eventId)?.id, { timeout: 10_000 }).toBeTruthy();
   return runOf(eventId)!.id;
 }
+/** expectAccessible (serious and critical fail, all logged), then none at all, minor ones included. */
+async function accessible(page: Page, label: string) {
+  await expectAccessible(page, label);
+  const ids = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (d: Document) => Promise<{ violations: { id: string }[] }> } }).axe;
+    return (await axe.run(document)).violations.map((v) => v.id);
+  });
+  expect(ids, `axe violations on ${label}`).toEqual([]);
+}
+
 /** The dashboard has no script: a running run's page is reloaded until it shows the status. */
 async function reloadUntil(page: Page, status: string) {
   await expect(async () => {
@@ -115,7 +125,7 @@ for (const width of [1280, 375]) {
       const appRow = page.getByRole("region", { name: "Apps" }).getByRole("row").filter({ hasText: "demo-app" });
       await expect(appRow).toContainText(app.url);
       await expect(appRow.locator("time")).toHaveAttribute("datetime", /Z$/);
-      await expectAccessible(page, `inngest home ${width}`);
+      await accessible(page, `inngest home ${width}`);
       await saveScreenshot(page, `inngest-home${suffix}`);
 
       const before = await appRow.locator("time").getAttribute("datetime");
@@ -136,7 +146,7 @@ for (const width of [1280, 375]) {
       await row.getByText("Payload").click();
       // Payload text shows as text: the <b> is not markup.
       await expect(row.locator("pre")).toContainText(`"counterparty": "Globex <b>${width}</b>"`);
-      await expectAccessible(page, `inngest events ${width}`);
+      await accessible(page, `inngest events ${width}`);
       await saveScreenshot(page, `inngest-events${suffix}`);
 
       await row.getByRole("link").first().click();
@@ -154,7 +164,7 @@ for (const width of [1280, 375]) {
       await write.getByText("Error of the attempt before the last").click();
       await expect(write.locator("pre").first()).toContainText("model timed out");
       await expect(page.getByRole("heading", { name: "Output" })).toBeVisible();
-      await expectAccessible(page, `inngest run ${width}`);
+      await accessible(page, `inngest run ${width}`);
       await saveScreenshot(page, `inngest-run${suffix}`);
 
       const firstUrl = page.url();
@@ -169,7 +179,7 @@ for (const width of [1280, 375]) {
       await expect(page.getByRole("heading", { level: 1, name: "Runs" })).toBeVisible();
       await expect(page.getByText(/3 scheduled \(cron\) runs are hidden/)).toBeVisible();
       await expect(page.getByRole("cell", { name: "Nightly sweep" })).toHaveCount(0);
-      await expectAccessible(page, `inngest runs ${width}`);
+      await accessible(page, `inngest runs ${width}`);
       await saveScreenshot(page, `inngest-runs${suffix}`);
 
       await page.getByLabel("Show scheduled (cron) runs").check();
@@ -183,7 +193,7 @@ for (const width of [1280, 375]) {
       await page.getByRole("row").filter({ hasText: "Reject invoice" }).first().getByRole("link").click();
       await expect(page.getByRole("heading", { name: "Error" })).toBeVisible();
       await expect(page.getByRole("list", { name: "Steps" })).toContainText("counterparty unknown");
-      await expectAccessible(page, `inngest failed run ${width}`);
+      await accessible(page, `inngest failed run ${width}`);
 
       await page.goto(`${local.url}/ui/runs?function=demo-app-nightly&cron=1`);
       await expect(page.getByLabel("Function")).toHaveValue("demo-app-nightly");
@@ -211,7 +221,7 @@ for (const width of [1280, 375]) {
       await expect(page.getByText("Cancel reason: dashboard (Cancel button)")).toBeVisible();
       await expect(page.getByRole("button", { name: "Cancel run" })).toHaveCount(0);
       expect(local.runs().find((r) => r.id === targetRun)!.status).toBe("cancelled");
-      await expectAccessible(page, `inngest cancelled run ${width}`);
+      await accessible(page, `inngest cancelled run ${width}`);
       await saveScreenshot(page, `inngest-run-cancelled${suffix}`);
     });
   });
