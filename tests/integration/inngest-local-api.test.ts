@@ -266,6 +266,24 @@ describe("inngest-local Dev Server API and dashboard", () => {
       expect(byFn.text).not.toContain("Steps demo</td>");
     });
 
+    it("runs and events page by 20, newest first, keeping the filters in the page links", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 21; i++) ids.push(((await (await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST" })).json()) as { runId: string }).runId);
+      await Promise.all(ids.map(endedRun));
+      const first = await raw(`${local.url}/ui/runs?function=api-app-nightly&cron=1`);
+      const total = local.runs().filter((r) => r.functionId === "api-app-nightly").length;
+      expect(first.text).toContain(`Showing 1–20 of ${total} runs`);
+      expect(first.text).toContain(ids.at(-1)!); // newest first
+      expect(first.text).toContain('href="/ui/runs?function=api-app-nightly&amp;cron=1&amp;page=2" rel="next">Older runs');
+      const second = await raw(`${local.url}/ui/runs?function=api-app-nightly&cron=1&page=2`);
+      expect(second.text).toContain(`Showing 21–${total} of ${total} runs`);
+      expect(second.text).toContain(ids[0]!);
+      expect(second.text).toContain('rel="prev">Newer runs');
+      expect(second.text).not.toContain("Older runs");
+      // Without the toggle every one of them is a hidden cron run.
+      expect((await raw(`${local.url}/ui/runs?function=api-app-nightly`)).text).toContain(`No runs match. ${total} scheduled (cron) runs are hidden.`);
+    });
+
     it("a run page shows the step timeline: start, duration, attempts, output or error", async () => {
       const run = local.runs().find((r) => r.functionId === "api-app-steps" && r.status === "completed")!;
       const page = await raw(`${local.url}/ui/runs/${run.id}`);
