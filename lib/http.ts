@@ -1,7 +1,7 @@
 import "server-only";
 // The route layer's one wrapper: actor from the session, then the handler; results mapped
 // to HTTP in one place. Web Request/Response only, so tests call route handlers directly.
-import type { z } from "zod";
+import { z } from "zod";
 import { getDb, isConnectionError, isDbUnavailable, type Db } from "@/db/client";
 import { discardSession, requestSession } from "./auth";
 import { log } from "./log";
@@ -78,7 +78,14 @@ export async function readBody<S extends z.ZodType>(
     const decoder = new TextDecoder();
     let size = 0;
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch {
+        // The body's framing broke (a bad chunked encoding, a client gone mid-body).
+        return { ok: false, code: "invalid_request" };
+      }
+      const { done, value } = chunk;
       if (done) break;
       size += value.byteLength;
       if (size > MAX_BODY_BYTES) {
@@ -99,6 +106,18 @@ export async function readBody<S extends z.ZodType>(
   }
   const result = schema.safeParse(parsed);
   return result.success ? { ok: true, value: result.data } : { ok: false, code: "invalid_request" };
+}
+
+const NoBody = z.object({});
+
+/**
+ * For the bodiless writes (apply, cancel, sign-out): a body, if one was sent, is read whole
+ * and must be empty or a JSON object before anything is written, so a request whose body
+ * breaks off (or is not JSON) is refused rather than acted on while its framing fails.
+ */
+export async function readNoBody(req: Request): Promise<{ ok: true } | { ok: false; code: ErrorCode }> {
+  const body = await readBody(req, NoBody);
+  return body.ok ? { ok: true } : body;
 }
 
 type Params = Record<string, string | string[] | undefined>;

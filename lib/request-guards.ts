@@ -32,7 +32,7 @@ export async function hasBrokenActionBody(request: Request): Promise<boolean> {
   } catch {
     return true;
   }
-  return action && !isSafeReply(root);
+  return action && !isSafeReply(root, multipart);
 }
 
 /**
@@ -42,10 +42,12 @@ export async function hasBrokenActionBody(request: Request): Promise<boolean> {
  * and, pointing at nothing, it waits for a chunk that never comes ("Connection closed") or
  * throws; both are 500s. Nesting is bounded so a deep array cannot exhaust the stack.
  */
-const SAFE_TAG = /^\$(?:\$.*|K\d+|undefined|NaN|-?Infinity|-0|n-?\d{1,64}|D\d{4}-\d{2}-\d{2}T[\d:.]+Z)$/s;
+const SAFE_TAG = /^\$(?:\$.*|undefined|NaN|-?Infinity|-0|n-?\d{1,64}|D\d{4}-\d{2}-\d{2}T[\d:.]+Z)$/s;
+/** A FormData argument: its fields travel beside the root, so only in a multipart body. */
+const FORM_DATA_TAG = /^\$K\d+$/;
 const MAX_DEPTH = 32;
 
-function isSafeReply(root: FormDataEntryValue | null): boolean {
+function isSafeReply(root: FormDataEntryValue | null, multipart: boolean): boolean {
   if (typeof root !== "string") return false;
   let value: unknown;
   try {
@@ -55,7 +57,7 @@ function isSafeReply(root: FormDataEntryValue | null): boolean {
   }
   const walk = (v: unknown, depth: number): boolean => {
     if (depth > MAX_DEPTH) return false;
-    if (typeof v === "string") return !v.startsWith("$") || SAFE_TAG.test(v);
+    if (typeof v === "string") return !v.startsWith("$") || SAFE_TAG.test(v) || (multipart && FORM_DATA_TAG.test(v));
     if (Array.isArray(v)) return v.every((item) => walk(item, depth + 1));
     if (v && typeof v === "object") return Object.values(v).every((item) => walk(item, depth + 1));
     return true;

@@ -1,7 +1,9 @@
-import { authedRoute, json, param, problem } from "@/lib/http";
+import { authedRoute, json, param, problem, readNoBody } from "@/lib/http";
 import { applyLease } from "@/lib/leases";
 
-export const POST = authedRoute(async ({ db, actor, params }) => {
+export const POST = authedRoute(async ({ req, db, actor, params }) => {
+  const body = await readNoBody(req);
+  if (!body.ok) return problem(body.code);
   const leaseId = param(params, "id");
   const result = await applyLease(db, actor.id, leaseId);
   return result.ok ? json({ status: "applied", lease_id: leaseId }) : problem(result.code);
