@@ -67,11 +67,14 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
   // Next.js would answer these with a 500 from inside its router or action handler (lib/request-guards.ts).
   if (hasMalformedPath(request.nextUrl.pathname)) return refusal(400, "invalid_request", isApi, https);
 
-  // Server actions and any other write to a page: a foreign Origin stops here. Next's own
-  // action check compares Origin with X-Forwarded-Host, which any client can set, so we also
-  // replace that header with our own host below before Next sees it.
-  if (!isApi && isStateChanging(request.method) && isForeignOrigin(request.headers, request.url)) {
-    return refusal(403, "cross_origin", false, https);
+  // Any write with a foreign Origin stops here: server actions and page posts, and API paths
+  // too (lib/http.ts refuses them again), because a path under /api/ that no route matches is
+  // rendered as the not-found page, where Next would take a Next-Action header and answer its
+  // own CSRF refusal with a 500 (found by fuzzing). Next's own action check compares Origin
+  // with X-Forwarded-Host, which any client can set, so we also replace that header with our
+  // own host below before Next sees it.
+  if (isStateChanging(request.method) && isForeignOrigin(request.headers, request.url)) {
+    return refusal(403, "cross_origin", isApi, https);
   }
   // After the Origin check: a foreign request is refused before its body is read.
   if (!isApi && (await hasBrokenActionBody(request))) return refusal(400, "invalid_request", false, https);

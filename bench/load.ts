@@ -84,6 +84,8 @@ const PURPOSE = "summarize_invoice";
 const CALL_TIMEOUT_MS = 30_000;
 /** How long a stream may take to end after its lease closed (generous: a busy machine is slow). */
 const STREAM_END_MS = 15_000;
+/** Pause between opening the streams and measuring with them held. */
+const SETTLE_MS = 5_000;
 
 // ---------------------------------------------------------------------------------------
 // Measuring
@@ -599,6 +601,11 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
   await Promise.all(opening);
   console.info(`[streams] ${streams.length} streams open (${refused} refused); waiting for their leases to be proposed...`);
   await Promise.all(streams.map((st) => st.waitFor((l) => l.status !== "open", 30_000)));
+  // Opening a stream reads the lease twice and each proposal re-reads it on every stream that
+  // follows it: let those reads drain, so the probe measures streams held, not streams opening.
+  const settleStarted = cpuSeconds(appPid);
+  await sleep(SETTLE_MS);
+  const settleCpu = settleStarted === null ? null : round((cpuSeconds(appPid)! - settleStarted) / (SETTLE_MS / 1000));
   const openBefore = streams.filter((st) => !st.ended).length;
 
   console.info(`[streams] API probe with ${openBefore} streams open, ${opts.probe} s...`);
@@ -633,7 +640,7 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
     probe_seconds: opts.probe,
     probe_ms: Date.now() - probeStarted,
     probe_clients: opts.probeClients,
-    app_cpu_cores: { without_streams: cpuQuiet, with_streams: cpuStreams },
+    app_cpu_cores: { without_streams: cpuQuiet, settling_after_open: settleCpu, with_streams: cpuStreams },
     api_without_streams: { ...percentiles(probeQuiet.all()), count: probeQuiet.all().length, per_second: round(probeQuiet.all().length / opts.probe) },
     api_with_streams: { ...percentiles(probeStreams.all()), count: probeStreams.all().length, per_second: round(probeStreams.all().length / opts.probe) },
     api_after_streams: { ...percentiles(probeAfter.all()), count: probeAfter.all().length, per_second: round(probeAfter.all().length / opts.probe) },
@@ -790,8 +797,8 @@ async function main() {
       cancelled: ["rejected/cancelled"],
       revoked: ["rejected/signed_out"],
       invoice_changed: ["rejected/invoice_changed"],
-      // Left proposed: it runs out, unless its session ends first.
-      abandoned: ["expired/deadline_passed", "rejected/signed_out"],
+      // Left proposed: it runs out, unless its session ends or its invoice is edited first.
+      abandoned: ["expired/deadline_passed", "rejected/signed_out", "rejected/invoice_changed"],
       expired: ["expired/deadline_passed"],
     };
     for (const r of leases.values()) {
