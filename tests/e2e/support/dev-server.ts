@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import postgres from "postgres";
 import { freePort } from "../../support/app-server";
@@ -20,6 +21,14 @@ export type DevServer = {
   output(): string;
   stop(): Promise<void>;
 };
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: "127.0.0.1" });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
+}
 
 export async function startDevServer(opts: { bannerTimeoutMs: number }): Promise<DevServer> {
   const adminUrl = process.env.DATABASE_URL || DEFAULT_PG_URL;
@@ -64,6 +73,10 @@ export async function startDevServer(opts: { bannerTimeoutMs: number }): Promise
       await exited;
       clearTimeout(timer);
     }
+    // npm is gone; tools/dev.ts stops the app and the Inngest server (each in a group of its
+    // own) just after. Wait for both ports to close, so nothing is left running.
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && ((await listening(port)) || (await listening(inngestPort)))) await new Promise((r) => setTimeout(r, 250));
     log.end();
     const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
     try {
