@@ -709,6 +709,16 @@ function cpuSeconds(pid: number | null): number | null {
   }
 }
 
+/** Seconds the process's main thread has waited on a run queue so far (Linux /proc/<pid>/schedstat). */
+function runQueueSeconds(pid: number | null): number | null {
+  if (pid === null) return null;
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[1]) / 1e9;
+  } catch {
+    return null;
+  }
+}
+
 function machine() {
   const [one, five, fifteen] = os.loadavg();
   return { loadavg: [one, five, fifteen].map((x) => Math.round(x! * 100) / 100), cpus: os.cpus().length, free_mem_mb: Math.round(os.freemem() / 2 ** 20) };
@@ -759,7 +769,7 @@ async function main() {
 
     console.info(`[load] ${opts.actors} actors for ${opts.duration} s...`);
     const loadStarted = Date.now();
-    const cpuBefore = { app: cpuSeconds(appPid), self: process.cpuUsage() };
+    const cpuBefore = { app: cpuSeconds(appPid), waited: runQueueSeconds(appPid), self: process.cpuUsage() };
     const until = loadStarted + opts.duration * 1000;
     const rampMs = Math.min(10_000, (opts.duration * 1000) / 6);
     await Promise.all(
@@ -772,10 +782,14 @@ async function main() {
     const machineAfterLoad = machine();
     const selfCpu = process.cpuUsage(cpuBefore.self);
     const appCpu = cpuSeconds(appPid);
+    const appWaited = runQueueSeconds(appPid);
     // CPU seconds per second of load: 1 is one core's worth (the app's JavaScript runs on one).
     const cpu = {
       app_cores: appCpu !== null && cpuBefore.app !== null ? round((appCpu - cpuBefore.app) / (loadMs / 1000)) : null,
       load_generator_and_inngest_cores: round((selfCpu.user + selfCpu.system) / 1e6 / (loadMs / 1000)),
+      // Seconds the app's main thread (its event loop) was ready to run but waited for a CPU:
+      // high on a busy machine, and then it, not the app, sets the latencies.
+      app_main_thread_runqueue_wait_s: appWaited !== null && cpuBefore.waited !== null ? round(appWaited - cpuBefore.waited) : null,
     };
     console.info(`[load] done in ${(loadMs / 1000).toFixed(1)} s; ${counts.lifecycles} lifecycles; waiting for the last deadline and a sweep...`);
 
@@ -894,7 +908,10 @@ async function main() {
     }
     console.info(`\nDatabase: ${report.leases} leases ${JSON.stringify(report.byOutcome)}; in flight past the deadline after the sweep: ${report.overdueInFlight.length}`);
     console.info(`machine load average: before ${machineBefore.loadavg.join(" ")}, after the load ${machineAfterLoad.loadavg.join(" ")}`);
-    console.info(`CPU during the load (cores): app ${cpu.app_cores ?? "?"}, this process (clients and the Inngest stand-in) ${cpu.load_generator_and_inngest_cores}`);
+    console.info(
+      `CPU during the load (cores): app ${cpu.app_cores ?? "?"}, this process (clients and the Inngest stand-in) ${cpu.load_generator_and_inngest_cores}; ` +
+        `the app's main thread waited ${cpu.app_main_thread_runqueue_wait_s ?? "?"} s of ${round(loadMs / 1000)} s for a CPU`,
+    );
 
     fs.mkdirSync(path.join(ROOT, "bench", "results"), { recursive: true });
     const out = path.join(ROOT, "bench", "results", `load-${result.at.slice(0, 10)}.json`);
