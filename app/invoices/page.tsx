@@ -1,38 +1,174 @@
 import type { Metadata } from "next";
+import Form from "next/form";
 import Link from "next/link";
 import { getDb } from "@/db/client";
-import { listInvoices } from "@/lib/invoices";
+import { DUE_FILTERS, listInvoicesWithState, ListQuery, SORTS, type ListRow, type ListState } from "@/lib/invoice-list";
 import { requireActor } from "@/app/_lib/actor";
-import { formatDate, formatMoney } from "@/app/_lib/format";
+import { formatDate, formatDateTime, formatMoney, type Viewer } from "@/app/_lib/format";
+import { getViewer } from "@/app/_lib/viewer";
+import { ZoneSync } from "@/app/invoices/[id]/zone-sync";
+import { ListRefresher, TimeLeft } from "./list-live";
 
 export const metadata: Metadata = { title: "Invoices" };
 
-export default async function InvoicesPage() {
+// The filters' words, in the order the menus list them.
+const STATE_OPTIONS: Record<"all" | ListState, string> = {
+  all: "Any",
+  proposed: "Ready for review",
+  generating: "Being written",
+  expired: "Time ran out",
+  stopped: "Discarded or stopped",
+  none: "Not summarized",
+  applied: "Applied",
+};
+const DUE_OPTIONS: Record<(typeof DUE_FILTERS)[number], string> = {
+  any: "Any date",
+  overdue: "Overdue",
+  week: "In the next 7 days",
+  month: "In the next 30 days",
+};
+const SORT_OPTIONS: Record<(typeof SORTS)[number], string> = {
+  "issued-newest": "Issue date, newest first",
+  attention: "Needs attention first",
+  "due-soonest": "Due date, soonest first",
+  "due-latest": "Due date, latest first",
+};
+
+const STOPPED: Record<string, string> = {
+  cancelled: "Summary discarded. Nothing was changed.",
+  signed_out: "Summary stopped when you signed out. Nothing was changed.",
+  invoice_changed: "Summary out of date: the invoice was edited after it was requested. Nothing was changed.",
+  generation_failed: "The summary could not be written. Nothing was changed.",
+  dispatch_failed: "The summary could not be started. Nothing was changed.",
+  actor_mismatch: "The summary was refused. Nothing was changed.",
+};
+
+function StateLine({ row, viewer, serverNow }: { row: ListRow; viewer: Viewer; serverNow: string }) {
+  const lease = row.lease;
+  const when = (d: Date | null) => (d ? formatDateTime(d.toISOString(), viewer) : null);
+  let words: React.ReactNode;
+  switch (row.state) {
+    case "none":
+      words = "No summary requested yet.";
+      break;
+    case "generating":
+      words = (
+        <>
+          Summary being written · <TimeLeft deadline={lease!.deadlineAt.toISOString()} serverNow={serverNow} />
+        </>
+      );
+      break;
+    case "proposed":
+      words = (
+        <>
+          <strong>Summary ready for review</strong> · <TimeLeft deadline={lease!.deadlineAt.toISOString()} serverNow={serverNow} /> to apply it
+        </>
+      );
+      break;
+    case "expired":
+      words = `Time ran out on the summary${lease!.closedAt ? ` at ${when(lease!.closedAt)}` : ""}. Nothing was changed.`;
+      break;
+    case "applied":
+      words = `Summary applied by ${lease!.actorName}${lease!.closedAt ? ` on ${when(lease!.closedAt)}` : ""}.`;
+      break;
+    case "stopped":
+      words = STOPPED[lease!.closedReason ?? ""] ?? "Summary stopped. Nothing was changed.";
+      break;
+  }
+  return (
+    <p className={`list-state list-state--${row.state}`} data-testid="list-state">
+      {words}
+    </p>
+  );
+}
+
+type Search = Promise<Record<string, string | string[] | undefined>>;
+
+export default async function InvoicesPage({ searchParams }: { searchParams: Search }) {
   const actor = await requireActor();
-  const invoices = await listInvoices(await getDb(), actor.id);
+  const query = ListQuery.parse(await searchParams);
+  const viewer = await getViewer();
+  const { rows, total, now } = await listInvoicesWithState(await getDb(), actor.id, query);
+  const serverNow = now.toISOString();
+  const filtered = query.state !== "all" || query.due !== "any";
+
   return (
     <>
       <h1>Your invoices</h1>
-      {invoices.length === 0 ? (
+      <ListRefresher />
+      <ZoneSync zone={viewer.timeZone} />
+      {total === 0 ? (
         <p className="muted">You have no invoices yet.</p>
       ) : (
-        <ul className="invoice-list">
-          {invoices.map((inv) => (
-            <li key={inv.id} className="card">
-              <Link href={`/invoices/${inv.id}`}>
-                <div className="invoice-list__top">
-                  <span className="invoice-list__number">{inv.number}</span>
-                  <span className="invoice-list__total">{formatMoney(inv.totalCents, inv.currency)}</span>
-                </div>
-                <div>{inv.counterparty}</div>
-                <div className="muted small">
-                  Issued {formatDate(inv.issuedOn)} · due {formatDate(inv.dueOn)} ·{" "}
-                  {inv.summary ? "summarized" : "no summary yet"}
-                </div>
-              </Link>
-            </li>
-          ))}
-        </ul>
+        <>
+          {/* A plain GET form: filters and sorting work without JavaScript, and the URL keeps them. */}
+          <Form action="/invoices" className="list-filters" aria-label="Filter and sort invoices">
+            <div className="field">
+              <label htmlFor="filter-state">Summary</label>
+              <select id="filter-state" name="state" defaultValue={query.state}>
+                {Object.entries(STATE_OPTIONS).map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="field">
+              <label htmlFor="filter-due">Due</label>
+              <select id="filter-due" name="due" defaultValue={query.due}>
+                {Object.entries(DUE_OPTIONS).map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="field">
+              <label htmlFor="filter-sort">Sort by</label>
+              <select id="filter-sort" name="sort" defaultValue={query.sort}>
+                {Object.entries(SORT_OPTIONS).map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="list-filters__actions">
+              <button type="submit" className="button button--secondary">
+                Show
+              </button>
+              {filtered || query.sort !== "issued-newest" ? (
+                <Link href="/invoices" className="list-filters__clear">
+                  Clear
+                </Link>
+              ) : null}
+            </div>
+          </Form>
+          <p className="muted small" data-testid="list-count">
+            {filtered ? `Showing ${rows.length} of ${total} invoices.` : `${total} invoice${total === 1 ? "" : "s"}.`}
+          </p>
+          {rows.length === 0 ? (
+            <p className="muted">No invoices match these filters.</p>
+          ) : (
+            <ul className="invoice-list">
+              {rows.map((inv) => (
+                <li key={inv.id} className="card" data-testid="invoice-row" data-state={inv.state} data-number={inv.number}>
+                  <Link href={`/invoices/${inv.id}`}>
+                    <div className="invoice-list__top">
+                      <span className="invoice-list__number">{inv.number}</span>
+                      <span className="invoice-list__total">{formatMoney(inv.totalCents, inv.currency, viewer.locale)}</span>
+                    </div>
+                    <div>{inv.counterparty}</div>
+                    <div className="muted small">
+                      Issued {formatDate(inv.issuedOn, viewer.locale)} · due {formatDate(inv.dueOn, viewer.locale)}
+                    </div>
+                  </Link>
+                  <StateLine row={inv} viewer={viewer} serverNow={serverNow} />
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
       )}
     </>
   );

@@ -27,7 +27,7 @@ export default async function SignOutPage({ searchParams }: { searchParams: Sear
     <div className="sign-in">
       <section className="card" aria-labelledby="sign-out-heading">
         <h1 id="sign-out-heading">{asking ? signOutQuestion(pending) : "Sign out?"}</h1>
-        {asking ? <SignOutNotice pending={pending} describedBy="sign-out-details" /> : <p>Nothing is waiting for you to review.</p>}
+        {asking ? <SignOutNotice pending={pending} describedBy="sign-out-details" /> : <p>No summary you asked for in this browser is waiting for review.</p>}
         <form action={signOutAction} className="sign-out__actions">
           {next ? <input type="hidden" name="next" value={next} /> : null}
           <DiscardFields pending={pending} />

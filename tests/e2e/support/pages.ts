@@ -40,6 +40,20 @@ export class InvoiceListPage {
   link(number: string): Locator {
     return this.page.getByRole("link", { name: new RegExp(number) });
   }
+
+  /** The invoice's row: its link and the line saying where its summary stands. */
+  row(number: string): Locator {
+    return this.page.locator(`[data-testid="invoice-row"][data-number="${number}"]`);
+  }
+
+  state(number: string): Locator {
+    return this.row(number).getByTestId("list-state");
+  }
+
+  /** The numbers of the rows shown, top to bottom. */
+  async numbers(): Promise<string[]> {
+    return this.page.getByTestId("invoice-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-number") ?? ""));
+  }
 }
 
 export type LeaseDisplay = "none" | "generating" | "proposed" | "applied" | "expired" | "rejected" | "failed";

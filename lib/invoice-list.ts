@@ -1,0 +1,116 @@
+import "server-only";
+// The invoice list: each invoice with where its latest summary attempt stands, filtered and
+// sorted by that state and by due date. Judged on the database clock, like every deadline:
+// an attempt past its deadline reads as expired here before the sweep has recorded it.
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { appUser, inferenceLease, invoice, type Invoice } from "@/db/schema";
+
+export const LIST_STATES = ["proposed", "generating", "expired", "stopped", "none", "applied"] as const;
+export type ListState = (typeof LIST_STATES)[number];
+
+export type ListLease = {
+  id: string;
+  state: Exclude<ListState, "none">;
+  closedReason: string | null;
+  deadlineAt: Date;
+  /** When it reached its last state (applied, discarded...), by the database clock. */
+  closedAt: Date | null;
+  actorName: string;
+};
+export type ListRow = Invoice & { lease: ListLease | null; state: ListState };
+
+// The query string of /invoices; anything unknown falls back to the default rather than failing.
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
+  z.preprocess((v) => (Array.isArray(v) ? v[0] : v), z.enum(values)).catch(fallback);
+export const SORTS = ["issued-newest", "attention", "due-soonest", "due-latest"] as const;
+export const DUE_FILTERS = ["any", "overdue", "week", "month"] as const;
+export const ListQuery = z.object({
+  state: oneOf(["all", ...LIST_STATES], "all"),
+  due: oneOf(DUE_FILTERS, "any"),
+  sort: oneOf(SORTS, "issued-newest"),
+});
+export type ListQuery = z.infer<typeof ListQuery>;
+
+export type InvoiceListing = {
+  rows: ListRow[];
+  /** How many invoices the user has, before filtering. */
+  total: number;
+  /** The database's now and today, for countdowns and due dates. */
+  now: Date;
+  today: string;
+};
+
+function stateOf(status: string, overdue: boolean): Exclude<ListState, "none"> {
+  if ((status === "open" || status === "proposed") && overdue) return "expired";
+  if (status === "open") return "generating";
+  if (status === "proposed" || status === "applied" || status === "expired") return status;
+  return "stopped"; // rejected: discarded, stopped at sign-out, out of date, or failed
+}
+
+const DAY_MS = 86_400_000;
+const addDays = (isoDate: string, days: number) => new Date(Date.parse(`${isoDate}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+
+export async function listInvoicesWithState(db: Db, actorId: string, query: ListQuery): Promise<InvoiceListing> {
+  const [clock] = await db
+    .select({ now: sql<string>`to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`, today: sql<string>`current_date::text` })
+    .from(appUser)
+    .where(eq(appUser.id, actorId));
+  const now = new Date(clock?.now ?? Date.now());
+  const today = clock?.today ?? now.toISOString().slice(0, 10);
+
+  const invoices = await db.select().from(invoice).where(eq(invoice.ownerId, actorId)).orderBy(desc(invoice.issuedOn), asc(invoice.number));
+  const ids = invoices.map((i) => i.id);
+  // The actor's newest attempt on each invoice, as on the invoice page (latestLeaseForInvoice).
+  const leases = ids.length
+    ? await db
+        .selectDistinctOn([inferenceLease.invoiceId], {
+          invoiceId: inferenceLease.invoiceId,
+          id: inferenceLease.id,
+          status: inferenceLease.status,
+          closedReason: inferenceLease.closedReason,
+          deadlineAt: inferenceLease.deadlineAt,
+          updatedAt: inferenceLease.updatedAt,
+          overdue: sql<boolean>`${inferenceLease.deadlineAt} <= now()`,
+          actorName: appUser.name,
+        })
+        .from(inferenceLease)
+        .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
+        .where(and(eq(inferenceLease.actorId, actorId), inArray(inferenceLease.invoiceId, ids)))
+        .orderBy(inferenceLease.invoiceId, desc(inferenceLease.createdAt), desc(inferenceLease.id))
+    : [];
+  const byInvoice = new Map(leases.map((l) => [l.invoiceId, l]));
+
+  const all: ListRow[] = invoices.map((inv) => {
+    const l = byInvoice.get(inv.id);
+    if (!l) return { ...inv, lease: null, state: "none" };
+    const state = stateOf(l.status, l.overdue);
+    const closed = state !== "generating" && state !== "proposed";
+    // A lease that ran out unrecorded closed at its deadline.
+    const closedAt = state === "expired" && l.status !== "expired" ? l.deadlineAt : closed ? (l.updatedAt ?? null) : null;
+    return {
+      ...inv,
+      state,
+      lease: { id: l.id, state, closedReason: l.closedReason, deadlineAt: l.deadlineAt, closedAt, actorName: l.actorName },
+    };
+  });
+
+  const dueBefore = query.due === "week" ? addDays(today, 8) : query.due === "month" ? addDays(today, 31) : null;
+  const rows = all.filter(
+    (r) =>
+      (query.state === "all" || r.state === query.state) &&
+      (query.due === "any" ||
+        (query.due === "overdue" ? r.dueOn < today : r.dueOn >= today && dueBefore !== null && r.dueOn < dueBefore)),
+  );
+  const byDue = (a: ListRow, b: ListRow) => a.dueOn.localeCompare(b.dueOn) || a.number.localeCompare(b.number);
+  if (query.sort === "due-soonest") rows.sort(byDue);
+  else if (query.sort === "due-latest") rows.sort((a, b) => byDue(b, a));
+  else if (query.sort === "attention") {
+    // What needs the user first: a summary waiting (least time left first), then one being written.
+    const rank = (r: ListRow) => LIST_STATES.indexOf(r.state);
+    const live = (r: ListRow) => (r.state === "proposed" || r.state === "generating" ? r.lease!.deadlineAt.getTime() : 0);
+    rows.sort((a, b) => rank(a) - rank(b) || live(a) - live(b) || byDue(a, b));
+  }
+  return { rows, total: all.length, now, today };
+}
