@@ -21,6 +21,8 @@ export default defineConfig({
   use: {
     browserName: "chromium",
     viewport: { width: 1280, height: 900 },
+    // The page formats dates and numbers in the browser's locale: one locale for the suite.
+    locale: "en-US",
     launchOptions: {
       executablePath: fs.existsSync(SYSTEM_CHROMIUM) ? SYSTEM_CHROMIUM : undefined,
       args: [

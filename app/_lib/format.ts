@@ -1,15 +1,105 @@
-// Fixed locale and zone, so the same data renders the same text on the server and in any browser.
-export function formatMoney(cents: number, currency: string): string {
+// Money, dates and times for the viewer: in their locale (the browser's Accept-Language) and,
+// for moments, their time zone (a cookie the invoice page sets from the browser; UTC until
+// then). One date format everywhere: the locale's numeric date ("11/18/2026" in en-US,
+// "18/11/2026" in en-GB, "18.11.2026" in de), the form Chromium's own date fields use, which
+// the edit form's date fields show and accept too. Client-safe: the lease panel uses it.
+// Latin digits always, so what is shown can be typed back and parsed.
+
+export type Viewer = { locale: string; timeZone: string };
+
+/** Before anything is known of the viewer. */
+export const DEFAULT_LOCALE = "en-GB";
+export const DEFAULT_VIEWER: Viewer = { locale: DEFAULT_LOCALE, timeZone: "UTC" };
+
+const cache = new Map<string, Intl.DateTimeFormat | Intl.NumberFormat>();
+function memo<T extends Intl.DateTimeFormat | Intl.NumberFormat>(key: string, make: () => T): T {
+  let value = cache.get(key) as T | undefined;
+  if (!value) cache.set(key, (value = make()));
+  return value;
+}
+
+const dateParts = (locale: string) =>
+  memo(`date:${locale}`, () =>
+    new Intl.DateTimeFormat(locale, { year: "numeric", month: "2-digit", day: "2-digit", timeZone: "UTC", numberingSystem: "latn" }),
+  );
+
+export function formatMoney(cents: number, currency: string, locale: string = DEFAULT_LOCALE): string {
   try {
-    return new Intl.NumberFormat("en-GB", { style: "currency", currency }).format(cents / 100);
+    return memo(`money:${locale}:${currency}`, () => new Intl.NumberFormat(locale, { style: "currency", currency, numberingSystem: "latn" })).format(
+      cents / 100,
+    );
   } catch {
     return `${(cents / 100).toFixed(2)} ${currency}`;
   }
 }
 
-/** "2 Dec 2026" from "2026-12-02". */
-export function formatDate(isoDate: string): string {
-  const date = new Date(`${isoDate}T00:00:00Z`);
-  if (Number.isNaN(date.getTime())) return isoDate;
-  return new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" }).format(date);
+function isoDay(isoDate: string): Date | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(isoDate);
+  if (!match) return null;
+  const [y, m, d] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(y, m - 1, d));
+  // Date.UTC rolls 2026-02-31 over to March: not a date.
+  return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d ? date : null;
+}
+
+/** "11/02/2026" (en-US) from "2026-11-02": a calendar date, the same in every time zone. */
+export function formatDate(isoDate: string, locale: string = DEFAULT_LOCALE): string {
+  const date = isoDay(isoDate);
+  return date ? dateParts(locale).format(date) : isoDate;
+}
+
+/** "11/18/2026, 9:31:02 AM EST": the date as formatDate writes it, the time, and the zone. */
+export function formatDateTime(iso: string, viewer: Viewer): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const format = memo(`moment:${viewer.locale}:${viewer.timeZone}`, () =>
+    new Intl.DateTimeFormat(viewer.locale, {
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "numeric",
+      minute: "2-digit",
+      second: "2-digit",
+      timeZone: viewer.timeZone,
+      timeZoneName: "short",
+      numberingSystem: "latn",
+    }),
+  );
+  return format.format(date);
+}
+
+/** How a date is typed in this locale: "MM/DD/YYYY", "DD.MM.YYYY"... */
+export function datePattern(locale: string = DEFAULT_LOCALE): string {
+  return dateParts(locale)
+    .formatToParts(new Date(Date.UTC(2026, 10, 18)))
+    .map((p) => (p.type === "day" ? "DD" : p.type === "month" ? "MM" : p.type === "year" ? "YYYY" : p.value))
+    .join("");
+}
+
+/**
+ * A date typed in the locale's numeric form (any separators), or as ISO "2026-11-18", to
+ * ISO; null when it is not a real date.
+ */
+export function parseDate(text: string, locale: string = DEFAULT_LOCALE): string | null {
+  const value = text.trim();
+  if (isoDay(value)) return value;
+  const numbers = value.match(/\d+/g);
+  if (!numbers || numbers.length !== 3 || !/^\d+\D+\d+\D+\d+$/.test(value)) return null;
+  const order = dateParts(locale)
+    .formatToParts(new Date(Date.UTC(2026, 10, 18)))
+    .map((p) => p.type)
+    .filter((t) => t === "day" || t === "month" || t === "year");
+  const get = (type: "day" | "month" | "year") => numbers[order.indexOf(type)] ?? "";
+  const [year, month, day] = [get("year"), get("month"), get("day")];
+  if (year.length !== 4 || month.length > 2 || day.length > 2) return null;
+  const iso = `${year}-${month.padStart(2, "0")}-${day.padStart(2, "0")}`;
+  return isoDay(iso) ? iso : null;
+}
+
+/**
+ * Text that names dates the ISO way ("due 2026-12-01": the local model writes them so, since
+ * it writes for no one locale), with each date in the viewer's format.
+ */
+export function localizeDates(text: string, locale: string = DEFAULT_LOCALE): string {
+  return text.replace(/\b\d{4}-\d{2}-\d{2}\b/g, (iso) => (isoDay(iso) ? formatDate(iso, locale) : iso));
 }

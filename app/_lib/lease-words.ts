@@ -5,7 +5,7 @@ import type { leaseJson } from "@/lib/serialize";
 export type LeaseJson = ReturnType<typeof leaseJson>;
 export type LeaseEventJson = LeaseJson["events"][number];
 
-export type LeaseDisplay = "generating" | "proposed" | "applied" | "expired" | "rejected" | "failed";
+export type LeaseDisplay = "generating" | "proposed" | "applied" | "expired" | "rejected" | "outdated" | "failed";
 
 const FAILURES = new Set(["generation_failed", "dispatch_failed", "actor_mismatch"]);
 
@@ -18,8 +18,35 @@ export function displayOf(lease: Pick<LeaseJson, "status" | "closed_reason">): L
     case "expired":
       return lease.status;
     default:
+      if (lease.closed_reason === "invoice_changed") return "outdated";
       return lease.closed_reason && FAILURES.has(lease.closed_reason) ? "failed" : "rejected";
   }
+}
+
+const FIELD_WORDS: Record<string, string> = {
+  number: "invoice number",
+  counterparty: "counterparty",
+  issued_on: "issue date",
+  due_on: "due date",
+};
+
+/** "The counterparty and due date were changed", from an invoice_changed event's fields. */
+export function changedWords(fields: unknown): string | null {
+  if (!Array.isArray(fields)) return null;
+  const names = fields.map((f) => FIELD_WORDS[String(f)]).filter((n): n is string => Boolean(n));
+  if (names.length === 0) return null;
+  const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(", ")} and ${names.at(-1)!}`;
+  return `The ${list} ${names.length === 1 ? "was" : "were"} changed`;
+}
+
+type Detail = Record<string, unknown> | null;
+const detailOf = (event: { detail: unknown }): Detail =>
+  event.detail && typeof event.detail === "object" ? (event.detail as Detail) : null;
+
+/** The edit that withdrew this lease, if an edit did (see withdrawOutdated in lib/leases.ts). */
+function withdrawal(lease: Pick<LeaseJson, "events">): Detail {
+  const event = lease.events.find((e) => e.kind === "invoice_changed" && detailOf(e)?.by === "edit");
+  return event ? detailOf(event) : null;
 }
 
 /** One sentence saying where a closed lease stands and that the invoice was not touched. */
@@ -33,11 +60,19 @@ export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | 
   }
   switch (lease.closed_reason) {
     case "cancelled":
-      return "You discarded this summary. Nothing was changed on the invoice.";
+      return lease.events.some((e) => e.kind === "proposed")
+        ? "You discarded this summary. Nothing was changed on the invoice."
+        : "You cancelled this summary before it was ready. Nothing was changed on the invoice.";
     case "signed_out":
       return "The summary was stopped because you signed out. Nothing was changed on the invoice.";
-    case "invoice_changed":
+    case "invoice_changed": {
+      const edit = withdrawal(lease);
+      if (edit) {
+        const what = changedWords(edit.fields) ?? "The invoice was edited";
+        return `Out of date: ${what.charAt(0).toLowerCase()}${what.slice(1)} after this summary was requested, so it was withdrawn. Nothing was changed on the invoice. Summarize again for a summary that matches the invoice.`;
+      }
       return "Not applied: the invoice was edited after this summary was requested. Nothing was changed by the summary; summarize again for one that matches the invoice.";
+    }
     case "generation_failed":
       return "The summary could not be written. Nothing was changed on the invoice.";
     case "dispatch_failed":
@@ -77,6 +112,12 @@ export function discardRefusal(code: string): string {
   return "We could not find this summary. Reload the page to see where things stand.";
 }
 
+export function cancelRefusal(code: string): string {
+  if (code === "lease_not_cancelable")
+    return "This summary can no longer be cancelled: it was already finished, applied, discarded, or its time ran out.";
+  return "We could not find this summary. Reload the page to see where things stand.";
+}
+
 export function summarizeRefusal(code: string): string {
   switch (code) {
     case "dispatch_failed":
@@ -92,14 +133,48 @@ export function summarizeRefusal(code: string): string {
   }
 }
 
-export function editRefusal(code: string): string {
+/** `pattern`: how a date is typed in the viewer's locale (datePattern in format.ts). */
+export function editRefusal(code: string, pattern = "YYYY-MM-DD"): string {
   switch (code) {
     case "invoice_changed":
       return "This invoice was changed somewhere else after you opened it, so your edit was not saved. Reload the page to see the latest version, then edit again.";
     case "invoice_not_found":
       return "We could not find this invoice.";
     default:
-      return "Check the fields: every field needs a value, dates look like 2026-12-31, and the due date cannot be before the issue date.";
+      return `Check the fields: every field needs a value, dates are written ${pattern}, and the due date cannot be before the issue date.`;
+  }
+}
+
+/**
+ * What an action has to say after it sent the browser back to the page (a `notice` search
+ * parameter, so it works as a plain form post too): "<action>.<code>". Unknown codes say
+ * nothing, so the parameter cannot put words of its own in the page.
+ */
+export type Notice = { ok: boolean; text: string; action: string; code: string };
+
+export function noticeOf(
+  param: string | undefined,
+  lease: Pick<LeaseJson, "closed_reason"> | null,
+  pattern?: string,
+): Notice | null {
+  const [action = "", code = "", ...rest] = (param ?? "").split(".");
+  if (!code || rest.length || !/^[a-z_]+$/.test(code)) return null;
+  const refusal = (text: string): Notice => ({ ok: false, text, action, code });
+  switch (action) {
+    case "summarize":
+      return refusal(summarizeRefusal(code));
+    case "apply":
+      return refusal(applyRefusal(code, lease?.closed_reason));
+    case "discard":
+      return refusal(discardRefusal(code));
+    case "cancel":
+      return refusal(cancelRefusal(code));
+    case "edit":
+      if (code === "saved") return { ok: true, text: "Changes saved.", action, code };
+      if (code === "unchanged") return { ok: true, text: "Nothing to save: no field was changed.", action, code };
+      return refusal(editRefusal(code, pattern));
+    default:
+      return null;
   }
 }
 
@@ -120,7 +195,13 @@ const EVENT_WORDS: Record<string, string> = {
   cancel_refused: "Discard refused",
 };
 
-export function eventWords(event: LeaseEventJson): string {
+/** `earlier`: the events before this one, which some words depend on. */
+export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJson[] = []): string {
+  if (event.kind === "cancelled" && !earlier.some((e) => e.kind === "proposed")) return "Summary cancelled while it was being written";
+  if (event.kind === "invoice_changed" && detailOf(event)?.by === "edit") {
+    const what = changedWords(detailOf(event)?.fields) ?? "The invoice was edited";
+    return `Withdrawn: ${what.charAt(0).toLowerCase()}${what.slice(1)}`;
+  }
   const words = EVENT_WORDS[event.kind] ?? event.kind.replaceAll("_", " ");
   if (event.kind === "generation_failed") {
     // The event's own short message (lib/leases.ts GENERATION_FAILURES), never an error text.
@@ -152,11 +233,6 @@ const REFUSAL_SHORT: Record<string, string> = {
   lease_expired: "time had run out",
   invoice_changed: "the invoice had been edited",
 };
-
-/** "09:31:02 UTC": fixed zone and format, so server and browser render the same text. */
-export function clockTime(iso: string): string {
-  return `${iso.slice(11, 19)} UTC`;
-}
 
 /** "1:05" for a number of whole seconds. */
 export function countdown(seconds: number): string {

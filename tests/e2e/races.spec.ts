@@ -68,7 +68,7 @@ test("Discard in one tab, then Apply from a stale second tab: refused with a cle
   expect(await eventDetails(sql, leaseId, "apply_refused")).toEqual([{ code: "lease_rejected" }]);
 });
 
-test("invoice edited in another tab after the lease opened: Apply is refused as changed, and the message says so", async ({
+test("invoice edited in another tab while a proposal waits: withdrawn at once; a stale tab's Apply is refused, said once", async ({
   context,
   sql,
   signIn,
@@ -82,33 +82,50 @@ test("invoice edited in another tab after the lease opened: Apply is refused as 
   await one.expectDisplay("proposed");
   const leaseId = await one.leaseId();
 
+  // A tab that never hears of anything (its updates hang, as on a laptop that slept).
+  const stalePage = await context.newPage();
+  await stalePage.route("**/api/leases/**", () => {});
+  const stale = new InvoicePage(stalePage);
+  await stale.goto(invoice.id);
+  await stale.expectDisplay("proposed");
+
   const two = new InvoicePage(await context.newPage());
   await two.goto(invoice.id);
   await two.editCounterparty("Northwind Traders GmbH");
   const edited = await invoiceRow(sql, invoice.id);
   expect(edited).toMatchObject({ counterparty: "Northwind Traders GmbH", version: invoice.version + 1, summary: null });
+  // The edit withdrew the proposal in its own transaction; the first tab hears it by push.
+  expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "invoice_changed" });
+  await one.expectDisplay("outdated");
+  await expect(one.apply).toHaveCount(0);
 
-  await one.apply.click();
+  await expect(stale.apply).toBeVisible();
+  await stale.apply.click();
   const words = "This invoice was edited after the summary was requested, so the summary was not applied. Summarize again.";
-  await expect(one.message).toHaveText(words);
-  await one.expectDisplay("rejected");
-  await expect(one.state).toHaveText(/^Not applied: the invoice was edited after this summary was requested\./);
-  await expect(one.tryAgain).toBeVisible();
-  await saveScreenshot(one.page, "lease-invoice-changed");
+  await expect(stale.message).toHaveText(words);
+  await expect(stale.message).toHaveAttribute("role", "alert");
+  await stale.expectDisplay("outdated");
+  // Said once: the refusal takes the place of the state line, which would repeat it.
+  await expect(stale.state).toHaveCount(0);
+  await expect(stale.panel.getByRole("alert")).toHaveCount(1);
+  await expect(stale.summarizeAgain).toBeVisible();
+  await saveScreenshot(stale.page, "lease-invoice-changed");
+  await expectAccessible(stale.page, "apply refused: invoice changed");
 
   const after = await invoiceRow(sql, invoice.id);
   expect(after).toMatchObject({ summary: null, version: edited.version, counterparty: "Northwind Traders GmbH" });
   expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "invoice_changed" });
-  expect(await eventKinds(sql, leaseId)).toEqual(["opened", "proposed", "invoice_changed"]);
+  expect(await eventKinds(sql, leaseId)).toEqual(["opened", "proposed", "invoice_changed", "apply_refused"]);
+  expect(await eventDetails(sql, leaseId, "apply_refused")).toEqual([{ code: "invoice_changed" }]);
 
   // The second tab's form was shown at the old version too: an edit from it is refused.
-  const stale = new InvoicePage(await context.newPage());
-  await stale.page.route("**/api/leases/**", () => {});
-  await stale.goto(invoice.id);
+  const staleForm = new InvoicePage(await context.newPage());
+  await staleForm.page.route("**/api/leases/**", () => {});
+  await staleForm.goto(invoice.id);
   await two.editCounterparty("Northwind Traders AG");
-  await stale.editForm.getByLabel("Due on").fill("2026-12-31");
-  await stale.editForm.getByRole("button", { name: "Save changes" }).click();
-  await expect(stale.editForm.getByRole("alert")).toHaveText(
+  await staleForm.editForm.getByLabel("Due on").fill("2026-12-31");
+  await staleForm.editForm.getByRole("button", { name: "Save changes" }).click();
+  await expect(staleForm.editForm.getByRole("alert")).toHaveText(
     "This invoice was changed somewhere else after you opened it, so your edit was not saved. Reload the page to see the latest version, then edit again.",
   );
   const final = await invoiceRow(sql, invoice.id);

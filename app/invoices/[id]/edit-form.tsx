@@ -1,20 +1,46 @@
 "use client";
 import { useActionState } from "react";
 import { SubmitButton } from "@/app/_components/submit-button";
+import { formatDate, type Viewer } from "@/app/_lib/format";
+import type { Notice } from "@/app/_lib/lease-words";
 import { editInvoiceAction, type EditResult } from "./actions";
 
 type Shown = { id: string; number: string; counterparty: string; issued_on: string; due_on: string; version: number };
 
 const initial: EditResult = { ok: true, message: null };
 
-/** Edits carry the version they were made on; the server refuses one made on an older version. */
-export function EditInvoiceForm({ invoice }: { invoice: Shown }) {
+/**
+ * Edits carry the version they were made on; the server refuses one made on an older version.
+ * Dates are plain text fields in the page's one date format (a browser's own date field
+ * shows its own), read back by the server in the viewer's locale, ISO accepted too.
+ * Keyed by version in the page, so a saved change shows the invoice as it now is.
+ */
+export function EditInvoiceForm({
+  invoice,
+  viewer,
+  pattern,
+  notice,
+}: {
+  invoice: Shown;
+  viewer: Viewer;
+  /** How a date is typed here: "MM/DD/YYYY"... */
+  pattern: string;
+  /** What the last save said, after it sent the browser back to the page. */
+  notice: Notice | null;
+}) {
   const [state, action] = useActionState(editInvoiceAction, initial);
-  const value = (field: "number" | "counterparty" | "issued_on" | "due_on") => state.values?.[field] ?? invoice[field];
+  const shown = {
+    number: invoice.number,
+    counterparty: invoice.counterparty,
+    issued_on: formatDate(invoice.issued_on, viewer.locale),
+    due_on: formatDate(invoice.due_on, viewer.locale),
+  };
+  const value = (field: keyof typeof shown) => state.values?.[field] ?? shown[field];
+  const message = state.message ? { ok: state.ok, text: state.message } : notice;
   return (
     <section className="card" aria-labelledby="edit-heading">
       <h2 id="edit-heading">Edit details</h2>
-      <p className="muted small">Saving a change makes any summary requested before it out of date.</p>
+      <p className="muted small">Saving a change withdraws any summary requested before it.</p>
       <form action={action}>
         <input type="hidden" name="invoice_id" value={invoice.id} />
         <input type="hidden" name="expected_version" value={invoice.version} />
@@ -29,17 +55,38 @@ export function EditInvoiceForm({ invoice }: { invoice: Shown }) {
           </div>
           <div className="field">
             <label htmlFor="edit-issued">Issued on</label>
-            <input id="edit-issued" name="issued_on" type="date" defaultValue={value("issued_on")} required />
+            <input
+              id="edit-issued"
+              name="issued_on"
+              defaultValue={value("issued_on")}
+              required
+              maxLength={20}
+              inputMode="numeric"
+              autoComplete="off"
+              aria-describedby="edit-date-format"
+            />
           </div>
           <div className="field">
             <label htmlFor="edit-due">Due on</label>
-            <input id="edit-due" name="due_on" type="date" defaultValue={value("due_on")} required />
+            <input
+              id="edit-due"
+              name="due_on"
+              defaultValue={value("due_on")}
+              required
+              maxLength={20}
+              inputMode="numeric"
+              autoComplete="off"
+              aria-describedby="edit-date-format"
+            />
           </div>
         </div>
+        <p id="edit-date-format" className="muted small">
+          Dates as {pattern}.
+        </p>
         <SubmitButton className="button button--secondary">Save changes</SubmitButton>
-        {state.message ? (
-          <p role={state.ok ? "status" : "alert"} className={`notice ${state.ok ? "notice--ok" : "notice--error"}`}>
-            {state.message}
+        {message ? (
+          <p role={message.ok ? "status" : "alert"} className={`notice ${message.ok ? "notice--ok" : "notice--error"}`}>
+            {message.text}
           </p>
         ) : null}
       </form>

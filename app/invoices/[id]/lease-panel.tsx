@@ -1,13 +1,17 @@
 "use client";
 // The lease panel only shows the lease as the server last described it: pushed over
-// server-sent events, or polled every 2 s when they fail. It decides nothing: the countdown
-// is the server's deadline minus the server's `now` (counted down on a monotonic clock, not
-// the browser's wall clock), and the buttons send requests whose answers it then shows.
+// server-sent events, or polled every 2 s while they fail (the stream is tried again, with
+// backoff, until it works). It decides nothing: the countdown is the server's deadline minus
+// the server's `now` (counted down on a monotonic clock, not the browser's wall clock), and at
+// the deadline it asks the server, whatever the transport, so an expiry shows within a second
+// or two. The buttons are plain forms posting server actions, so they work before (or
+// without) JavaScript; the action sends the browser back to the page with what to say.
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useRef, useState, type FormEvent, type ReactNode, type RefObject } from "react";
+import { useFormStatus } from "react-dom";
 import { SubmitButton } from "@/app/_components/submit-button";
+import { formatDateTime, localizeDates, type Viewer } from "@/app/_lib/format";
 import {
-  clockTime,
   closedWords,
   countdown,
   displayOf,
@@ -15,14 +19,26 @@ import {
   summaryText,
   type LeaseDisplay,
   type LeaseJson,
+  type Notice,
 } from "@/app/_lib/lease-words";
-import { applyAction, discardAction, summarizeAction, type ActionResult } from "./actions";
+import { applyAction, cancelAction, discardAction, summarizeAction } from "./actions";
 
 const POLL_MS = 2_000;
-/** An event stream that has not opened by then is given up for polling. */
+/** An event stream that has not opened by then is given up for polling (and tried again later). */
 const SSE_OPEN_TIMEOUT_MS = 5_000;
+/** After a fallback to polling, the stream is tried again after 2 s, 4 s, 8 s... at most 30 s apart. */
+const SSE_RETRY_FIRST_MS = 2_000;
+const SSE_RETRY_MAX_MS = 30_000;
+/** After the deadline, the server is asked this soon, then every second until it says. */
+const DEADLINE_CHECK_MS = 500;
+const DEADLINE_RECHECK_MS = 1_000;
 
-type Channel = "connecting" | "live" | "polling" | "lost";
+/**
+ * How the page hears of changes. Only the words are for people: "live" (pushed), "polling"
+ * (asked every 2 s) and "connecting" read alike to a finance user, the page keeps itself
+ * current; `data-channel` tells them apart for tests and support.
+ */
+type Channel = "connecting" | "live" | "polling" | "offline" | "lost";
 
 const TERMINAL = new Set<string>(["applied", "rejected", "expired"]);
 
@@ -39,16 +55,27 @@ const BADGE: Record<LeaseDisplay, string> = {
   applied: "Applied",
   expired: "Expired",
   rejected: "Not applied",
+  outdated: "Out of date",
   failed: "Failed",
 };
 
-export function LeasePanel({ invoiceId, initial }: { invoiceId: string; initial: LeaseJson | null }) {
+export function LeasePanel({
+  invoiceId,
+  initial,
+  viewer,
+  notice,
+}: {
+  invoiceId: string;
+  initial: LeaseJson | null;
+  viewer: Viewer;
+  /** What the last action said (from the page's `notice` parameter), if about a lease. */
+  notice: Notice | null;
+}) {
   const [view, setView] = useState<LeaseJson | null>(initial);
   const [seenInitial, setSeenInitial] = useState(initial);
-  const [message, setMessage] = useState<ActionResult | null>(null);
   const [channel, setChannel] = useState<Channel>("connecting");
 
-  // A server render after an action (refresh) brings a newer reading: adopt it.
+  // A server render after an action brings a newer reading: adopt it.
   if (initial !== seenInitial) {
     setSeenInitial(initial);
     if (newer(initial, view)) setView(initial);
@@ -58,19 +85,25 @@ export function LeasePanel({ invoiceId, initial }: { invoiceId: string; initial:
   // A terminal lease never changes again: nothing to follow (the server ends its stream too).
   const settled = view ? TERMINAL.has(view.status) : false;
   useLeaseFeed(settled ? null : leaseId, setView, setChannel);
+  useDeadlineCheck(settled ? null : view, setView);
 
-  // An apply made elsewhere (another tab) changed the invoice too: re-read the page.
+  // A change pushed to the panel changed more than the panel: an apply wrote the summary, an
+  // edit elsewhere the details, and the history has a new line. Re-read the page.
   const router = useRouter();
   const shownStatus = useRef(view?.status);
   useEffect(() => {
     const previous = shownStatus.current;
     shownStatus.current = view?.status;
-    if (view?.status === "applied" && previous && previous !== "applied") router.refresh();
+    if (view?.status && previous && previous !== view.status) router.refresh();
   }, [view?.status, router]);
 
   const display = view ? displayOf(view) : null;
   const inFlight = display === "generating" || display === "proposed";
   const remaining = useServerCountdown(view, inFlight);
+  // A refusal says, once, why the lease is where it is: for a closed lease it takes the place
+  // of the state line, which would say the same thing in other words.
+  const refusal = notice && !notice.ok ? notice : null;
+  const replacesState = Boolean(refusal && view && settled);
 
   return (
     <section
@@ -85,26 +118,29 @@ export function LeasePanel({ invoiceId, initial }: { invoiceId: string; initial:
       {!view ? (
         <>
           <p>Ask for a summary of this invoice. You review it before anything is saved to the invoice.</p>
-          <SummarizeForm invoiceId={invoiceId} label="Summarize" onResult={setMessage} />
+          <SummarizeForm invoiceId={invoiceId} label="Summarize" />
         </>
       ) : (
         <>
           <span className="lease__badge">{BADGE[display!]}</span>
-          <div role="status" aria-live="polite" data-testid="lease-state">
-            {display === "generating" ? (
-              <p>
-                Writing the summary… It will wait here for your review; nothing is saved to the invoice until you
-                apply it. You can close this tab.
-              </p>
-            ) : display === "proposed" ? (
-              <p>The summary is ready. Apply saves it to the invoice; Discard throws it away.</p>
-            ) : (
-              <p>{closedWords(view)}</p>
-            )}
-          </div>
+          {replacesState ? null : (
+            <div role="status" aria-live="polite" data-testid="lease-state">
+              {display === "generating" ? (
+                <p>
+                  Writing the summary… It will wait here for your review; nothing is saved to the invoice until you
+                  apply it. You can close this tab.
+                </p>
+              ) : display === "proposed" ? (
+                <p>The summary is ready. Apply saves it to the invoice; Discard throws it away.</p>
+              ) : (
+                <p>{closedWords(view)}</p>
+              )}
+            </div>
+          )}
+          {refusal ? <NoticeLine notice={refusal} /> : null}
 
           {inFlight ? (
-            <p className="muted">
+            <p className="lease__time">
               {remaining > 0 ? (
                 <>
                   {display === "generating" ? "Time left to finish: " : "Time left to apply: "}
@@ -113,57 +149,50 @@ export function LeasePanel({ invoiceId, initial }: { invoiceId: string; initial:
                   </span>
                 </>
               ) : (
-                <>Time is up. Waiting for the server to confirm…</>
+                <>Time is up. Checking with the server…</>
               )}
             </p>
           ) : null}
 
+          {display === "generating" ? (
+            <div className="actions">
+              <LeaseActionForm action={cancelAction} invoiceId={invoiceId} leaseId={view.lease_id} label="Cancel" secondary />
+            </div>
+          ) : null}
+
           {display === "proposed" ? (
             <>
-              <h3>Proposed summary</h3>
-              <blockquote className="proposal" data-testid="proposal">
-                {summaryText(view.proposal) ?? "(empty summary)"}
-              </blockquote>
               <div className="actions">
-                <LeaseActionForm action={applyAction} leaseId={view.lease_id} label="Apply" onResult={setMessage} />
-                <LeaseActionForm
-                  action={discardAction}
-                  leaseId={view.lease_id}
-                  label="Discard"
-                  secondary
-                  onResult={setMessage}
-                />
+                <LeaseActionForm action={applyAction} invoiceId={invoiceId} leaseId={view.lease_id} label="Apply" />
+                <LeaseActionForm action={discardAction} invoiceId={invoiceId} leaseId={view.lease_id} label="Discard" secondary />
               </div>
+              <h3>Proposed summary</h3>
+              <blockquote className="proposal" data-testid="proposal" suppressHydrationWarning>
+                {localizeDates(summaryText(view.proposal) ?? "(empty summary)", viewer.locale)}
+              </blockquote>
             </>
           ) : null}
 
-          {display === "applied" ? (
-            <SummarizeForm invoiceId={invoiceId} label="Summarize" secondary onResult={setMessage} />
-          ) : null}
+          {display === "applied" ? <SummarizeForm invoiceId={invoiceId} label="Summarize" secondary /> : null}
+          {display === "outdated" ? <SummarizeForm invoiceId={invoiceId} label="Summarize again" /> : null}
           {display === "expired" || display === "rejected" || display === "failed" ? (
-            <SummarizeForm invoiceId={invoiceId} label="Try again" onResult={setMessage} />
+            <SummarizeForm invoiceId={invoiceId} label="Try again" />
           ) : null}
         </>
       )}
 
-      {message?.message ? (
-        <p
-          role={message.ok ? "status" : "alert"}
-          className={`notice ${message.ok ? "notice--ok" : "notice--error"}`}
-          data-testid="lease-message"
-        >
-          {message.message}
-        </p>
-      ) : null}
+      {!view && refusal ? <NoticeLine notice={refusal} /> : null}
 
       {view && view.events.length > 0 ? (
         <>
-          <h3>History</h3>
+          <h3>What happened</h3>
           <ol className="timeline" data-testid="timeline">
             {view.events.map((event, index) => (
               <li key={`${event.at}-${index}`} data-kind={event.kind}>
-                <time dateTime={event.at}>{clockTime(event.at)}</time>
-                <span>{eventWords(event)}</span>
+                <time dateTime={event.at} suppressHydrationWarning>
+                  {formatDateTime(event.at, viewer)}
+                </time>
+                <span>{eventWords(event, view.events.slice(0, index))}</span>
               </li>
             ))}
           </ol>
@@ -172,32 +201,30 @@ export function LeasePanel({ invoiceId, initial }: { invoiceId: string; initial:
 
       {view && !settled ? (
         <p className="channel-note" data-testid="channel" data-channel={channel}>
-          {channel === "live"
-            ? "Updates arrive as they happen."
-            : channel === "polling"
-              ? "Checking for updates every 2 seconds."
+          {channel === "live" || channel === "polling"
+            ? "This status updates by itself."
+            : channel === "offline"
+              ? "The server cannot be reached right now, so this status may be out of date. Trying again…"
               : channel === "lost"
                 ? "You are signed out. Sign in again to follow this summary."
-                : "Connecting for updates…"}
+                : "Status as of when the page loaded. Reload the page to see changes."}
         </p>
       ) : null}
     </section>
   );
 }
 
-function SummarizeForm({
-  invoiceId,
-  label,
-  secondary = false,
-  onResult,
-}: {
-  invoiceId: string;
-  label: string;
-  secondary?: boolean;
-  onResult: (result: ActionResult) => void;
-}) {
+function NoticeLine({ notice }: { notice: Notice }) {
   return (
-    <ActionForm action={summarizeAction} fields={{ invoice_id: invoiceId }} onResult={onResult}>
+    <p role={notice.ok ? "status" : "alert"} className={`notice ${notice.ok ? "notice--ok" : "notice--error"}`} data-testid="lease-message">
+      {notice.text}
+    </p>
+  );
+}
+
+function SummarizeForm({ invoiceId, label, secondary = false }: { invoiceId: string; label: string; secondary?: boolean }) {
+  return (
+    <ActionForm action={summarizeAction} fields={{ invoice_id: invoiceId }}>
       <SubmitButton className={secondary ? "button button--secondary" : "button"}>{label}</SubmitButton>
     </ActionForm>
   );
@@ -205,53 +232,46 @@ function SummarizeForm({
 
 function LeaseActionForm({
   action,
+  invoiceId,
   leaseId,
   label,
   secondary = false,
-  onResult,
 }: {
-  action: (formData: FormData) => Promise<ActionResult>;
+  action: (formData: FormData) => Promise<void>;
+  invoiceId: string;
   leaseId: string;
   label: string;
   secondary?: boolean;
-  onResult: (result: ActionResult) => void;
 }) {
   return (
-    <ActionForm action={action} fields={{ lease_id: leaseId }} onResult={onResult}>
+    <ActionForm action={action} fields={{ lease_id: leaseId, invoice_id: invoiceId }}>
       <SubmitButton className={secondary ? "button button--secondary" : "button"}>{label}</SubmitButton>
     </ActionForm>
   );
 }
 
-/** A form that sends its server action once at a time and reports the answer. */
+/**
+ * A form posting a server action: with JavaScript, once at a time (a second submit before
+ * React re-renders the disabled button is dropped); without it, a plain POST that the action
+ * answers with a redirect back to the page.
+ */
 function ActionForm({
   action,
   fields,
-  onResult,
   children,
 }: {
-  action: (formData: FormData) => Promise<ActionResult>;
+  action: (formData: FormData) => Promise<void>;
   fields: Record<string, string>;
-  onResult: (result: ActionResult) => void;
   children: ReactNode;
 }) {
   const busy = useRef(false);
-  // A second submit before React re-renders the disabled button is dropped here.
   const guard = (event: FormEvent<HTMLFormElement>) => {
     if (busy.current) event.preventDefault();
+    else busy.current = true;
   };
   return (
-    <form
-      onSubmit={guard}
-      action={async (formData) => {
-        busy.current = true;
-        try {
-          onResult(await action(formData));
-        } finally {
-          busy.current = false;
-        }
-      }}
-    >
+    <form onSubmit={guard} action={action}>
+      <ReleaseWhenDone busy={busy} />
       {Object.entries(fields).map(([name, value]) => (
         <input key={name} type="hidden" name={name} value={value} />
       ))}
@@ -260,9 +280,19 @@ function ActionForm({
   );
 }
 
+/** Lets the form submit again once its action has finished. */
+function ReleaseWhenDone({ busy }: { busy: RefObject<boolean> }) {
+  const { pending } = useFormStatus();
+  useEffect(() => {
+    if (!pending) busy.current = false;
+  }, [pending, busy]);
+  return null;
+}
+
 /**
- * Follows one lease: EventSource first; polling GET /api/leases/:id every 2 s when the
- * stream fails or never opens. Every answer replaces the view if it is a later reading.
+ * Follows one lease: EventSource first; when it fails (or never opens), polling GET
+ * /api/leases/:id every 2 s while the stream is tried again with backoff; once it opens,
+ * polling stops. Every answer replaces the view if it is a later reading.
  */
 function useLeaseFeed(
   leaseId: string | null,
@@ -275,6 +305,8 @@ function useLeaseFeed(
     let source: EventSource | null = null;
     let pollTimer: ReturnType<typeof setInterval> | undefined;
     let openTimer: ReturnType<typeof setTimeout> | undefined;
+    let retryTimer: ReturnType<typeof setTimeout> | undefined;
+    let retryDelay = SSE_RETRY_FIRST_MS;
     let polling = false;
     let inFlight = false;
     const url = `/api/leases/${encodeURIComponent(leaseId)}`;
@@ -282,12 +314,12 @@ function useLeaseFeed(
     const accept = (next: LeaseJson) => {
       if (!stopped && next.lease_id === leaseId) setView((current) => (newer(next, current) ? next : current));
     };
-    const stop = (channel: Channel) => {
+    const teardown = () => {
       stopped = true;
       source?.close();
       clearInterval(pollTimer);
       clearTimeout(openTimer);
-      setChannel(channel);
+      clearTimeout(retryTimer);
     };
 
     const poll = async () => {
@@ -295,10 +327,17 @@ function useLeaseFeed(
       inFlight = true;
       try {
         const response = await fetch(url, { cache: "no-store", headers: { accept: "application/json" } });
-        if (response.status === 401 || response.status === 404) return stop("lost");
-        if (response.ok) accept((await response.json()) as LeaseJson);
+        if (response.status === 401 || response.status === 404) {
+          teardown();
+          return setChannel("lost");
+        }
+        if (response.ok) {
+          accept((await response.json()) as LeaseJson);
+          if (!stopped && polling) setChannel("polling");
+        }
       } catch {
-        // Offline for a moment: the next tick tries again.
+        // Offline for a moment: say so; the next tick tries again.
+        if (!stopped && polling) setChannel("offline");
       } finally {
         inFlight = false;
       }
@@ -306,48 +345,104 @@ function useLeaseFeed(
     const startPolling = () => {
       if (stopped || polling) return;
       polling = true;
-      source?.close();
-      clearTimeout(openTimer);
       setChannel("polling");
       void poll();
       pollTimer = setInterval(() => void poll(), POLL_MS);
     };
+    const stopPolling = () => {
+      polling = false;
+      clearInterval(pollTimer);
+    };
 
-    if (typeof EventSource === "undefined") {
+    /** Gives up on this stream for now: poll meanwhile, and try a new one after the backoff. */
+    const fallBack = () => {
+      source?.close();
+      source = null;
+      clearTimeout(openTimer);
       startPolling();
-    } else {
+      if (stopped || typeof EventSource === "undefined") return;
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, SSE_RETRY_MAX_MS);
+    };
+
+    function connect() {
+      if (stopped) return;
       let failures = 0;
-      source = new EventSource(`${url}/events`);
+      const stream = new EventSource(`${url}/events`);
+      source = stream;
       openTimer = setTimeout(() => {
-        if (source?.readyState !== EventSource.OPEN) startPolling();
+        if (source === stream && stream.readyState !== EventSource.OPEN) fallBack();
       }, SSE_OPEN_TIMEOUT_MS);
-      source.onopen = () => {
+      stream.onopen = () => {
+        if (source !== stream) return;
         failures = 0;
+        retryDelay = SSE_RETRY_FIRST_MS;
         clearTimeout(openTimer);
-        if (!polling) setChannel("live");
+        stopPolling();
+        setChannel("live");
       };
-      source.addEventListener("lease", (event) => {
+      stream.addEventListener("lease", (event) => {
         try {
           accept(JSON.parse((event as MessageEvent<string>).data) as LeaseJson);
         } catch {
           // A malformed message is ignored; the next one replaces it.
         }
       });
-      source.onerror = () => {
+      stream.onerror = () => {
+        if (source !== stream) return;
         failures += 1;
         // CLOSED: the server refused (401, 404, 429 too many streams, 503); repeated errors:
         // it keeps dropping. A stream the server ended after a terminal state is not an error
         // to act on: that state is in the view, and this effect is being torn down.
-        if (source?.readyState === EventSource.CLOSED || failures >= 3) startPolling();
+        if (stream.readyState === EventSource.CLOSED || failures >= 3) fallBack();
       };
     }
+
+    if (typeof EventSource === "undefined") startPolling();
+    else connect();
+    return teardown;
+  }, [leaseId, setView, setChannel]);
+}
+
+/**
+ * At the deadline (by the server's clock, as the countdown counts), asks the server where the
+ * lease stands, then every second until it is no longer in flight past its deadline. Whatever
+ * the transport does (a stream gone quiet behind a proxy, a poll just missed), the expiry
+ * shows within about a second.
+ */
+function useDeadlineCheck(
+  view: LeaseJson | null,
+  setView: (update: (current: LeaseJson | null) => LeaseJson | null) => void,
+) {
+  const leaseId = view?.lease_id ?? null;
+  const untilDeadline = view ? Date.parse(view.deadline_at) - Date.parse(view.server_now) : 0;
+  const reading = view ? `${view.lease_id}@${view.server_now}` : "";
+  useEffect(() => {
+    if (!leaseId) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = async () => {
+      try {
+        const response = await fetch(`/api/leases/${encodeURIComponent(leaseId)}`, {
+          cache: "no-store",
+          headers: { accept: "application/json" },
+        });
+        if (stopped || !response.ok) return;
+        const next = (await response.json()) as LeaseJson;
+        setView((current) => (newer(next, current) ? next : current));
+      } catch {
+        // The next check tries again.
+      }
+      if (!stopped) timer = setTimeout(check, DEADLINE_RECHECK_MS);
+    };
+    timer = setTimeout(check, Math.max(0, untilDeadline) + DEADLINE_CHECK_MS);
     return () => {
       stopped = true;
-      source?.close();
-      clearInterval(pollTimer);
-      clearTimeout(openTimer);
+      clearTimeout(timer);
     };
-  }, [leaseId, setView, setChannel]);
+    // A new reading restarts the wait from its own server_now.
+  }, [leaseId, untilDeadline, reading, setView]);
 }
 
 /**

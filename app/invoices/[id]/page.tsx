@@ -3,38 +3,70 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
-import { latestLeaseForInvoice } from "@/lib/leases";
+import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice } from "@/lib/leases";
 import { leaseJson } from "@/lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
-import { formatDate, formatMoney } from "@/app/_lib/format";
+import { datePattern, formatDate, formatDateTime, formatMoney, localizeDates } from "@/app/_lib/format";
+import { noticeOf } from "@/app/_lib/lease-words";
+import { getViewer } from "@/app/_lib/viewer";
 import { EditInvoiceForm } from "./edit-form";
+import { History, HISTORY_PAGE_SIZE } from "./history";
 import { LeasePanel } from "./lease-panel";
+import { ForgetNotice } from "./forget-notice";
+import { ZoneSync } from "./zone-sync";
 
 export const metadata: Metadata = { title: "Invoice" };
 
-export default async function InvoicePage({ params }: { params: Promise<{ id: string }> }) {
-  const { id } = await params;
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+const one = (value: string | string[] | undefined) => (typeof value === "string" ? value : undefined);
+
+export default async function InvoicePage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: SearchParams }) {
+  const [{ id }, query] = await Promise.all([params, searchParams]);
   const actor = await requireActor();
   const db = await getDb();
   // Scoped to the actor in the query: someone else's invoice is as absent as a missing one.
   const invoice = await getInvoice(db, actor.id, id);
   if (!invoice) notFound();
+  const viewer = await getViewer();
   const latest = await latestLeaseForInvoice(db, actor.id, invoice.id);
   const lease = latest ? leaseJson(latest) : null;
-  const money = (cents: number) => formatMoney(cents, invoice.currency);
+  const pattern = datePattern(viewer.locale);
+  const money = (cents: number) => formatMoney(cents, invoice.currency, viewer.locale);
+
+  const notice = noticeOf(one(query.notice), lease, pattern);
+  const historyPage = Math.max(1, Math.min(10_000, Math.trunc(Number(one(query.history) ?? "1")) || 1));
+  const [history, applied] = await Promise.all([
+    invoiceAttempts(db, actor.id, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
+    invoice.summary ? appliedAttempt(db, actor.id, invoice.id) : null,
+  ]);
+  const attemptHref = (leaseId: string, position: number) =>
+    `/invoices/${invoice.id}?history=${Math.floor(position / HISTORY_PAGE_SIZE) + 1}#attempt-${leaseId}`;
 
   return (
     <>
+      <ZoneSync zone={viewer.timeZone} />
+      <ForgetNotice notice={one(query.notice)} />
       <Link href="/invoices" className="back-link">
         ← All invoices
       </Link>
-      <h1>
+      <h1 className="invoice-title">
         Invoice {invoice.number} <span className="muted">· {invoice.counterparty}</span>
       </h1>
 
-      {/* Details and summary, then the lease panel, then lines and edits: on a phone the
-          panel sits right under what it summarizes; on a wide screen it is a side column. */}
+      {/* The lease panel first: on a phone its state, countdown and buttons are on the first
+          screen; on a wide screen it is the side column beside details, lines and edits. */}
       <div className="invoice-grid">
+        <div className="invoice-grid__panel">
+          {/* Keyed by lease: a new lease starts a fresh panel and a fresh subscription. */}
+          <LeasePanel
+            key={lease?.lease_id ?? "none"}
+            invoiceId={invoice.id}
+            initial={lease}
+            viewer={viewer}
+            notice={notice && notice.action !== "edit" ? notice : null}
+          />
+        </div>
+
         <div className="invoice-grid__top">
           <section className="card" aria-labelledby="details-heading">
             <h2 id="details-heading">Details</h2>
@@ -49,32 +81,37 @@ export default async function InvoicePage({ params }: { params: Promise<{ id: st
               </div>
               <div>
                 <dt>Issued</dt>
-                <dd>{formatDate(invoice.issuedOn)}</dd>
+                <dd data-testid="issued-on">{formatDate(invoice.issuedOn, viewer.locale)}</dd>
               </div>
               <div>
                 <dt>Due</dt>
-                <dd>{formatDate(invoice.dueOn)}</dd>
+                <dd data-testid="due-on">{formatDate(invoice.dueOn, viewer.locale)}</dd>
               </div>
             </dl>
           </section>
-
           <section className="card" aria-labelledby="summary-heading">
             <h2 id="summary-heading">Summary on the invoice</h2>
             {invoice.summary ? (
-              <p className="summary-text" data-testid="invoice-summary">
-                {invoice.summary}
-              </p>
+              <>
+                <p className="summary-text" data-testid="invoice-summary">
+                  {localizeDates(invoice.summary, viewer.locale)}
+                </p>
+                {applied ? (
+                  <p className="muted small" data-testid="summary-applied-by">
+                    Applied by {applied.actorName} on{" "}
+                    <time dateTime={applied.appliedAt.toISOString()}>{formatDateTime(applied.appliedAt.toISOString(), viewer)}</time>
+                    {" · "}
+                    <Link href={attemptHref(applied.id, applied.position)}>See this attempt in the history</Link>
+                  </p>
+                ) : null}
+              </>
             ) : (
               <p className="muted" data-testid="invoice-summary">
                 No summary yet.
               </p>
             )}
           </section>
-        </div>
 
-        <div className="invoice-grid__panel">
-          {/* Keyed by lease: a new lease starts a fresh panel and a fresh subscription. */}
-          <LeasePanel key={lease?.lease_id ?? "none"} invoiceId={invoice.id} initial={lease} />
         </div>
 
         <div className="invoice-grid__bottom">
@@ -100,7 +137,7 @@ export default async function InvoicePage({ params }: { params: Promise<{ id: st
                   {invoice.lines.map((line) => (
                     <tr key={line.id}>
                       <td>
-                        {line.description}
+                        {localizeDates(line.description, viewer.locale)}
                         <span className="narrow-only muted small">
                           {line.quantity} × {money(line.unitPriceCents)}
                         </span>
@@ -123,6 +160,7 @@ export default async function InvoicePage({ params }: { params: Promise<{ id: st
           </section>
 
           <EditInvoiceForm
+            key={invoice.version}
             invoice={{
               id: invoice.id,
               number: invoice.number,
@@ -131,6 +169,18 @@ export default async function InvoicePage({ params }: { params: Promise<{ id: st
               due_on: invoice.dueOn,
               version: invoice.version,
             }}
+            viewer={viewer}
+            pattern={pattern}
+            notice={notice?.action === "edit" ? notice : null}
+          />
+
+          <History
+            invoiceId={invoice.id}
+            page={historyPage}
+            total={history.total}
+            attempts={history.attempts}
+            viewer={viewer}
+            appliedId={applied?.id ?? null}
           />
         </div>
       </div>

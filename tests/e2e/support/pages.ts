@@ -56,12 +56,14 @@ export class InvoiceListPage {
   }
 }
 
-export type LeaseDisplay = "none" | "generating" | "proposed" | "applied" | "expired" | "rejected" | "failed";
+export type LeaseDisplay = "none" | "generating" | "proposed" | "applied" | "expired" | "rejected" | "outdated" | "failed";
 
 export class InvoicePage {
   readonly panel: Locator;
   readonly summarize: Locator;
   readonly tryAgain: Locator;
+  readonly summarizeAgain: Locator;
+  readonly cancel: Locator;
   readonly apply: Locator;
   readonly discard: Locator;
   readonly signOut: Locator;
@@ -72,11 +74,16 @@ export class InvoicePage {
   readonly countdown: Locator;
   readonly invoiceSummary: Locator;
   readonly editForm: Locator;
+  readonly channel: Locator;
+  readonly history: Locator;
+  readonly attempts: Locator;
 
   constructor(readonly page: Page) {
     this.panel = page.getByTestId("lease-panel");
     this.summarize = page.getByRole("button", { name: "Summarize", exact: true });
     this.tryAgain = page.getByRole("button", { name: "Try again", exact: true });
+    this.summarizeAgain = page.getByRole("button", { name: "Summarize again", exact: true });
+    this.cancel = page.getByRole("button", { name: "Cancel", exact: true });
     this.apply = page.getByRole("button", { name: "Apply", exact: true });
     this.discard = page.getByRole("button", { name: "Discard", exact: true });
     this.signOut = page.getByRole("button", { name: "Sign out", exact: true });
@@ -87,6 +94,9 @@ export class InvoicePage {
     this.countdown = page.getByTestId("countdown");
     this.invoiceSummary = page.getByTestId("invoice-summary");
     this.editForm = page.getByRole("region", { name: "Edit details" });
+    this.channel = page.getByTestId("channel");
+    this.history = page.getByRole("region", { name: "History" });
+    this.attempts = this.history.getByTestId("attempt");
   }
 
   async goto(invoiceId: string) {
@@ -111,4 +121,12 @@ export class InvoicePage {
     await this.editForm.getByRole("button", { name: "Save changes" }).click();
     await expect(this.editForm.getByRole("status")).toHaveText("Changes saved.");
   }
+}
+
+/**
+ * A text as the page shows it to an en-US reader (the suite's locale, playwright.config.ts):
+ * the ISO dates the local model writes ("2026-11-01") in the page's one date format.
+ */
+export function asShown(text: string): string {
+  return text.replace(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (_, y: string, m: string, d: string) => `${m}/${d}/${y}`);
 }
