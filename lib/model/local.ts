@@ -38,6 +38,9 @@ export function summarizeInvoice(invoice: InvoiceForModel): string {
   const counterparty = clean(invoice.counterparty, 100) || "an unnamed counterparty";
 
   const parts: string[] = [];
+  // Dates stay ISO (2026-11-18) in the text: it is stored on the invoice for every later
+  // reader, whatever their locale, and the pages show each ISO date in the reader's format
+  // (app/_lib/format.ts localizeDates). The one date format is the page's job, not the text's.
   parts.push(
     `Invoice ${number} from ${counterparty} for ${money(invoice.totalCents)}, ` +
       `issued ${clean(invoice.issuedOn, 20)}, due ${clean(invoice.dueOn, 20)}${paymentTerm(invoice)}.`,
