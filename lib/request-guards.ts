@@ -55,6 +55,8 @@ function isSafeReply(root: FormDataEntryValue | null, multipart: boolean): boole
   } catch {
     return false;
   }
+  // The arguments are a list; Next spreads the root into the call (a null root was a 500).
+  if (!Array.isArray(value)) return false;
   const walk = (v: unknown, depth: number): boolean => {
     if (depth > MAX_DEPTH) return false;
     if (typeof v === "string") return !v.startsWith("$") || SAFE_TAG.test(v) || (multipart && FORM_DATA_TAG.test(v));

@@ -138,7 +138,11 @@ function rawRequest(head: string, body: Uint8Array | null, opts: { halfCloseMs?:
       done = true;
       clearTimeout(timer);
       socket.destroy();
-      const all = Buffer.concat(chunks);
+      let all = Buffer.concat(chunks);
+      // Interim answers (100 Continue to `Expect: 100-continue`) come before the real one.
+      while (/^HTTP\/1\.[01] 1\d\d /.test(all.subarray(0, 16).toString("latin1")) && all.indexOf("\r\n\r\n") >= 0) {
+        all = all.subarray(all.indexOf("\r\n\r\n") + 4);
+      }
       const split = all.indexOf("\r\n\r\n");
       const headPart = (split < 0 ? all : all.subarray(0, split)).toString("latin1");
       let rest: Buffer = split < 0 ? Buffer.alloc(0) : all.subarray(split + 4);
@@ -603,9 +607,13 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
         const l = str(fields.lease_id);
         allowed =
           c.action === "apply"
-            ? [[], [`event:apply_refused:${l}`], [`fence:${l}:${a}`, `event:invoice_changed:${l}`], [`apply:${l}:${a}:*`, `summary:*:${a}`, `event:applied:${l}`]]
+            ? [[], [`event:apply_refused:${l}`], [`fence:${l}:${a}:*`, `event:invoice_changed:${l}`], [`apply:${l}:${a}:*`, `summary:*:${a}`, `event:applied:${l}`]]
             : [[], [`event:cancel_refused:${l}`], [`cancel:${l}:${a}`, `event:cancelled:${l}`]];
-      } else if (actor && c.action === "edit") allowed = [[], [`edit:${str(fields.invoice_id)}:${a}`]];
+      } else if (actor && c.action === "edit") {
+        const inv = str(fields.invoice_id);
+        // An edit withdraws the lease in flight on that invoice, with its event (decision 0013).
+        allowed = [[], [`edit:${inv}:${a}`], [`edit:${inv}:${a}`, `fence:*:*:${inv}`, `event:invoice_changed:*`]];
+      }
       else if (actor && c.action === "signOut") {
         const revoked = labels.filter((l) => l.startsWith(`revoke:`)).map((l) => l.split(":")[1]!);
         allowed = [[], [`signout:${s}:${a}`, ...revoked.flatMap((l) => [`revoke:${l}:${a}:${s}`, `event:revoked:${l}`])]];

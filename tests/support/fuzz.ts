@@ -106,7 +106,8 @@ export function label(w: Write): string {
       if (IN_FLIGHT.has(from) && to === "rejected" && why === "cancelled") return `cancel:${o.id}:${o.actor_id}`;
       if (IN_FLIGHT.has(from) && to === "rejected" && why === "signed_out") return `revoke:${o.id}:${o.actor_id}:${o.session_id}`;
       if (from === "proposed" && to === "applied") return `apply:${o.id}:${o.actor_id}:${o.invoice_id}`;
-      if (from === "proposed" && to === "rejected" && why === "invoice_changed") return `fence:${o.id}:${o.actor_id}`;
+      // Refused at apply (the fencing token), or withdrawn by an edit of its invoice (0013).
+      if (IN_FLIGHT.has(from) && to === "rejected" && why === "invoice_changed") return `fence:${o.id}:${o.actor_id}:${o.invoice_id}`;
       if (from === "open" && to === "proposed" && n.proposal) return `propose:${o.id}`;
       if (from === "open" && to === "rejected" && why === "generation_failed") return `generation_failed:${o.id}`;
       return `bad:lease-update:${from}->${to}:${why}`;
@@ -603,13 +604,16 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   else if (route === "session" && method === "DELETE" && status === 200) {
     const revoked: string[] = Array.isArray(answer?.revoked) ? answer.revoked : [];
     allowed = [[`signout:${s}:${a}`, ...revoked.flatMap((l) => [`revoke:${l}:${a}:${s}`, `event:revoked:${l}`])]];
-  } else if (route === "invoice" && method === "PATCH" && status === 200) allowed = [[`edit:${id}:${a}`]];
+  } else if (route === "invoice" && method === "PATCH" && status === 200) {
+    // An edit withdraws the lease in flight on that invoice, with its event (decision 0013).
+    allowed = [[`edit:${id}:${a}`], [`edit:${id}:${a}`, `fence:*:*:${id}`, `event:invoice_changed:*`]];
+  }
   else if (route === "leases" && method === "POST" && status === 201) {
     const invoiceId = String(ctx.input?.invoice_id ?? "").toLowerCase();
     allowed = [[`open:${answer?.lease_id}:${invoiceId}:${a}:${s}`, `event:opened:${answer?.lease_id}`]];
   } else if (route === "apply" && method === "POST") {
     if (status === 200) allowed = [[`apply:${id}:${a}:*`, `summary:*:${a}`, `event:applied:${id}`]];
-    else if (status === 409 && answer?.detail === "invoice_changed") allowed = [[`fence:${id}:${a}`, `event:invoice_changed:${id}`]];
+    else if (status === 409 && answer?.detail === "invoice_changed") allowed = [[`fence:${id}:${a}:*`, `event:invoice_changed:${id}`]];
     else if (status === 409) allowed = [[`event:apply_refused:${id}`]];
   } else if (route === "cancel" && method === "POST") {
     if (status === 200) allowed = [[`cancel:${id}:${a}`, `event:cancelled:${id}`]];

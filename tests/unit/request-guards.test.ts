@@ -35,7 +35,7 @@ describe("request guards", () => {
     const action = { "next-action": "00".repeat(21) };
     const text = (body: string) =>
       new Request("http://127.0.0.1:3000/invoices/x", { method: "POST", headers: { "content-type": "text/plain;charset=UTF-8", ...action }, body });
-    for (const body of ['["$Q1"]', '["$h1"]', '[{"a":"$1"}]', '["$@0"]', '["$"]', '["$n12x"]', "not json", `${"[".repeat(40)}${"]".repeat(40)}`]) {
+    for (const body of ['["$Q1"]', '["$h1"]', "null", '{"a":1}', '"x"', '[{"a":"$1"}]', '["$@0"]', '["$"]', '["$n12x"]', "not json", `${"[".repeat(40)}${"]".repeat(40)}`]) {
       expect(await hasBrokenActionBody(text(body)), body).toBe(true);
       expect(await hasBrokenActionBody(multipart(`${field("0", body)}--x--\r\n`, action)), body).toBe(true);
     }
