@@ -1,6 +1,6 @@
 import { getDb } from "@/db/client";
 import { requestSession } from "@/lib/auth";
-import { authedRoute, json, problem, publicRoute, readBody, readNoBody } from "@/lib/http";
+import { authedRoute, json, problem, publicRoute, readBody, refuseBody } from "@/lib/http";
 import { revokeSession } from "@/lib/leases";
 import { actorJson } from "@/lib/serialize";
 import { clientAddress } from "@/lib/rate-limit";
@@ -26,7 +26,7 @@ export const POST = publicRoute(async (req, res) => {
 export const GET = authedRoute(async ({ actor }) => json({ actor: actorJson(actor) }));
 
 export const DELETE = authedRoute(async ({ req, db, actor, session, cookies }) => {
-  const body = await readNoBody(req);
+  const body = refuseBody(req);
   if (!body.ok) return problem(body.code);
   const { revoked } = await revokeSession(db, { actorId: actor.id, sessionId: actor.sessionId }, inngestDispatch);
   session.destroy();

@@ -1,8 +1,8 @@
-import { authedRoute, json, param, problem, readNoBody } from "@/lib/http";
+import { authedRoute, json, param, problem, refuseBody } from "@/lib/http";
 import { applyLease } from "@/lib/leases";
 
 export const POST = authedRoute(async ({ req, db, actor, params }) => {
-  const body = await readNoBody(req);
+  const body = refuseBody(req);
   if (!body.ok) return problem(body.code);
   const leaseId = param(params, "id");
   const result = await applyLease(db, actor.id, leaseId);

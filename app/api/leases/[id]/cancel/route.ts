@@ -1,9 +1,9 @@
-import { authedRoute, json, param, problem, readNoBody } from "@/lib/http";
+import { authedRoute, json, param, problem, refuseBody } from "@/lib/http";
 import { cancelLease } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
 
 export const POST = authedRoute(async ({ req, db, actor, params }) => {
-  const body = await readNoBody(req);
+  const body = refuseBody(req);
   if (!body.ok) return problem(body.code);
   const leaseId = param(params, "id");
   const result = await cancelLease(db, actor.id, leaseId, inngestDispatch);
