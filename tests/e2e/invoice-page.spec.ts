@@ -24,11 +24,7 @@ test("an edit withdraws the waiting proposal at once, by push: out of date, what
   sql,
   signIn,
   newInvoice,
-  allowConsoleErrors,
 }) => {
-  // Chromium sometimes asks a new tab for /favicon.ico before it reads the page's icon link;
-  // the app has none at that address (its icon is app/icon.svg).
-  allowConsoleErrors(/favicon\.ico/);
   const invoice = await newInvoice(ALICE);
   await signIn(context, ALICE);
   const one = new InvoicePage(await context.newPage());

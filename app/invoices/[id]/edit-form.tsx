@@ -1,5 +1,5 @@
 "use client";
-import { useActionState } from "react";
+import { useActionState, useState } from "react";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { formatDate, type Viewer } from "@/app/_lib/format";
 import type { Notice } from "@/app/_lib/lease-words";
@@ -29,6 +29,10 @@ export function EditInvoiceForm({
   notice: Notice | null;
 }) {
   const [state, action] = useActionState(editInvoiceAction, initial);
+  // The notice arrives with one server render and has left the address by the next (a refresh
+  // after a pushed change): kept until the form is shown afresh for a new version.
+  const [kept, setKept] = useState(notice);
+  if (notice && notice.text !== kept?.text) setKept(notice);
   const shown = {
     number: invoice.number,
     counterparty: invoice.counterparty,
@@ -36,7 +40,7 @@ export function EditInvoiceForm({
     due_on: formatDate(invoice.due_on, viewer.locale),
   };
   const value = (field: keyof typeof shown) => state.values?.[field] ?? shown[field];
-  const message = state.message ? { ok: state.ok, text: state.message } : notice;
+  const message = state.message ? { ok: state.ok, text: state.message } : kept;
   return (
     <section className="card" aria-labelledby="edit-heading">
       <h2 id="edit-heading">Edit details</h2>

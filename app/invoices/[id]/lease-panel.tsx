@@ -97,12 +97,23 @@ export function LeasePanel({
     if (view?.status && previous && previous !== view.status) router.refresh();
   }, [view?.status, router]);
 
+  // The notice arrives with one server render; the next (a refresh after a pushed change) no
+  // longer carries it, since it has left the address. Kept while the lease stands where the
+  // notice found it.
+  const [kept, setKept] = useState<{ notice: Notice; status: string | undefined } | null>(
+    notice ? { notice, status: initial?.status } : null,
+  );
+  if (notice && (notice.text !== kept?.notice.text || initial?.status !== kept?.status)) {
+    setKept({ notice, status: initial?.status });
+  }
+  const shownNotice = kept && kept.status === view?.status ? kept.notice : null;
+
   const display = view ? displayOf(view) : null;
   const inFlight = display === "generating" || display === "proposed";
   const remaining = useServerCountdown(view, inFlight);
   // A refusal says, once, why the lease is where it is: for a closed lease it takes the place
   // of the state line, which would say the same thing in other words.
-  const refusal = notice && !notice.ok ? notice : null;
+  const refusal = shownNotice && !shownNotice.ok ? shownNotice : null;
   const replacesState = Boolean(refusal && view && settled);
 
   return (
