@@ -490,6 +490,27 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
     answer: JSON.stringify(answer).slice(0, 300),
     ...started,
     problems: (writes) => {
+      if ((c.length === "omit" || c.length === "short") && bytes.byteLength > 0) {
+        // On the wire this is a different request than the one built: no body (or a cut one)
+        // followed by stray bytes, which Node answers 400, and that 400 can reach us before
+        // the real request's answer. So the answer read says nothing about what was done:
+        // hold the writes to what that route allows under any answer it can give.
+        const labels = writes.map(label);
+        const opened = labels.find((l) => l.startsWith("open:"))?.split(":")[1];
+        const revoked = labels.filter((l) => l.startsWith("revoke:")).map((l) => l.split(":")[1]);
+        const candidates = [
+          { status: 200, answer: { revoked, actor: { id: emailUser } } },
+          { status: 201, answer: { lease_id: opened } },
+          { status: 409, answer: { detail: "invoice_changed" } },
+          { status: 409, answer: { detail: "lease_open" } },
+          { status: 400, answer: null },
+        ];
+        const verdicts = candidates.map((k) =>
+          apiViolations({ route: r.route, method: r.method, status: k.status, answer: k.answer, actor, param: decoded, input: c.length === "omit" ? {} : undefined, emailUser }, writes, { background: true }),
+        );
+        const fits = verdicts.find((v) => v.length === 0);
+        return fits ?? [...(res.status >= 500 ? [`status ${res.status}`] : []), ...verdicts.at(-1)!];
+      }
       const problems = apiViolations({ route: r.route, method: r.method, status: res.status, answer, actor, param: decoded, input, emailUser }, writes, { background: true });
       if (r.route === "session" && r.method === "POST" && res.status === 200 && answer?.actor?.id !== emailUser) problems.push(`signed in as another user`);
       return problems;
@@ -632,6 +653,11 @@ async function mark() {
 // Our own route layer's line for a caught failure, and Next.js's for an uncaught one. (The
 // Inngest SDK logs each unsigned call it refuses; that is the 401 working.)
 const FAILED_LOG = /"msg":"request failed"|⨯/;
+// Next.js 16.4 logs a request that Node's parser cut off (a second, unframed body on the same
+// connection; an empty Host) as "⨯ uncaughtException: Error: aborted". The client has Node's
+// 400 by then, nothing is written (both still checked), and the server goes on; a known
+// Next.js log line, not a failure of ours.
+const ABORTED_LOG = /⨯ uncaughtException: +Error: aborted\s*$/;
 
 /**
  * Waits until the audit table has stopped growing (two equal readings 25 ms apart, at most
@@ -664,10 +690,16 @@ async function check(call: Call) {
   const logged = app
     .appLogs()
     .slice(logAt)
-    .filter((line) => FAILED_LOG.test(line));
+    .filter((line) => FAILED_LOG.test(line) && !ABORTED_LOG.test(line));
   if (logged.length) problems.push(`the app logged: ${logged.join(" | ").slice(0, 600)}`);
-  expect(problems, `${sent.route} → ${sent.status} ${sent.answer}; writes: ${JSON.stringify(writes.map(label))}`).toEqual([]);
+  const previous = recent.map((r) => `${r.route} → ${r.status} (${r.at})`).join("; ");
+  recent.push({ route: `${sent.route} ${JSON.stringify(call).slice(0, 300)}`, status: sent.status, at: new Date().toISOString().slice(11, 23) });
+  if (recent.length > 3) recent.shift();
+  expect(problems, `${sent.route} → ${sent.status} ${sent.answer}; writes: ${JSON.stringify(writes.map(label))}; the calls before: ${previous}`).toEqual([]);
 }
+
+/** The last few calls, named in a failure: a write that lands late shows whose it was. */
+const recent: { route: string; status: number; at: string }[] = [];
 
 const replay = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED), path: process.env.FUZZ_PATH } : {};
 
