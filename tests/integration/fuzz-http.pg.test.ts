@@ -490,7 +490,7 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
     answer: JSON.stringify(answer).slice(0, 300),
     ...started,
     problems: (writes) => {
-      if ((c.length === "omit" || c.length === "short") && bytes.byteLength > 0) {
+      if ((c.length === "omit" || c.length === "short" || c.length === "zero") && bytes.byteLength > 0) {
         // On the wire this is a different request than the one built: no body (or a cut one)
         // followed by stray bytes, which Node answers 400, and that 400 can reach us before
         // the real request's answer. So the answer read says nothing about what was done:
@@ -506,7 +506,7 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
           { status: 400, answer: null },
         ];
         const verdicts = candidates.map((k) =>
-          apiViolations({ route: r.route, method: r.method, status: k.status, answer: k.answer, actor, param: decoded, input: c.length === "omit" ? {} : undefined, emailUser }, writes, { background: true }),
+          apiViolations({ route: r.route, method: r.method, status: k.status, answer: k.answer, actor, param: decoded, input: c.length === "short" ? undefined : {}, emailUser }, writes, { background: true }),
         );
         const fits = verdicts.find((v) => v.length === 0);
         return fits ?? [...(res.status >= 500 ? [`status ${res.status}`] : []), ...verdicts.at(-1)!];
