@@ -613,7 +613,11 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
     allowed = [[`open:${answer?.lease_id}:${invoiceId}:${a}:${s}`, `event:opened:${answer?.lease_id}`]];
   } else if (route === "apply" && method === "POST") {
     if (status === 200) allowed = [[`apply:${id}:${a}:*`, `summary:*:${a}`, `event:applied:${id}`]];
-    else if (status === 409 && answer?.detail === "invoice_changed") allowed = [[`fence:${id}:${a}:*`, `event:invoice_changed:${id}`]];
+    else if (status === 409 && answer?.detail === "invoice_changed") allowed = [
+        [`fence:${id}:${a}:*`, `event:invoice_changed:${id}`],
+        // A lease an edit already withdrew (0013) answers the same, with only the refusal event.
+        [`event:apply_refused:${id}`],
+      ];
     else if (status === 409) allowed = [[`event:apply_refused:${id}`]];
   } else if (route === "cancel" && method === "POST") {
     if (status === 200) allowed = [[`cancel:${id}:${a}`, `event:cancelled:${id}`]];
