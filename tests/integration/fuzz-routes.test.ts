@@ -25,7 +25,7 @@ import { apiViolations, auditMark, Histogram, installAudit, label, resolveRefs, 
 import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../support/fuzz-requests";
 
 /** Inputs per database: with the PGlite and PostgreSQL passes and fuzz-http.pg.test.ts, over 5,000 per `npm test`. */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1800);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2500);
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 const HANDLERS: Record<ApiRoute, Record<string, Handler | undefined>> = {
