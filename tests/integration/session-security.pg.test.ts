@@ -52,7 +52,8 @@ describe("pages with a cookie that does not unseal", () => {
           value,
           path,
           status: 307,
-          location: "/sign-in/reset",
+          // The page asked for goes along, so signing in returns there (lib/return-path.ts).
+          location: `/sign-in/reset?next=${encodeURIComponent(path)}`,
         });
       }
       const reset = await get(one, "/sign-in/reset", cookie);
