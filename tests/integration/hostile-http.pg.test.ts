@@ -7,6 +7,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../support/app-server";
+import { inferenceLease } from "@/db/schema";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 
 if (inject("dbKind") !== "postgres") {
@@ -159,22 +160,40 @@ describe("server actions called by id with arguments the page never sends", () =
   });
 });
 
+async function readFirstChunk(res: Response): Promise<string> {
+  const reader = res.body!.getReader();
+  const { value } = await reader.read();
+  return new TextDecoder().decode(value).slice(0, 400);
+}
+
 describe("event streams through the running server", () => {
   it("20 per session, the 21st is 429 with Retry-After, and a client that goes away frees its slot", async () => {
-    const { inv, cookie } = await signedIn();
-    const opened = await fetch(`${app.url}/api/leases`, {
-      method: "POST",
-      headers: { cookie, "content-type": "application/json" },
-      body: JSON.stringify({ invoice_id: inv.id, purpose: "summarize_invoice" }),
-    });
-    expect(opened.status).toBe(201);
-    const { lease_id: leaseId } = (await opened.json()) as { lease_id: string };
+    const { user, inv, cookie } = await signedIn();
+    // A lease waiting for review with a far deadline, written directly: no generation runs for
+    // it, so nothing can close it (and so end its streams) while the cap is being counted.
+    // Opened through the API, its run could end it mid-count under a loaded full run.
+    const [lease] = await t.db
+      .insert(inferenceLease)
+      .values({
+        actorId: user.id,
+        invoiceId: inv.id,
+        purpose: "summarize_invoice",
+        status: "proposed",
+        deadlineAt: sql`now() + interval '10 minutes'`,
+        proposal: { summary: "Waiting for review.", model: "test" },
+      })
+      .returning({ id: inferenceLease.id });
+    const leaseId = lease!.id;
     const clients: AbortController[] = [];
+    const held: Response[] = [];
     const openStream = async () => {
       const client = new AbortController();
       clients.push(client);
       const res = await fetch(`${app.url}/api/leases/${leaseId}/events`, { headers: { cookie }, signal: client.signal });
       if (res.status !== 200) await res.arrayBuffer();
+      // Held to the end: undici closes the connection of a response that is garbage
+      // collected unread, which frees its slot on the server mid-count.
+      held.push(res);
       return { res, client };
     };
     try {
@@ -182,7 +201,8 @@ describe("event streams through the running server", () => {
       expect(first.res.status).toBe(200);
       for (let i = 1; i < 20; i++) expect((await openStream()).res.status).toBe(200);
       const refused = await openStream();
-      expect(refused.res.status).toBe(429);
+      const said = refused.res.status === 200 ? await readFirstChunk(refused.res) : "";
+      expect(refused.res.status, `the 21st stream opened and said: ${said}`).toBe(429);
       expect(Number(refused.res.headers.get("retry-after"))).toBeGreaterThan(0);
       first.client.abort();
       // The server learns of the closed connection a moment later.
