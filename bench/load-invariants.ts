@@ -2,42 +2,7 @@
 // rows alone: the DB-only sibling of tests/model/invariants.ts, which holds the same rules
 // against a model of the expected invoices and leases. Returns what is wrong, in words.
 import type postgres from "postgres";
-
-const IN_FLIGHT = new Set(["open", "proposed"]);
-
-/** The one event that closes a lease, by status and closed reason (as tests/model/invariants.ts). */
-const TERMINAL: Record<string, string> = {
-  "applied:": "applied",
-  "expired:deadline_passed": "expired",
-  "rejected:cancelled": "cancelled",
-  "rejected:signed_out": "revoked",
-  "rejected:invoice_changed": "invoice_changed",
-  "rejected:actor_mismatch": "actor_mismatch",
-  "rejected:generation_failed": "generation_failed",
-  "rejected:dispatch_failed": "dispatch_failed",
-};
-
-type Detail = Record<string, unknown> | null;
-
-/** Events that record a transition (as opposed to a refusal or a late completion that changed nothing). */
-function isTransition(kind: string, detail: Detail): boolean {
-  switch (kind) {
-    case "opened":
-    case "proposed":
-    case "applied":
-    case "expired":
-    case "cancelled":
-    case "revoked":
-    case "invoice_changed":
-    case "dispatch_failed":
-      return true;
-    case "actor_mismatch":
-    case "generation_failed":
-      return detail?.closed === true;
-    default:
-      return false;
-  }
-}
+import { IN_FLIGHT, isTransition, TERMINAL, type Detail } from "../tests/support/lease-rules";
 
 type LeaseRow = {
   id: string;

@@ -4,6 +4,7 @@ import { asc, inArray } from "drizzle-orm";
 import { expect } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent, type LeaseStatus } from "@/db/schema";
 import type { TestDb } from "../support/db";
+import { IN_FLIGHT, isTransition, TERMINAL, type Detail } from "../support/lease-rules";
 
 type ModelView = {
   invoices: { id: string; version: number; summary: string | null }[];
@@ -12,41 +13,6 @@ type ModelView = {
 
 /** What earlier checks saw, so a closed lease can be held to its status forever after. */
 export type Ledger = { statuses: Map<string, LeaseStatus> };
-
-const IN_FLIGHT = new Set<string>(["open", "proposed"]);
-
-/** The one event that closes a lease, by status and closed reason. */
-const TERMINAL: Record<string, string> = {
-  "applied:": "applied",
-  "expired:deadline_passed": "expired",
-  "rejected:cancelled": "cancelled",
-  "rejected:signed_out": "revoked",
-  "rejected:invoice_changed": "invoice_changed",
-  "rejected:actor_mismatch": "actor_mismatch",
-  "rejected:generation_failed": "generation_failed",
-  "rejected:dispatch_failed": "dispatch_failed",
-};
-
-type Detail = Record<string, unknown> | null;
-/** Events that record a transition (as opposed to a refusal that changed nothing). */
-function isTransition(kind: string, detail: Detail): boolean {
-  switch (kind) {
-    case "opened":
-    case "proposed":
-    case "applied":
-    case "expired":
-    case "cancelled":
-    case "revoked":
-    case "invoice_changed":
-    case "dispatch_failed":
-      return true;
-    case "actor_mismatch":
-    case "generation_failed":
-      return detail?.closed === true;
-    default:
-      return false;
-  }
-}
 
 export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledger): Promise<void> {
   const invoiceIds = model.invoices.map((i) => i.id);
