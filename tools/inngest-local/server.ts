@@ -515,7 +515,9 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     // A checkpointed step can come back again in the request's final answer.
     if (op.id in run.memo) return;
     const s = stepRecord(run, op, true);
-    run.mark = Date.now();
+    // One clock reading: the step ends when the next one (run back to back) starts.
+    const now = Date.now();
+    run.mark = now;
     run.stack.push(op.id);
     run.memo[op.id] = memo;
     // A checkpoint does not say which attempt it ran in: after a retry it is the next one.
@@ -523,7 +525,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     s.status = "error" in memo ? "failed" : "completed";
     if ("error" in memo) s.error = memo.error;
     else s.output = memo.data;
-    s.endedAt = new Date().toISOString();
+    s.endedAt = new Date(now).toISOString();
     if (viaCheckpoint) s.checkpointed = true;
     log(`run ${run.id} step "${s.name}" ${s.status}${viaCheckpoint ? " (checkpoint)" : ""}${"error" in memo ? `: ${messageOf(memo.error)}` : ""}`);
   }
