@@ -82,6 +82,22 @@ function StateLine({ row, viewer, serverNow }: { row: ListRow; viewer: Viewer; s
   );
 }
 
+/** One labelled menu of the filter form; options in the record's order. */
+function SelectField(props: { id: string; name: string; label: string; options: Record<string, string>; value: string }) {
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>{props.label}</label>
+      <select id={props.id} name={props.name} defaultValue={props.value}>
+        {Object.entries(props.options).map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 type Search = Promise<Record<string, string | string[] | undefined>>;
 
 export default async function InvoicesPage({ searchParams }: { searchParams: Search }) {
@@ -103,36 +119,9 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
         <>
           {/* A plain GET form: filters and sorting work without JavaScript, and the URL keeps them. */}
           <Form action="/invoices" className="list-filters" aria-label="Filter and sort invoices">
-            <div className="field">
-              <label htmlFor="filter-state">Summary</label>
-              <select id="filter-state" name="state" defaultValue={query.state}>
-                {Object.entries(STATE_OPTIONS).map(([value, label]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <div className="field">
-              <label htmlFor="filter-due">Due</label>
-              <select id="filter-due" name="due" defaultValue={query.due}>
-                {Object.entries(DUE_OPTIONS).map(([value, label]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <div className="field">
-              <label htmlFor="filter-sort">Sort by</label>
-              <select id="filter-sort" name="sort" defaultValue={query.sort}>
-                {Object.entries(SORT_OPTIONS).map(([value, label]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            </div>
+            <SelectField id="filter-state" name="state" label="Summary" options={STATE_OPTIONS} value={query.state} />
+            <SelectField id="filter-due" name="due" label="Due" options={DUE_OPTIONS} value={query.due} />
+            <SelectField id="filter-sort" name="sort" label="Sort by" options={SORT_OPTIONS} value={query.sort} />
             <div className="list-filters__actions">
               <button type="submit" className="button button--secondary">
                 Show

@@ -73,17 +73,8 @@ test("an edit withdraws the waiting proposal at once, by push: out of date, what
   await one.expectDisplay("applied");
 });
 
-test("an edit while the summary is being written withdraws it too, and tells the generation to stop", async ({
-  page,
-  context,
-  sql,
-  signIn,
-  newInvoice,
-}) => {
-  const invoice = await newInvoice(ALICE);
-  await signIn(context, ALICE);
-  const inv = new InvoicePage(page);
-  await inv.goto(invoice.id);
+test("an edit while the summary is being written withdraws it too, and tells the generation to stop", async ({ sql, openInvoice }) => {
+  const { invoice, inv } = await openInvoice(ALICE);
   await inv.summarize.click();
   await inv.expectDisplay("generating");
   const leaseId = await inv.leaseId();
@@ -100,17 +91,8 @@ test("an edit while the summary is being written withdraws it too, and tells the
   expect((await eventKinds(sql, leaseId)).filter((k) => k !== "late_completion")).toEqual(["opened", "invoice_changed"]);
 });
 
-test("Cancel while the summary is being written: the lease closes, the timeline says so, nothing is proposed", async ({
-  page,
-  context,
-  sql,
-  signIn,
-  newInvoice,
-}) => {
-  const invoice = await newInvoice(ALICE);
-  await signIn(context, ALICE);
-  const inv = new InvoicePage(page);
-  await inv.goto(invoice.id);
+test("Cancel while the summary is being written: the lease closes, the timeline says so, nothing is proposed", async ({ page, sql, openInvoice }) => {
+  const { invoice, inv } = await openInvoice(ALICE);
   await inv.summarize.click();
   await inv.expectDisplay("generating");
   const leaseId = await inv.leaseId();
@@ -274,11 +256,8 @@ test.describe("in New York, in English (US)", () => {
 test.describe("in Berlin, in German", () => {
   test.use({ locale: "de-DE", timezoneId: "Europe/Berlin" });
 
-  test("the same page in another locale: its own date format, everywhere", async ({ page, context, signIn, newInvoice }) => {
-    const invoice = await newInvoice(ALICE);
-    await signIn(context, ALICE);
-    const inv = new InvoicePage(page);
-    await inv.goto(invoice.id);
+  test("the same page in another locale: its own date format, everywhere", async ({ page, openInvoice }) => {
+    const { inv } = await openInvoice(ALICE);
     await expect(page.getByTestId("issued-on")).toHaveText("01.11.2026");
     await expect(inv.editForm.getByLabel("Due on")).toHaveValue("01.12.2026");
     await inv.summarize.click();
@@ -320,12 +299,9 @@ test.describe("on a phone", () => {
   });
 });
 
-test("words a finance user reads: no talk of connections or updates arriving", async ({ page, context, signIn, newInvoice, browser }) => {
+test("words a finance user reads: no talk of connections or updates arriving", async ({ page, context, browser, openInvoice }) => {
   const banned = /Connecting for updates|Updates arrive as they happen|Checking for updates every|server-sent|EventSource|polling/i;
-  const invoice = await newInvoice(ALICE);
-  await signIn(context, ALICE);
-  const inv = new InvoicePage(page);
-  await inv.goto(invoice.id);
+  const { invoice, inv } = await openInvoice(ALICE);
   await inv.summarize.click();
   await inv.expectDisplay("generating");
   await expect(inv.channel).toHaveAttribute("data-channel", "live");
@@ -347,13 +323,7 @@ test("words a finance user reads: no talk of connections or updates arriving", a
   }
 });
 
-test("push recovers: after falling back to polling, the page tries the stream again and goes back to it", async ({
-  page,
-  context,
-  signIn,
-  newInvoice,
-  allowConsoleErrors,
-}) => {
+test("push recovers: after falling back to polling, the page tries the stream again and goes back to it", async ({ page, allowConsoleErrors, openInvoice }) => {
   allowConsoleErrors(/status of 503/, /EventSource/);
   let refused = 0;
   await page.route("**/api/leases/*/events", async (route: Route) => {
@@ -363,10 +333,7 @@ test("push recovers: after falling back to polling, the page tries the stream ag
     }
     return route.fallback();
   });
-  const invoice = await newInvoice(ALICE);
-  await signIn(context, ALICE);
-  const inv = new InvoicePage(page);
-  await inv.goto(invoice.id);
+  const { inv } = await openInvoice(ALICE);
   await inv.summarize.click();
   await inv.expectDisplay("generating");
   await expect(inv.channel).toHaveAttribute("data-channel", "polling");
@@ -413,15 +380,12 @@ test.describe("with a short deadline", () => {
     await inv.expectDisplay("expired", 2_000);
   });
 
-  test("the deadline reaches the page within 2 s while it polls", async ({ page, context, sql, signIn, newInvoice, allowConsoleErrors }) => {
+  test("the deadline reaches the page within 2 s while it polls", async ({ page, sql, openInvoice, allowConsoleErrors }) => {
     allowConsoleErrors(/status of 503/, /EventSource/);
     await page.route("**/api/leases/*/events", (route) =>
       route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ detail: "service_unavailable" }) }),
     );
-    const invoice = await newInvoice(ALICE);
-    await signIn(context, ALICE);
-    const inv = new InvoicePage(page);
-    await inv.goto(invoice.id);
+    const { invoice, inv } = await openInvoice(ALICE);
     await inv.summarize.click();
     await inv.expectDisplay("generating");
     await expect(inv.channel).toHaveAttribute("data-channel", "polling");

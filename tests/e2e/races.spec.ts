@@ -5,11 +5,8 @@ import { generationRuns } from "./support/inngest";
 import { InvoicePage } from "./support/pages";
 import { ALICE } from "./support/settings";
 
-test("a double click on Summarize opens one lease", async ({ page, context, sql, signIn, newInvoice }) => {
-  const invoice = await newInvoice(ALICE);
-  await signIn(context, ALICE);
-  const inv = new InvoicePage(page);
-  await inv.goto(invoice.id);
+test("a double click on Summarize opens one lease", async ({ sql, openInvoice }) => {
+  const { invoice, inv } = await openInvoice(ALICE);
   await inv.summarize.dblclick();
   await inv.expectDisplay("generating");
   const leaseId = await inv.leaseId();

@@ -40,18 +40,8 @@ test("a tampered session cookie on a page: sent to sign in, the cookie cleared, 
   await new InvoicePage(page).goto(invoice.id);
 });
 
-test("a tampered session cookie on a server action: sent to sign in, nothing written", async ({
-  page,
-  context,
-  baseURL,
-  signIn,
-  newInvoice,
-  sql,
-}) => {
-  const invoice = await newInvoice(ALICE);
-  await signIn(context, ALICE);
-  const inv = new InvoicePage(page);
-  await inv.goto(invoice.id);
+test("a tampered session cookie on a server action: sent to sign in, nothing written", async ({ page, context, baseURL, sql, openInvoice }) => {
+  const { invoice, inv } = await openInvoice(ALICE);
   await tamper(context, baseURL!);
   await inv.summarize.click();
   await expect(page).toHaveURL(`/sign-in?next=${encodeURIComponent(`/invoices/${invoice.id}`)}`);

@@ -42,14 +42,7 @@ test("a failed generation is shown in plain words, and Try again opens a new lea
   expect((await invoiceRow(sql, invoice.id)).summary).toBeNull();
 });
 
-test("when server-sent events fail, the page polls and still shows the lease as it stands", async ({
-  page,
-  context,
-  sql,
-  signIn,
-  newInvoice,
-  allowConsoleErrors,
-}) => {
+test("when server-sent events fail, the page polls and still shows the lease as it stands", async ({ page, sql, allowConsoleErrors, openInvoice }) => {
   allowConsoleErrors(/status of 503/, /EventSource/);
   await page.route("**/api/leases/*/events", (route) =>
     route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ detail: "events_unavailable" }) }),
@@ -59,10 +52,7 @@ test("when server-sent events fail, the page polls and still shows the lease as 
     if (/\/api\/leases\/[0-9a-f-]{36}$/.test(new URL(request.url()).pathname)) polls.push(request.url());
   });
 
-  const invoice = await newInvoice(ALICE);
-  await signIn(context, ALICE);
-  const inv = new InvoicePage(page);
-  await inv.goto(invoice.id);
+  const { inv } = await openInvoice(ALICE);
   await inv.summarize.click();
   await inv.expectDisplay("generating");
   await expect(page.getByTestId("channel")).toHaveAttribute("data-channel", "polling");
