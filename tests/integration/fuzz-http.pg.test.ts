@@ -22,6 +22,7 @@ import {
   auditMark,
   disguise,
   Histogram,
+  hugeString,
   installAudit,
   label,
   matchesOneOf,
@@ -53,13 +54,15 @@ let revokedCookie: string;
 let actionIds: Record<ActionName, string>;
 const histogram = new Histogram();
 
-type ActionName = "signIn" | "signOut" | "summarize" | "apply" | "discard" | "edit";
+type ActionName = "signIn" | "signOut" | "signOutCheck" | "summarize" | "apply" | "discard" | "cancel" | "edit";
 const ACTION_FILES: Record<ActionName, [string, string]> = {
   signIn: ["app/sign-in/actions.ts", "signInAction"],
   signOut: ["app/actions.ts", "signOutAction"],
+  signOutCheck: ["app/actions.ts", "signOutCheck"],
   summarize: ["app/invoices/[id]/actions.ts", "summarizeAction"],
   apply: ["app/invoices/[id]/actions.ts", "applyAction"],
   discard: ["app/invoices/[id]/actions.ts", "discardAction"],
+  cancel: ["app/invoices/[id]/actions.ts", "cancelAction"],
   edit: ["app/invoices/[id]/actions.ts", "editInvoiceAction"],
 };
 
@@ -305,7 +308,12 @@ const nextHeaders = fc.oneof(
 // ---------------------------------------------------------------------------------------
 // Server actions
 
-type ActionEncoding = "reply-form" | "reply-text" | "mpa" | "garbage";
+// reply-form / reply-text: React's encodeReply (the arguments' root at field "0", or the whole
+// body as JSON text); mpa: a plain form post naming the action in a field; garbage: bytes
+// under a multipart type; raw-form: a multipart body written by hand, so field values can be
+// what FormData cannot carry (invalid UTF-8, NUL bytes, megabyte strings); reply-json: the
+// arguments as any JSON at all (wrong types, lone surrogates as \ud800 escapes).
+type ActionEncoding = "reply-form" | "reply-text" | "mpa" | "garbage" | "raw-form" | "reply-json";
 type ActionCall = {
   kind: "action";
   action: ActionName | "unknown";
@@ -318,6 +326,10 @@ type ActionCall = {
   origin: "own" | "none" | "foreign" | "null";
   contentType: "right" | "text/plain" | "application/json" | "none" | "form";
   garbage: Uint8Array;
+  /** For raw-form: each field's bytes. */
+  raw: [string, Uint8Array][];
+  /** For reply-json: the arguments list. */
+  json: unknown[];
 };
 
 const REACT_TAGS = ["$undefined", "$@1", "$Q1", "$W1", "$K9", "$h1", "$T", "$B1", "$n1e400", "$D", "$Dnot-a-date", "$1:0:0", "$S", "$Infinity", "$-0", "$NaN", "$F1", "$R1", "$r1", "$X1", "$Y1", "$$x", "$"];
@@ -329,13 +341,16 @@ const fieldValue = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...REACT_TAGS) },
   { weight: 1, arbitrary: fc.constantFrom("Contoso", "INV-77", "2026-10-01", "2027-01-31") },
 );
-const FIELDS = ["invoice_id", "lease_id", "number", "counterparty", "issued_on", "due_on", "expected_version", "email", "password", "owner_id", "actor_id"];
+const FIELDS = ["invoice_id", "lease_id", "discard", "next", "number", "counterparty", "issued_on", "due_on", "expected_version", "email", "password", "owner_id", "actor_id"];
 
 const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   kind: fc.constant("action" as const),
-  action: fc.oneof({ weight: 12, arbitrary: fc.constantFrom<ActionName>("summarize", "apply", "discard", "edit", "signIn", "signOut") }, { weight: 1, arbitrary: fc.constant("unknown" as const) }),
+  action: fc.oneof({ weight: 12, arbitrary: fc.constantFrom<ActionName>("summarize", "apply", "discard", "cancel", "edit", "signIn", "signOut", "signOutCheck") }, { weight: 1, arbitrary: fc.constant("unknown" as const) }),
   page: fc.oneof({ weight: 6, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom("sign-in" as const, "invoices" as const, "root" as const) }),
-  encoding: fc.oneof({ weight: 6, arbitrary: fc.constant<ActionEncoding>("reply-form") }, { weight: 2, arbitrary: fc.constantFrom<ActionEncoding>("reply-text", "mpa", "garbage") }),
+  encoding: fc.oneof(
+    { weight: 6, arbitrary: fc.constant<ActionEncoding>("reply-form") },
+    { weight: 3, arbitrary: fc.constantFrom<ActionEncoding>("reply-text", "mpa", "garbage", "raw-form", "reply-json") },
+  ),
   prev: fc.oneof(fc.constant({ ok: true, message: null }), fc.constant({ message: null, email: "" }), anyJson, fc.constantFrom(...REACT_TAGS)),
   fields: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 7 }),
   rootModel: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom(...REACT_TAGS.map((tag) => JSON.stringify([tag, "$K1"]))), fc.constantFrom("[", "{}", "null", '"$K1"', "[1e999]", `[${"[".repeat(5000)}${"]".repeat(5000)}]`)) }),
@@ -347,6 +362,8 @@ const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   origin: fc.oneof({ weight: 6, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom("none" as const, "foreign" as const, "null" as const) }),
   contentType: fc.oneof({ weight: 8, arbitrary: fc.constant("right" as const) }, { weight: 1, arbitrary: fc.constantFrom("text/plain" as const, "application/json" as const, "none" as const, "form" as const) }),
   garbage: rawBytes,
+  raw: fc.array(fc.tuple(fc.constantFrom(...FIELDS), fc.oneof(rawBytes, hugeString.map((h) => new TextEncoder().encode(h)), nastyString.map((v) => new TextEncoder().encode(v)))), { maxLength: 6 }),
+  json: fc.array(fc.oneof(anyJson, fc.dictionary(fc.constantFrom(...FIELDS), fc.oneof(anyJson, nastyString, hugeString), { maxKeys: 6 })), { maxLength: 3 }),
 });
 
 // Valid field sets per action, so the allowed writes happen too.
@@ -354,6 +371,7 @@ const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = 
   summarize: fc.record({ invoice_id: ref("inv:free", "inv:own0") }),
   apply: fc.record({ lease_id: ref("lease:proposed", "lease:open", "lease:overdue") }),
   discard: fc.record({ lease_id: ref("lease:open", "lease:proposed") }),
+  cancel: fc.record({ lease_id: ref("lease:open", "lease:proposed") }),
   edit: fc.record({
     invoice_id: ref("inv:own0", "inv:own2"),
     number: fc.constantFrom("INV-1", "INV-2"),
@@ -363,10 +381,11 @@ const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = 
     expected_version: ref("version:own0", "version:own2"),
   }),
   signIn: fc.record({ email: ref("email:owner", "email:other"), password: ref("password") }),
-  signOut: fc.constant({}),
+  signOut: fc.oneof(fc.constant({}), fc.record({ discard: ref("lease:proposed") })),
+  signOutCheck: fc.constant({}),
 };
 const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
-  .constantFrom<ActionName>("summarize", "summarize", "apply", "apply", "discard", "edit", "edit", "signIn", "signOut")
+  .constantFrom<ActionName>("summarize", "summarize", "apply", "apply", "discard", "cancel", "edit", "edit", "signIn", "signOut", "signOutCheck")
   .chain((action) =>
     fc.record({
       kind: fc.constant("action" as const),
@@ -380,6 +399,8 @@ const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
       origin: fc.constant("own" as const),
       contentType: fc.constant("right" as const),
       garbage: fc.constant(new Uint8Array()),
+      raw: fc.constant([]),
+      json: fc.constant([]),
     }),
   );
 
@@ -610,9 +631,11 @@ function nothingBut(writes: Write[]): string[] {
 const ACTION_PAGE: Record<ActionName, "sign-in" | "invoice" | "any"> = {
   signIn: "sign-in",
   signOut: "any",
+  signOutCheck: "any",
   summarize: "invoice",
   apply: "invoice",
   discard: "invoice",
+  cancel: "invoice",
   edit: "invoice",
 };
 
@@ -626,14 +649,35 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
   const page = pages[c.page];
   const id = c.action === "unknown" ? "7f".repeat(21) : actionIds[c.action];
   const takesState = c.action === "signIn" || c.action === "edit";
-  const args = c.action === "signOut" ? [] : takesState ? [c.prev, "$K1"] : ["$K1"];
+  const noArgs = c.action === "signOutCheck";
+  const args = noArgs ? [] : takesState ? [c.prev, "$K1"] : ["$K1"];
 
   let body: Uint8Array;
   let contentType: string | null;
   const headers: Record<string, string> = { accept: "text/x-component" };
   if (c.encoding === "reply-text") {
-    body = new TextEncoder().encode(JSON.stringify(c.action === "signOut" ? [] : takesState ? [c.prev, fields] : [fields]));
+    body = new TextEncoder().encode(JSON.stringify(noArgs ? [] : takesState ? [c.prev, fields] : [fields]));
     contentType = "text/plain;charset=UTF-8";
+    headers["next-action"] = id;
+  } else if (c.encoding === "reply-json") {
+    // JSON.stringify writes a lone surrogate as a \udXXX escape, so it reaches the decoder.
+    body = new TextEncoder().encode(JSON.stringify(c.json));
+    contentType = "text/plain;charset=UTF-8";
+    headers["next-action"] = id;
+  } else if (c.encoding === "raw-form") {
+    const boundary = "----fuzzraw";
+    const part = (name: string, value: Uint8Array) => [
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`, "latin1"),
+      Buffer.from(value),
+      Buffer.from("\r\n", "latin1"),
+    ];
+    body = Buffer.concat([
+      ...part("0", new TextEncoder().encode(c.rootModel ?? JSON.stringify(args))),
+      ...c.raw.flatMap(([k, v]) => part(`_1_${k}`, v)),
+      ...Object.entries(fields).flatMap(([k, v]) => part(`_1_${k}`, new TextEncoder().encode(String(v)))),
+      Buffer.from(`--${boundary}--\r\n`, "latin1"),
+    ]);
+    contentType = `multipart/form-data; boundary=${boundary}`;
     headers["next-action"] = id;
   } else if (c.encoding === "garbage") {
     body = c.garbage;
@@ -680,7 +724,7 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
       const opened = labels.find((l) => l.startsWith("open:"))?.split(":")[1];
       if (c.action === "signIn") allowed = [[], [`session:${emailUser}`]];
       else if (actor && c.action === "summarize") allowed = [[], [`open:${opened}:${str(fields.invoice_id)}:${a}:${s}`, `event:opened:${opened}`]];
-      else if (actor && (c.action === "apply" || c.action === "discard")) {
+      else if (actor && (c.action === "apply" || c.action === "discard" || c.action === "cancel")) {
         const l = str(fields.lease_id);
         allowed =
           c.action === "apply"
@@ -836,6 +880,8 @@ describe("found by fuzzing", () => {
         origin: "own",
         contentType: "right",
         garbage: new Uint8Array(),
+        raw: [],
+        json: [],
       });
     }
   });

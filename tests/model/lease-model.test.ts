@@ -213,6 +213,7 @@ async function adoptLease(m: Model, r: Real, id: string, raced?: Map<string, num
       status: inferenceLease.status,
       fence: inferenceLease.invoiceVersion,
       nonce: inferenceLease.runNonce,
+      reason: inferenceLease.closedReason,
       deadline: sql<number>`extract(epoch from ${inferenceLease.deadlineAt}) * 1000`.mapWith(Number),
     })
     .from(inferenceLease)
@@ -237,6 +238,8 @@ async function adoptLease(m: Model, r: Real, id: string, raced?: Map<string, num
     fence: row.fence!,
     nonce: row.nonce,
     summary: null,
+    // Opened in a race with an edit of its invoice, it may already be withdrawn (0013).
+    changed: row.reason === "invoice_changed",
   });
 }
 
