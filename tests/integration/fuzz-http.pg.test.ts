@@ -44,7 +44,8 @@ if (inject("dbKind") !== "postgres") {
   throw new Error("fuzz-http.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
-const RUNS = Number(process.env.FUZZ_HTTP_RUNS ?? 1400);
+/** In the PostgreSQL pass of `npm test`: with fuzz-routes.test.ts's 2,500 per database, 6,500 inputs per CI run. */
+const RUNS = Number(process.env.FUZZ_HTTP_RUNS ?? 1500);
 const BOOT_TIMEOUT = 300_000;
 
 let t: TestDb;
