@@ -6,6 +6,12 @@ const nextConfig: NextConfig = {
   // rate-limiter-flexible imports drizzle-orm by a computed name, which a bundle cannot resolve.
   serverExternalPackages: ["@electric-sql/pglite", "rate-limiter-flexible"],
   poweredByHeader: false,
+  // proxy.ts must see the request as sent: by default Next hides the headers of its client
+  // router (RSC, Next-Router-State-Tree...) from the proxy, and a malformed router state is a
+  // 500 inside Next's render that only the proxy can refuse first (lib/request-guards.ts).
+  // It also leaves the `_rsc` parameter in the URL the proxy sees; proxy.ts drops it where it
+  // uses the URL.
+  skipProxyUrlNormalize: true,
   // Lets parallel builds (tests, a second checkout) keep separate outputs.
   distDir: process.env.NEXT_DIST_DIR || ".next",
   experimental: {

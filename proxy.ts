@@ -4,7 +4,7 @@
 // Why each header and which proxy headers are trusted: docs/decisions/0011-cross-site-writes-and-headers.md.
 import { NextResponse, type NextRequest } from "next/server";
 import { isForeignOrigin, isStateChanging, ownHost } from "@/lib/origin";
-import { hasBrokenActionBody, hasMalformedPath } from "@/lib/request-guards";
+import { hasBrokenActionBody, hasMalformedPath, hasMalformedRouterState } from "@/lib/request-guards";
 import { REQUEST_PATH_HEADER } from "@/lib/return-path";
 
 const DEV = process.env.NODE_ENV === "development";
@@ -60,12 +60,21 @@ function refusal(status: number, code: string, isApi: boolean, https: boolean): 
   return secure(response, API_POLICY, https);
 }
 
+function withoutRscParam(search: string): string {
+  const params = new URLSearchParams(search);
+  if (!params.has("_rsc")) return search;
+  params.delete("_rsc");
+  return params.size ? `?${params}` : "";
+}
+
 export async function proxy(request: NextRequest): Promise<NextResponse> {
   const https = servedOverHttps(request);
   const isApi = request.nextUrl.pathname.startsWith("/api/");
 
   // Next.js would answer these with a 500 from inside its router or action handler (lib/request-guards.ts).
   if (hasMalformedPath(request.nextUrl.pathname)) return refusal(400, "invalid_request", isApi, https);
+  // Its client router's state header too; the proxy sees it because of skipProxyUrlNormalize.
+  if (hasMalformedRouterState(request.headers)) return refusal(400, "invalid_request", isApi, https);
 
   // Any write with a foreign Origin stops here: server actions and page posts, and API paths
   // too (lib/http.ts refuses them again), because a path under /api/ that no route matches is
@@ -92,7 +101,8 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
   headers.set("content-security-policy", policy);
   // The page asked for, so a page that sends its visitor to sign in can name it as `next`
   // (app/_lib/actor.ts). Always ours: a client's own value is overwritten.
-  headers.set(REQUEST_PATH_HEADER, `${request.nextUrl.pathname}${request.nextUrl.search}`);
+  // skipProxyUrlNormalize leaves Next's cache-busting `_rsc` parameter in the URL; it is no part of the page.
+  headers.set(REQUEST_PATH_HEADER, `${request.nextUrl.pathname}${withoutRscParam(request.nextUrl.search)}`);
   return secure(NextResponse.next({ request: { headers } }), policy, https);
 }
 

@@ -5,10 +5,6 @@ import { defineConfig } from "vitest/config";
 // share: PostgreSQL. The PGlite pass leaves them out, and says so.
 const onPostgres = Boolean(process.env.DATABASE_URL) && process.env.TEST_DB !== "pglite";
 const PG_ONLY = "tests/integration/**/*.pg.test.ts";
-// The wire fuzzer (raw sockets to the built app) runs on demand, `npm run test:fuzz-wire`: its
-// attribution of a write that lands after its request's answer is not yet sound, so it is
-// not part of `npm test` (the route-handler fuzzer is, on both databases).
-const FUZZ_WIRE = "tests/integration/fuzz-http.pg.test.ts";
 if (!onPostgres && process.argv.some((a) => a.includes("integration"))) {
   console.info(`[vitest] integration on PGlite: ${PG_ONLY} need PostgreSQL (set DATABASE_URL) and are not run in this pass.`);
 }
@@ -40,7 +36,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["tests/integration/**/*.test.ts"],
-          exclude: [...(onPostgres ? [] : [PG_ONLY]), ...(process.env.FUZZ_WIRE === "1" ? [] : [FUZZ_WIRE])],
+          exclude: onPostgres ? [] : [PG_ONLY],
           environment: "node",
           globalSetup: ["tests/support/global-setup.ts"],
           setupFiles: ["tests/support/setup-integration.ts"],

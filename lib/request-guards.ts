@@ -66,3 +66,66 @@ function isSafeReply(root: FormDataEntryValue | null, multipart: boolean): boole
   };
   return walk(value, 0);
 }
+
+// ---------------------------------------------------------------------------------------
+// Headers of Next.js's client router (RSC navigations and prefetches)
+
+/**
+ * True when a request carries a `Next-Router-State-Tree` that Next.js (16.4) would fail on
+ * with a 500 ("The router state header was sent but could not be parsed"): its render
+ * decodes it as URI-encoded JSON and asserts the shape below before any code of ours runs.
+ * The shape is Next's own FlightRouterState (next/dist/server/app-render/types.js): a tuple
+ * [segment, children by slot, url?, refresh marker?, flags?, string?], where a segment is a
+ * string or [param name, cache key, param type, static siblings or null]. We check the same
+ * shape, a little stricter (plain objects only, a depth bound so a nested tree cannot
+ * exhaust the stack), and the same 40,000-character bound Next applies.
+ * Reaching the proxy at all needs `skipProxyUrlNormalize` (next.config.ts): without it Next
+ * hides its router headers from the proxy.
+ */
+export function hasMalformedRouterState(headers: Headers): boolean {
+  const raw = headers.get("next-router-state-tree");
+  if (raw === null) return false;
+  if (raw.length > ROUTER_STATE_MAX_LENGTH) return true;
+  let tree: unknown;
+  try {
+    tree = JSON.parse(decodeURIComponent(raw));
+  } catch {
+    return true;
+  }
+  return !isRouterState(tree, 0);
+}
+
+const ROUTER_STATE_MAX_LENGTH = 20 * 2000;
+const ROUTER_STATE_MAX_DEPTH = 64;
+const DYNAMIC_PARAM_TYPES = new Set(["c", "ci(..)(..)", "ci(.)", "ci(..)", "ci(...)", "oc", "d", "di(..)(..)", "di(.)", "di(..)", "di(...)"]);
+const REFRESH_MARKERS = new Set(["refetch", "inside-shared-layout", "metadata-only"]);
+
+const isString = (v: unknown): v is string => typeof v === "string";
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && [Object.prototype, null].includes(Object.getPrototypeOf(v));
+
+function isSegment(v: unknown): boolean {
+  if (isString(v)) return true;
+  return (
+    Array.isArray(v) &&
+    v.length === 4 &&
+    isString(v[0]) &&
+    isString(v[1]) &&
+    DYNAMIC_PARAM_TYPES.has(v[2] as string) &&
+    (v[3] === null || (Array.isArray(v[3]) && v[3].every(isString)))
+  );
+}
+
+function isRouterState(v: unknown, depth: number): boolean {
+  if (depth > ROUTER_STATE_MAX_DEPTH || !Array.isArray(v) || v.length < 2 || v.length > 6) return false;
+  const [segment, children, url, refresh, flags, extra] = v as unknown[];
+  if (!isSegment(segment) || !isPlainObject(children)) return false;
+  if (!Object.values(children).every((child) => isRouterState(child, depth + 1))) return false;
+  const optional = (x: unknown, ok: (x: unknown) => boolean) => x === undefined || x === null || ok(x);
+  return (
+    optional(url, (u) => Array.isArray(u) && u.length === 2 && u.every(isString)) &&
+    optional(refresh, (r) => REFRESH_MARKERS.has(r as string)) &&
+    optional(flags, (f) => typeof f === "number" && Number.isFinite(f)) &&
+    (extra === undefined || isString(extra))
+  );
+}

@@ -1,4 +1,4 @@
-// `npm run test:model [-- --runs N] [--seed S] [--path P] [--commands N] [--db pglite|postgres]`
+// `npm run test:model [-- --runs N] [--seed S] [--path P] [--commands N] [--time-limit SECONDS] [--db pglite|postgres]`
 // Runs the model-based test of the lease guarantee (tests/model/). On PostgreSQL when
 // DATABASE_URL is set (or --db postgres, which defaults to the local server), else PGlite.
 // A failure prints the seed and the shrunk counterexample's path; pass both back to replay it.
@@ -23,6 +23,10 @@ for (let i = 0; i < args.length; i++) {
     case "--path":
       env.MODEL_PATH = value();
       break;
+    case "--time-limit":
+      // Seconds; the run stops starting schedules then and reports how many it ran.
+      env.MODEL_TIME_LIMIT_MS = String(Number(positive(flag, value())) * 1000);
+      break;
     case "--commands":
       env.MODEL_COMMANDS = positive(flag, value());
       break;
@@ -45,7 +49,7 @@ function positive(flag: string, v: string): string {
   return v;
 }
 function fail(message: string): never {
-  console.error(`test:model: ${message}\nusage: npm run test:model -- [--runs N] [--seed S] [--path P] [--commands N] [--db pglite|postgres]`);
+  console.error(`test:model: ${message}\nusage: npm run test:model -- [--runs N] [--seed S] [--path P] [--commands N] [--time-limit SECONDS] [--db pglite|postgres]`);
   process.exit(2);
 }
 

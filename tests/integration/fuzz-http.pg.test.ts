@@ -22,6 +22,7 @@ import {
   auditMark,
   disguise,
   Histogram,
+  hugeString,
   installAudit,
   label,
   matchesOneOf,
@@ -43,7 +44,8 @@ if (inject("dbKind") !== "postgres") {
   throw new Error("fuzz-http.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
-const RUNS = Number(process.env.FUZZ_HTTP_RUNS ?? 1400);
+/** In the PostgreSQL pass of `npm test`: with fuzz-routes.test.ts's 2,500 per database, 6,500 inputs per CI run. */
+const RUNS = Number(process.env.FUZZ_HTTP_RUNS ?? 1500);
 const BOOT_TIMEOUT = 300_000;
 
 let t: TestDb;
@@ -53,13 +55,15 @@ let revokedCookie: string;
 let actionIds: Record<ActionName, string>;
 const histogram = new Histogram();
 
-type ActionName = "signIn" | "signOut" | "summarize" | "apply" | "discard" | "edit";
+type ActionName = "signIn" | "signOut" | "signOutCheck" | "summarize" | "apply" | "discard" | "cancel" | "edit";
 const ACTION_FILES: Record<ActionName, [string, string]> = {
   signIn: ["app/sign-in/actions.ts", "signInAction"],
   signOut: ["app/actions.ts", "signOutAction"],
+  signOutCheck: ["app/actions.ts", "signOutCheck"],
   summarize: ["app/invoices/[id]/actions.ts", "summarizeAction"],
   apply: ["app/invoices/[id]/actions.ts", "applyAction"],
   discard: ["app/invoices/[id]/actions.ts", "discardAction"],
+  cancel: ["app/invoices/[id]/actions.ts", "cancelAction"],
   edit: ["app/invoices/[id]/actions.ts", "editInvoiceAction"],
 };
 
@@ -112,7 +116,9 @@ beforeAll(async () => {
   await fetch(`${app.url}/api/session`, { method: "DELETE", headers: { cookie: revokedCookie } });
 }, BOOT_TIMEOUT);
 afterAll(async () => {
-  console.info(`[fuzz-http] ${histogram.total} inputs through the built app on ${t?.kind}; statuses per route (0: no answer):\n${histogram.toString()}`);
+  console.info(
+    `[fuzz-http] ${histogram.total} inputs through the built app on ${t?.kind}; ${creditedLate} requests with an unframed body wrote after their own check (credited to them); statuses per route (0: no answer):\n${histogram.toString()}`,
+  );
   await app?.stop();
   await t?.close();
 });
@@ -226,14 +232,61 @@ const lengthLie = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom<LengthLie>("omit", "short", "long", "huge", "zero", "twice", "chunked-lie", "chunked") },
 );
 
+// A header value as a client can put it on the wire: latin1, no line breaks.
+const wireValue = (s: string) => Buffer.from((s as unknown as { toWellFormed(): string }).toWellFormed(), "utf8").toString("latin1").replace(/[\r\n]/g, "");
+// Next.js's client router state (FlightRouterState): well-formed trees, and trees broken in
+// each way Next's own parser refuses (it answered 500 to all of them before proxy.ts checked).
+const segment = fc.oneof(
+  fc.constantFrom("", "__PAGE__", "invoices", "(group)", "@modal"),
+  fc.tuple(fc.constantFrom("id", "x"), fc.string({ maxLength: 8 }), fc.constantFrom("d", "c", "oc", "ci(..)"), fc.oneof(fc.constant(null), fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 }))),
+);
+/** A router state tree at most `depth` levels deep. */
+const treeOf = (depth: number): fc.Arbitrary<unknown[]> =>
+  fc
+    .tuple(
+      segment,
+      depth === 0 ? fc.constant({}) : fc.dictionary(fc.constantFrom("children", "modal", "__proto__"), treeOf(depth - 1), { maxKeys: 2 }),
+      fc.option(fc.tuple(fc.constant("/invoices"), fc.constant("/invoices")), { nil: undefined }),
+      fc.option(fc.constantFrom("refetch", "inside-shared-layout", "metadata-only", null), { nil: undefined }),
+    )
+    .map(([seg, kids, url, refresh]) => (refresh !== undefined ? [seg, kids, url ?? null, refresh] : url !== undefined ? [seg, kids, url] : [seg, kids]));
+const routerTree = treeOf(3);
+const brokenTree: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom("%7B%22a%22", "not json", "%ZZ", "{}", "[]", "null", '""', "[1]", '["",[]]', '["",{},1]', '["",{},null,"nope"]', '["",{},null,null,"x"]', '["",{},null,null,null,null]', '["",{},null,null,1,"",0]', '[["a","b","zz",null],{}]', '[["a","b","d"],{}]', '["",{"children":1}]', `${"[\"\",{\"c\":".repeat(1500)}`, "%".repeat(100), "[".repeat(50_000)),
+  nastyString,
+  routerTree.map((t) => JSON.stringify(t).slice(0, -1)),
+  routerTree.map((t) => JSON.stringify([...t, "extra", 1])),
+  routerTree.map((t) => JSON.stringify([t])),
+);
+const routerState: fc.Arbitrary<string> = fc.oneof(
+  routerTree.map((t) => encodeURIComponent(JSON.stringify(t))),
+  routerTree.map((t) => JSON.stringify(t)),
+  brokenTree.map((b) => encodeURIComponent((b as unknown as { toWellFormed(): string }).toWellFormed())),
+  brokenTree.map(wireValue),
+);
+const oddValue = fc.oneof(fc.constantFrom("1", "0", "2", "", "true", "1, 1", "/_tree", "/", "/%ZZ", "/../..", "__PAGE__"), nastyString.map(wireValue));
+/** Next.js's own request headers with generated values, one or several at once. */
+const routerHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
+  {
+    rsc: oddValue,
+    "next-router-state-tree": routerState,
+    "next-router-prefetch": oddValue,
+    "next-router-segment-prefetch": oddValue,
+    "next-hmr-refresh": oddValue,
+    "next-url": oddValue,
+    "next-action": fc.oneof(fc.constantFrom("00".repeat(21), "x", ""), nastyString.map(wireValue), fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 40, maxLength: 44 })),
+    "next-test-fetch-priority": oddValue,
+  },
+  { requiredKeys: [] },
+);
+
 const nextHeaders = fc.oneof(
   { weight: 10, arbitrary: fc.constant<Record<string, string>>({}) },
+  { weight: 3, arbitrary: routerHeaders },
   {
     weight: 4,
     arbitrary: fc.constantFrom<Record<string, string>>(
       { rsc: "1" },
-      // A router state header that does not parse is a known 500 of Next.js itself: see the
-      // it.fails case below. Well-formed ones only, until it is fixed.
       { "next-router-prefetch": "1", rsc: "1" },
       { "next-router-segment-prefetch": "/_tree", rsc: "1" },
       { "next-action": "x" },
@@ -258,7 +311,12 @@ const nextHeaders = fc.oneof(
 // ---------------------------------------------------------------------------------------
 // Server actions
 
-type ActionEncoding = "reply-form" | "reply-text" | "mpa" | "garbage";
+// reply-form / reply-text: React's encodeReply (the arguments' root at field "0", or the whole
+// body as JSON text); mpa: a plain form post naming the action in a field; garbage: bytes
+// under a multipart type; raw-form: a multipart body written by hand, so field values can be
+// what FormData cannot carry (invalid UTF-8, NUL bytes, megabyte strings); reply-json: the
+// arguments as any JSON at all (wrong types, lone surrogates as \ud800 escapes).
+type ActionEncoding = "reply-form" | "reply-text" | "mpa" | "garbage" | "raw-form" | "reply-json";
 type ActionCall = {
   kind: "action";
   action: ActionName | "unknown";
@@ -271,6 +329,10 @@ type ActionCall = {
   origin: "own" | "none" | "foreign" | "null";
   contentType: "right" | "text/plain" | "application/json" | "none" | "form";
   garbage: Uint8Array;
+  /** For raw-form: each field's bytes. */
+  raw: [string, Uint8Array][];
+  /** For reply-json: the arguments list. */
+  json: unknown[];
 };
 
 const REACT_TAGS = ["$undefined", "$@1", "$Q1", "$W1", "$K9", "$h1", "$T", "$B1", "$n1e400", "$D", "$Dnot-a-date", "$1:0:0", "$S", "$Infinity", "$-0", "$NaN", "$F1", "$R1", "$r1", "$X1", "$Y1", "$$x", "$"];
@@ -282,13 +344,16 @@ const fieldValue = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...REACT_TAGS) },
   { weight: 1, arbitrary: fc.constantFrom("Contoso", "INV-77", "2026-10-01", "2027-01-31") },
 );
-const FIELDS = ["invoice_id", "lease_id", "number", "counterparty", "issued_on", "due_on", "expected_version", "email", "password", "owner_id", "actor_id"];
+const FIELDS = ["invoice_id", "lease_id", "discard", "next", "number", "counterparty", "issued_on", "due_on", "expected_version", "email", "password", "owner_id", "actor_id"];
 
 const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   kind: fc.constant("action" as const),
-  action: fc.oneof({ weight: 12, arbitrary: fc.constantFrom<ActionName>("summarize", "apply", "discard", "edit", "signIn", "signOut") }, { weight: 1, arbitrary: fc.constant("unknown" as const) }),
+  action: fc.oneof({ weight: 12, arbitrary: fc.constantFrom<ActionName>("summarize", "apply", "discard", "cancel", "edit", "signIn", "signOut", "signOutCheck") }, { weight: 1, arbitrary: fc.constant("unknown" as const) }),
   page: fc.oneof({ weight: 6, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom("sign-in" as const, "invoices" as const, "root" as const) }),
-  encoding: fc.oneof({ weight: 6, arbitrary: fc.constant<ActionEncoding>("reply-form") }, { weight: 2, arbitrary: fc.constantFrom<ActionEncoding>("reply-text", "mpa", "garbage") }),
+  encoding: fc.oneof(
+    { weight: 6, arbitrary: fc.constant<ActionEncoding>("reply-form") },
+    { weight: 3, arbitrary: fc.constantFrom<ActionEncoding>("reply-text", "mpa", "garbage", "raw-form", "reply-json") },
+  ),
   prev: fc.oneof(fc.constant({ ok: true, message: null }), fc.constant({ message: null, email: "" }), anyJson, fc.constantFrom(...REACT_TAGS)),
   fields: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 7 }),
   rootModel: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom(...REACT_TAGS.map((tag) => JSON.stringify([tag, "$K1"]))), fc.constantFrom("[", "{}", "null", '"$K1"', "[1e999]", `[${"[".repeat(5000)}${"]".repeat(5000)}]`)) }),
@@ -300,6 +365,8 @@ const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   origin: fc.oneof({ weight: 6, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom("none" as const, "foreign" as const, "null" as const) }),
   contentType: fc.oneof({ weight: 8, arbitrary: fc.constant("right" as const) }, { weight: 1, arbitrary: fc.constantFrom("text/plain" as const, "application/json" as const, "none" as const, "form" as const) }),
   garbage: rawBytes,
+  raw: fc.array(fc.tuple(fc.constantFrom(...FIELDS), fc.oneof(rawBytes, hugeString.map((h) => new TextEncoder().encode(h)), nastyString.map((v) => new TextEncoder().encode(v)))), { maxLength: 6 }),
+  json: fc.array(fc.oneof(anyJson, fc.dictionary(fc.constantFrom(...FIELDS), fc.oneof(anyJson, nastyString, hugeString), { maxKeys: 6 })), { maxLength: 3 }),
 });
 
 // Valid field sets per action, so the allowed writes happen too.
@@ -307,6 +374,7 @@ const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = 
   summarize: fc.record({ invoice_id: ref("inv:free", "inv:own0") }),
   apply: fc.record({ lease_id: ref("lease:proposed", "lease:open", "lease:overdue") }),
   discard: fc.record({ lease_id: ref("lease:open", "lease:proposed") }),
+  cancel: fc.record({ lease_id: ref("lease:open", "lease:proposed") }),
   edit: fc.record({
     invoice_id: ref("inv:own0", "inv:own2"),
     number: fc.constantFrom("INV-1", "INV-2"),
@@ -316,10 +384,11 @@ const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = 
     expected_version: ref("version:own0", "version:own2"),
   }),
   signIn: fc.record({ email: ref("email:owner", "email:other"), password: ref("password") }),
-  signOut: fc.constant({}),
+  signOut: fc.oneof(fc.constant({}), fc.record({ discard: ref("lease:proposed") })),
+  signOutCheck: fc.constant({}),
 };
 const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
-  .constantFrom<ActionName>("summarize", "summarize", "apply", "apply", "discard", "edit", "edit", "signIn", "signOut")
+  .constantFrom<ActionName>("summarize", "summarize", "apply", "apply", "discard", "cancel", "edit", "edit", "signIn", "signOut", "signOutCheck")
   .chain((action) =>
     fc.record({
       kind: fc.constant("action" as const),
@@ -333,6 +402,8 @@ const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
       origin: fc.constant("own" as const),
       contentType: fc.constant("right" as const),
       garbage: fc.constant(new Uint8Array()),
+      raw: fc.constant([]),
+      json: fc.constant([]),
     }),
   );
 
@@ -441,7 +512,14 @@ function lengthHeaders(lie: LengthLie, n: number): { headers: Record<string, str
 const chunk = (bytes: Uint8Array) =>
   Buffer.concat([Buffer.from(`${bytes.byteLength.toString(16)}\r\n`), Buffer.from(bytes), Buffer.from("\r\n0\r\n\r\n")]);
 
-type Outcome = { route: string; status: number; answer: string; problems: (writes: Write[]) => string[] };
+type Outcome = {
+  route: string;
+  status: number;
+  answer: string;
+  problems: (writes: Write[]) => string[];
+  /** The answer read may not be this request's (an unframed body): its work may still be running. */
+  unfinished?: boolean;
+};
 
 async function sendApi(c: ApiCall): Promise<Outcome> {
   const r = c.request;
@@ -482,6 +560,7 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
   } catch {
     answer = res.body.slice(0, 200);
   }
+  const unframed = (c.length === "omit" || c.length === "short" || c.length === "zero") && bytes.byteLength > 0;
   const email = typeof input?.email === "string" ? input.email.trim().toLowerCase() : null;
   const emailUser = email === world.owner.email ? world.owner.id : email === world.other.email ? world.other.id : null;
   return {
@@ -489,8 +568,9 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
     status: res.status,
     answer: JSON.stringify(answer).slice(0, 300),
     ...started,
+    unfinished: unframed,
     problems: (writes) => {
-      if ((c.length === "omit" || c.length === "short" || c.length === "zero") && bytes.byteLength > 0) {
+      if (unframed) {
         // On the wire this is a different request than the one built: no body (or a cut one)
         // followed by stray bytes, which Node answers 400, and that 400 can reach us before
         // the real request's answer. So the answer read says nothing about what was done:
@@ -554,9 +634,11 @@ function nothingBut(writes: Write[]): string[] {
 const ACTION_PAGE: Record<ActionName, "sign-in" | "invoice" | "any"> = {
   signIn: "sign-in",
   signOut: "any",
+  signOutCheck: "any",
   summarize: "invoice",
   apply: "invoice",
   discard: "invoice",
+  cancel: "invoice",
   edit: "invoice",
 };
 
@@ -570,14 +652,35 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
   const page = pages[c.page];
   const id = c.action === "unknown" ? "7f".repeat(21) : actionIds[c.action];
   const takesState = c.action === "signIn" || c.action === "edit";
-  const args = c.action === "signOut" ? [] : takesState ? [c.prev, "$K1"] : ["$K1"];
+  const noArgs = c.action === "signOutCheck";
+  const args = noArgs ? [] : takesState ? [c.prev, "$K1"] : ["$K1"];
 
   let body: Uint8Array;
   let contentType: string | null;
   const headers: Record<string, string> = { accept: "text/x-component" };
   if (c.encoding === "reply-text") {
-    body = new TextEncoder().encode(JSON.stringify(c.action === "signOut" ? [] : takesState ? [c.prev, fields] : [fields]));
+    body = new TextEncoder().encode(JSON.stringify(noArgs ? [] : takesState ? [c.prev, fields] : [fields]));
     contentType = "text/plain;charset=UTF-8";
+    headers["next-action"] = id;
+  } else if (c.encoding === "reply-json") {
+    // JSON.stringify writes a lone surrogate as a \udXXX escape, so it reaches the decoder.
+    body = new TextEncoder().encode(JSON.stringify(c.json));
+    contentType = "text/plain;charset=UTF-8";
+    headers["next-action"] = id;
+  } else if (c.encoding === "raw-form") {
+    const boundary = "----fuzzraw";
+    const part = (name: string, value: Uint8Array) => [
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`, "latin1"),
+      Buffer.from(value),
+      Buffer.from("\r\n", "latin1"),
+    ];
+    body = Buffer.concat([
+      ...part("0", new TextEncoder().encode(c.rootModel ?? JSON.stringify(args))),
+      ...c.raw.flatMap(([k, v]) => part(`_1_${k}`, v)),
+      ...Object.entries(fields).flatMap(([k, v]) => part(`_1_${k}`, new TextEncoder().encode(String(v)))),
+      Buffer.from(`--${boundary}--\r\n`, "latin1"),
+    ]);
+    contentType = `multipart/form-data; boundary=${boundary}`;
     headers["next-action"] = id;
   } else if (c.encoding === "garbage") {
     body = c.garbage;
@@ -624,7 +727,7 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
       const opened = labels.find((l) => l.startsWith("open:"))?.split(":")[1];
       if (c.action === "signIn") allowed = [[], [`session:${emailUser}`]];
       else if (actor && c.action === "summarize") allowed = [[], [`open:${opened}:${str(fields.invoice_id)}:${a}:${s}`, `event:opened:${opened}`]];
-      else if (actor && (c.action === "apply" || c.action === "discard")) {
+      else if (actor && (c.action === "apply" || c.action === "discard" || c.action === "cancel")) {
         const l = str(fields.lease_id);
         allowed =
           c.action === "apply"
@@ -676,6 +779,49 @@ async function settled(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Whose write is it?
+//
+// A request is finished when its answer is read: our route handlers and server actions write
+// before they answer, and settled() waits for the audit table to stop growing after it. One
+// kind of input breaks that: an unframed body (no length, or a short or zero one, with bytes
+// sent). Node parses the stray bytes as a second request and answers it 400 on the same
+// connection, maybe before the real request has run, so the real request can still write
+// after we have moved on. Such a request stays *pending* for PENDING_MS: a later input's writes
+// may be split between that input and the pending requests, each part held to what its own
+// request allows (the pending one under any answer it could have given). A pending request
+// whose writes are found is done. This only ever credits a write to a request that was
+// allowed to make it, so a wrong write is still a failure; what it gives up is telling which
+// of two requests made an allowed one.
+
+const PENDING_MS = 15_000;
+type Pending = { route: string; until: number; problems: (writes: Write[]) => string[] };
+let pending: Pending[] = [];
+/** How many times a pending request's writes were found after its own check (reported at the end). */
+let creditedLate = 0;
+
+/**
+ * Splits `writes` between the current request and the pending ones so that every part is
+ * allowed; returns the pending requests that took a part, or null when no split fits.
+ */
+function attribute(writes: Write[], current: (w: Write[]) => string[], candidates: Pending[]): Pending[] | null {
+  if (current(writes).length === 0) return [];
+  if (!candidates.length || writes.length > 12) return null;
+  // Each write goes to the current request (0) or to pending request i (i + 1).
+  const owners = candidates.length + 1;
+  const total = owners ** writes.length;
+  if (total > 200_000) return null;
+  for (let code = 1; code < total; code++) {
+    const parts: Write[][] = Array.from({ length: owners }, () => []);
+    for (let i = 0, c = code; i < writes.length; i++, c = Math.floor(c / owners)) parts[c % owners]!.push(writes[i]!);
+    if (current(parts[0]!).length) continue;
+    if (candidates.every((p, i) => !parts[i + 1]!.length || p.problems(parts[i + 1]!).length === 0)) {
+      return candidates.filter((_, i) => parts[i + 1]!.length > 0);
+    }
+  }
+  return null;
+}
+
 async function check(call: Call) {
   const sent = await (call.kind === "api" ? sendApi(call) : call.kind === "page" ? sendPage(call) : call.kind === "inngest" ? sendInngest(call) : sendAction(call));
   const { audit, before, logAt } = sent as Outcome & Awaited<ReturnType<typeof mark>>;
@@ -685,7 +831,14 @@ async function check(call: Call) {
   const after = await snapshot(t.db);
   const writes = await writesSince(t.db, audit);
   histogram.add(sent.route, sent.status);
-  const problems = sent.problems(writes);
+  pending = pending.filter((p) => p.until > Date.now());
+  const took = attribute(writes, sent.problems, pending);
+  const problems = took ? [] : sent.problems(writes);
+  if (took?.length) {
+    creditedLate += took.length;
+    pending = pending.filter((p) => !took.includes(p));
+  }
+  if (sent.unfinished) pending.push({ route: sent.route, until: Date.now() + PENDING_MS, problems: sent.problems });
   if (sent.status >= 500) problems.push(`status ${sent.status}`);
   if (writes.length === 0 && JSON.stringify(after) !== JSON.stringify(before)) problems.push("the snapshot changed with no write recorded");
   // A failure the client never saw (it went away first) still shows in the log.
@@ -695,9 +848,13 @@ async function check(call: Call) {
     .filter((line) => FAILED_LOG.test(line) && !ABORTED_LOG.test(line));
   if (logged.length) problems.push(`the app logged: ${logged.join(" | ").slice(0, 600)}`);
   const previous = recent.map((r) => `${r.route} → ${r.status} (${r.at})`).join("; ");
-  recent.push({ route: `${sent.route} ${JSON.stringify(call).slice(0, 300)}`, status: sent.status, at: new Date().toISOString().slice(11, 23) });
+  recent.push({ route: `${sent.route} ${JSON.stringify(call).slice(0, 600)}`, status: sent.status, at: new Date().toISOString().slice(11, 23) });
   if (recent.length > 3) recent.shift();
-  expect(problems, `${sent.route} → ${sent.status} ${sent.answer}; writes: ${JSON.stringify(writes.map(label))}; the calls before: ${previous}`).toEqual([]);
+  expect(
+    problems,
+    `${sent.route} → ${sent.status} ${sent.answer}; writes: ${JSON.stringify(writes.map(label))}; pending: ${JSON.stringify(pending.map((p) => p.route))}; the calls before: ${previous}`,
+  ).toEqual([]);
+  return sent.status;
 }
 
 /** The last few calls, named in a failure: a write that lands late shows whose it was. */
@@ -731,21 +888,27 @@ describe("found by fuzzing", () => {
         origin: "own",
         contentType: "right",
         garbage: new Uint8Array(),
+        raw: [],
+        json: [],
       });
     }
   });
 
   // Next.js (16.4.6) throws "The router state header was sent but could not be parsed" on an
-  // RSC request whose Next-Router-State-Tree does not parse: a 500, before any code of ours runs.
-  // proxy.ts cannot refuse it first: Next strips the RSC headers from what the proxy sees
-  // (unless skipProxyUrlNormalize is set). Known and not yet fixed; this case flips to
-  // passing when it is, and then `it.fails` should become `it`.
-  it.fails("a Next-Router-State-Tree header that does not parse is 4xx (today Next.js answers 500)", async () => {
+  // RSC request whose Next-Router-State-Tree does not parse: a 500, before any code of ours
+  // runs. proxy.ts refuses it first (lib/request-guards.ts; it sees the header because of
+  // skipProxyUrlNormalize in next.config.ts), and a well-formed one still renders.
+  it("a Next-Router-State-Tree header that does not parse is 400 (was a 500 from Next.js), and a well-formed one still renders", async () => {
     for (const method of ["GET", "HEAD"] as const) {
       for (const page of ["/invoices/:id", "/nowhere/:id", "/sign-in"]) {
-        for (const state of ["%7B%22a%22", "not json", "%ZZ", encodeURIComponent("{}")]) {
-          await check({ kind: "page", method, page, id: new Ref("inv:own0"), path: "plain", cookie: { kind: "owner" }, extra: { rsc: "1", "next-router-state-tree": state } });
+        for (const state of ["%7B%22a%22", "not json", "%ZZ", encodeURIComponent("{}"), encodeURIComponent('["",{},null,null,null,"x",1]'), encodeURIComponent('[["id","x","nope",null],{}]')]) {
+          const status = await check({ kind: "page", method, page, id: new Ref("inv:own0"), path: "plain", cookie: { kind: "owner" }, extra: { rsc: "1", "next-router-state-tree": state } });
+          expect(status, `${method} ${page} with ${state}`).toBe(400);
         }
+        const fine = encodeURIComponent(JSON.stringify(["", { children: ["__PAGE__", {}, null, null] }, null, null]));
+        const status = await check({ kind: "page", method, page, id: new Ref("inv:own0"), path: "plain", cookie: { kind: "owner" }, extra: { rsc: "1", "next-router-state-tree": fine } });
+        // Not refused by the guard (what the page then answers, 200, 307 or 404, is checked by check()).
+        expect(status, `${method} ${page} with a well-formed tree`).not.toBe(400);
       }
     }
   });
@@ -753,6 +916,6 @@ describe("found by fuzzing", () => {
 
 describe("fuzz: the built app over the wire", () => {
   it(`${RUNS} generated requests, server actions included: never a 5xx, and only the writes the contract allows`, async () => {
-    await fc.assert(fc.asyncProperty(CALLS, check), { numRuns: RUNS, ...replay });
+    await fc.assert(fc.asyncProperty(CALLS, async (call) => void (await check(call))), { numRuns: RUNS, ...replay });
   }, 900_000);
 });

@@ -9,7 +9,7 @@
 // before and just after each call, and a deadline between the two may go either way: the
 // model accepts either outcome, and the database must then agree with the one it took.
 //
-// Knobs (env, set by tools/test-model.ts): MODEL_RUNS, MODEL_SEED, MODEL_PATH, MODEL_COMMANDS.
+// Knobs (env, set by tools/test-model.ts): MODEL_RUNS, MODEL_SEED, MODEL_PATH, MODEL_COMMANDS, MODEL_TIME_LIMIT_MS.
 import fc from "fast-check";
 import { desc, eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
@@ -24,6 +24,8 @@ const RUNS = Number(process.env.MODEL_RUNS || (onPostgres ? 500 : 100));
 const SEED = process.env.MODEL_SEED ? Number(process.env.MODEL_SEED) : undefined;
 const PATH = process.env.MODEL_PATH || undefined;
 const MAX_COMMANDS = Number(process.env.MODEL_COMMANDS || 24);
+/** Stop starting schedules after this many ms and report how many ran (0: no limit). */
+const TIME_LIMIT_MS = Number(process.env.MODEL_TIME_LIMIT_MS || 0);
 const PURPOSE = "summarize_invoice";
 const IN_FLIGHT = new Set<LeaseStatus>(["open", "proposed"]);
 
@@ -211,6 +213,7 @@ async function adoptLease(m: Model, r: Real, id: string, raced?: Map<string, num
       status: inferenceLease.status,
       fence: inferenceLease.invoiceVersion,
       nonce: inferenceLease.runNonce,
+      reason: inferenceLease.closedReason,
       deadline: sql<number>`extract(epoch from ${inferenceLease.deadlineAt}) * 1000`.mapWith(Number),
     })
     .from(inferenceLease)
@@ -235,6 +238,8 @@ async function adoptLease(m: Model, r: Real, id: string, raced?: Map<string, num
     fence: row.fence!,
     nonce: row.nonce,
     summary: null,
+    // Opened in a race with an edit of its invoice, it may already be withdrawn (0013).
+    changed: row.reason === "invoice_changed",
   });
 }
 
@@ -760,10 +765,18 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
     };
     await fc.asyncModelRun(setup, cmds);
   });
-  const details = await fc.check(property, { numRuns: RUNS, seed: SEED, path: PATH, verbose: 1 });
+  const started = Date.now();
+  const details = await fc.check(property, {
+    numRuns: RUNS,
+    seed: SEED,
+    path: PATH,
+    verbose: 1,
+    // An interrupted run is no failure: it reports the schedules that did run, and says so.
+    ...(TIME_LIMIT_MS ? { interruptAfterTimeLimit: TIME_LIMIT_MS, markInterruptAsFailure: false } : {}),
+  });
   const seen = [...outcomes.entries()].sort(([a], [b]) => a.localeCompare(b));
   console.info(
-    `[model] seed ${details.seed}, ${schedules} schedules run (${details.numRuns} passed${details.failed ? ", then a failure shrunk" : ""}); outcomes:\n` +
+    `[model] seed ${details.seed}, ${schedules} schedules run (${details.numRuns} passed${details.failed ? ", then a failure shrunk" : ""}${details.interrupted ? `; stopped by the time limit before ${RUNS}` : ""}) in ${Math.round((Date.now() - started) / 1000)} s; outcomes:\n` +
       seen.map(([k, v]) => `  ${String(v).padStart(6)}  ${k}`).join("\n"),
   );
   if (details.failed) {
@@ -771,8 +784,9 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       `${fc.defaultReportMessage(details)}\n\nThe failure: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}\n\nReplay: npm run test:model -- --seed ${details.seed} --path "${details.counterexamplePath}"`,
     );
   }
-  // The schedules must reach the interesting states, or the property proves little.
-  for (const needed of ["apply -> 200", "propose -> ok", "openDomain -> created", "openHttp -> 201", "signOut -> 200"]) {
+  // The schedules must reach the interesting states, or the property proves little (a
+  // replay of one counterexample, --path, need not).
+  if (!PATH) for (const needed of ["apply -> 200", "propose -> ok", "openDomain -> created", "openHttp -> 201", "signOut -> 200"]) {
     expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
   }
 });
