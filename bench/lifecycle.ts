@@ -36,6 +36,7 @@ import { distribution, http, openEventStream, signIn } from "@/tests/support/app
 import { startCountProxy } from "./support/pg-count-proxy";
 import { startSlowModel } from "./support/slow-model";
 import { generateInProcess } from "./support/generate-in-process";
+import { scaleBench } from "./support/scale";
 
 // ---------------------------------------------------------------------------------------
 // Options
@@ -176,7 +177,8 @@ function domainLifecycle(db: Db) {
 // ---------------------------------------------------------------------------------------
 // http: through the built app
 
-type HttpSamples = { clickToProposed: number[]; clickToApplied: number[]; applyToPushed: number[]; lastLease: Map<number, string> };
+type HttpSamples = { clickToProposed: number[]; clickToApplied: number[]; applyToPushed: number[]; open: number[]; apply: number[]; lastLease: Map<number, string> };
+const noSamples = (): HttpSamples => ({ clickToProposed: [], clickToApplied: [], applyToPushed: [], open: [], apply: [], lastLease: new Map() });
 
 function httpLifecycle(app: AppServer, cookies: Map<number, string>, samples: HttpSamples) {
   return async (w: Worker) => {
@@ -184,6 +186,7 @@ function httpLifecycle(app: AppServer, cookies: Map<number, string>, samples: Ht
     const clicked = performance.now();
     const open = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: w.invoiceId, purpose: PURPOSE } });
     if (open.status !== 201) throw new Error(`POST /api/leases: ${open.status} ${JSON.stringify(open.body)}`);
+    samples.open.push(performance.now() - clicked);
     const leaseId = open.body.lease_id as string;
     samples.lastLease.set(w.n, leaseId);
     const stream = await openEventStream(app.url, leaseId, cookie);
@@ -196,11 +199,11 @@ function httpLifecycle(app: AppServer, cookies: Map<number, string>, samples: Ht
       const answered = performance.now();
       if (apply.status !== 200) throw new Error(`apply: ${apply.status} ${JSON.stringify(apply.body)}`);
       const applied = await stream.next((f) => f.lease.status === "applied", 30_000);
+      samples.apply.push(answered - applying);
       samples.clickToProposed.push(proposed.at - clicked);
       samples.clickToApplied.push(answered - clicked);
       // From the apply's answer to the frame; a frame that beat the answer counts as 0.
       samples.applyToPushed.push(Math.max(0, applied.at - answered));
-      void applying;
     } finally {
       stream.close();
     }
@@ -308,7 +311,7 @@ async function countStatements(databaseUrl: string, workers: Worker[]) {
     let httpCounts;
     try {
       const cookies = new Map([[workers[0]!.n, await signIn(app.url, workers[0]!.email, PASSWORD)]]);
-      const samples: HttpSamples = { clickToProposed: [], clickToApplied: [], applyToPushed: [], lastLease: new Map() };
+      const samples: HttpSamples = noSamples();
       const once = httpLifecycle(app, cookies, samples);
       await once(workers[0]!);
       await new Promise((r) => setTimeout(r, 500)); // the last stream's reads and the run's end
@@ -362,28 +365,26 @@ try {
   const workers = await seed(handle, sql);
 
   const runs: Record<string, Record<number, Loop>> = { raw: {}, domain: {}, http: {} };
-  for (const n of WORKERS) {
-    runs.raw![n] = await loop(sql, workers.slice(0, n), SECONDS, rawLifecycle(sql));
-    console.info(`[bench] raw    x${n}: ${runs.raw![n]!.perSecond}/s (${runs.raw![n]!.xactsPerLifecycle} xacts each)`);
-  }
-  for (const n of WORKERS) {
-    runs.domain![n] = await loop(sql, workers.slice(0, n), SECONDS, domainLifecycle(handle.db));
-    console.info(`[bench] domain x${n}: ${runs.domain![n]!.perSecond}/s (${runs.domain![n]!.xactsPerLifecycle} xacts each)`);
-  }
-
   const app = await startAppServer({ databaseUrl: dbUrl, name: "bench", model: { provider: "local", latencyMs: 0 } });
   const httpSamples: Record<number, HttpSamples> = {};
-  let reads;
+  let reads: Awaited<ReturnType<typeof readsPerSecond>> | undefined;
   try {
     const cookies = new Map<number, string>();
     for (const w of workers) cookies.set(w.n, await signIn(app.url, w.email, PASSWORD));
-    const warm: HttpSamples = { clickToProposed: [], clickToApplied: [], applyToPushed: [], lastLease: new Map() };
+    const warm: HttpSamples = noSamples();
     await loop(sql, workers.slice(0, 2), 2, httpLifecycle(app, cookies, warm));
+    // The three kinds one after another at each level, so a change in the machine's load
+    // between levels does not enter the ratios.
     for (const n of WORKERS) {
-      const samples: HttpSamples = { clickToProposed: [], clickToApplied: [], applyToPushed: [], lastLease: new Map() };
+      runs.raw![n] = await loop(sql, workers.slice(0, n), SECONDS, rawLifecycle(sql));
+      runs.domain![n] = await loop(sql, workers.slice(0, n), SECONDS, domainLifecycle(handle.db));
+      const samples: HttpSamples = noSamples();
       runs.http![n] = await loop(sql, workers.slice(0, n), SECONDS, httpLifecycle(app, cookies, samples));
       httpSamples[n] = samples;
-      console.info(`[bench] http   x${n}: ${runs.http![n]!.perSecond}/s (${runs.http![n]!.xactsPerLifecycle} xacts each, ${runs.http![n]!.failures} failed)`);
+      for (const kind of ["raw", "domain", "http"]) {
+        const r = runs[kind]![n]!;
+        console.info(`[bench] ${kind.padEnd(6)} x${n}: ${r.perSecond}/s (${r.xactsPerLifecycle} xacts each, ${r.failures} failed)`);
+      }
     }
     const eight = workers.slice(0, 8);
     const last = httpSamples[8]?.lastLease ?? httpSamples[WORKERS.at(-1)!]!.lastLease;
@@ -399,7 +400,15 @@ try {
   console.info(`[bench] cancel during a ${CANCEL_GENERATION_MS} ms generation x8: p95 ${cancel.answered.p95} ms`);
 
   let scale;
-  if (SCALE) scale = await (await import("./support/" + "scale")).scaleBench({ sql, handle, workers, dbUrl, password: PASSWORD, seconds: SECONDS, empty: runs, reads });
+  if (SCALE) {
+    const httpAt8 = async (appUrl: string, cookies: Map<number, string>) => {
+      const samples = noSamples();
+      const run = await loop(sql, workers.slice(0, 8), SECONDS, httpLifecycle({ url: appUrl } as AppServer, cookies, samples));
+      return { perSecond: run.perSecond, open: samples.open, apply: samples.apply };
+    };
+    const emptyRequests = { open: httpSamples[8]?.open ?? [], apply: httpSamples[8]?.apply ?? [] };
+    scale = await scaleBench({ sql, handle, workers, dbUrl, password: PASSWORD, seconds: SECONDS, empty: runs, reads, httpAt8, emptyRequests });
+  }
 
   const figures = WORKERS.map((n) => ({
     workers: n,
@@ -426,6 +435,7 @@ try {
       `| ${f.workers} | ${f.raw_per_s} | ${f.domain_per_s} (${f.domain_ratio}) | ${f.http_per_s} (${f.http_ratio}) | ${f.raw_xacts} / ${f.domain_xacts} / ${f.http_xacts} | ${d(f.click_to_proposed)} | ${d(f.click_to_applied)} | ${d(f.apply_to_pushed)} |`,
     );
   }
+  console.info(`machine: ${os.cpus().length} cpus, load average ${(result.machine_before as { loadavg: number[] }).loadavg.join(" ")} before, ${os.loadavg().map((x) => round(x, 2)).join(" ")} after`);
   console.info(`\nstatements per lifecycle (counting proxy, ${COUNT_LIFECYCLES} in a row): domain ${statements.domain.statements}, http ${statements.http.statements}`);
   console.info(`GET /api/leases/:id at 8 workers: ${reads.perSecond}/s (p50 ${reads.latency.p50} ms, p95 ${reads.latency.p95} ms)`);
   console.info(`cancel answered during a ${CANCEL_GENERATION_MS / 1000} s generation (8 workers): p50 ${cancel.answered.p50} ms, p95 ${cancel.answered.p95} ms`);

@@ -94,6 +94,24 @@ async function expireDue(tx: Tx, where: SQL | undefined, by: string): Promise<st
   return ids;
 }
 
+/** Whether the actor's session is live by the database clock; if so, held FOR SHARE until commit (sign-out waits). */
+async function holdLiveSession(tx: Tx, actorId: string, sessionId: string): Promise<boolean> {
+  if (!isUuid(sessionId)) return false;
+  const [live] = await tx
+    .select({ id: appSession.id })
+    .from(appSession)
+    .where(
+      and(
+        eq(appSession.id, sessionId),
+        eq(appSession.userId, actorId),
+        sql`${appSession.revokedAt} is null`,
+        sql`${appSession.expiresAt} > now()`,
+      ),
+    )
+    .for("share");
+  return Boolean(live);
+}
+
 // ---------------------------------------------------------------------------------------
 // Open (check 1)
 
@@ -118,24 +136,10 @@ export async function openLease(
   let outcome: OpenResult | "closed_meanwhile" = "closed_meanwhile";
   for (let attempt = 0; attempt < 2 && outcome === "closed_meanwhile"; attempt++) {
     outcome = await db.transaction(async (tx): Promise<OpenResult | "closed_meanwhile"> => {
-      if (sessionId) {
-        // Holds sign-out back until this lease is committed (its UPDATE of the session row
-        // waits on this share lock), so sign-out then sees the lease and closes it; and a
-        // session signed out (or past its end) a moment ago opens nothing.
-        const [live] = await tx
-          .select({ id: appSession.id })
-          .from(appSession)
-          .where(
-            and(
-              eq(appSession.id, sessionId),
-              eq(appSession.userId, actorId),
-              sql`${appSession.revokedAt} is null`,
-              sql`${appSession.expiresAt} > now()`,
-            ),
-          )
-          .for("share");
-        if (!live) return { ok: false, code: "not_signed_in" };
-      }
+      // Holds sign-out back until this lease is committed (its UPDATE of the session row
+      // waits on this share lock), so sign-out then sees the lease and closes it; and a
+      // session signed out (or past its end) a moment ago opens nothing.
+      if (sessionId && !(await holdLiveSession(tx, actorId, sessionId))) return { ok: false, code: "not_signed_in" };
       // Shared lock: an edit running beside us either commits first (we read its version) or
       // waits for our commit and then sees this lease, which it withdraws (withdrawOutdated).
       const [inv] = await tx
@@ -632,15 +636,30 @@ export type ApplyResult =
   | { ok: true; invoiceVersion: number }
   | {
       ok: false;
-      code: "lease_not_found" | "lease_open" | "lease_applied" | "lease_rejected" | "lease_expired" | "invoice_changed";
+      code:
+        | "lease_not_found"
+        | "lease_open"
+        | "lease_applied"
+        | "lease_rejected"
+        | "lease_expired"
+        | "invoice_changed"
+        | "not_signed_in";
     };
 
 class FailClosed extends Error {}
 
-export async function applyLease(db: Db, actorId: string, leaseId: unknown): Promise<ApplyResult> {
+/**
+ * With `sessionId`, the session must be live (checked first, in this transaction, and held
+ * FOR SHARE as openLease does), else `not_signed_in` and nothing is written: the route then
+ * needs no transaction of its own to resolve the session.
+ */
+export async function applyLease(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   try {
     return await db.transaction(async (tx): Promise<ApplyResult> => {
+      if (opts.sessionId !== undefined && !(await holdLiveSession(tx, actorId, opts.sessionId))) {
+        return { ok: false, code: "not_signed_in" };
+      }
       const [lease] = await tx
         .select({
           id: inferenceLease.id,

@@ -9,9 +9,9 @@
 // goes away (abort, cancel, a failed write), when the client stops reading (heartbeats pile
 // up unread: a half-open connection), and after MAX_STREAM_MS in any case (EventSource
 // reconnects by itself).
-import { authedRoute, json, param, problem } from "@/lib/http";
+import { json, param, problem, sessionCheckedRoute } from "@/lib/http";
 import { isUuid } from "@/lib/ids";
-import { readLease, readLeaseForSession } from "@/lib/leases";
+import { readLeaseForSession, type LeaseView } from "@/lib/leases";
 import { log } from "@/lib/log";
 import { leaseJson } from "@/lib/serialize";
 import { subscribeLease, takeStreamSlot } from "@/app/_lib/lease-feed";
@@ -29,9 +29,9 @@ const TERMINAL = new Set(["applied", "rejected", "expired"]);
 /** A little after the deadline, so the database clock has certainly passed it. */
 const DEADLINE_SLACK_MS = 250;
 
-export const GET = authedRoute(async ({ req, db, actor, params }) => {
+export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSignedIn, unlessSignedOut }) => {
   const leaseId = param(params, "id");
-  if (!isUuid(leaseId)) return problem("lease_not_found");
+  if (!isUuid(leaseId)) return unlessSignedOut(problem("lease_not_found"));
   // Listening before the first read, so that read is the only one needed to start: anything
   // recorded after it is notified. A notification that comes before the stream has started
   // is remembered and read once the first state is sent.
@@ -47,13 +47,15 @@ export const GET = authedRoute(async ({ req, db, actor, params }) => {
     // The page falls back to polling GET /api/leases/:id.
     return json({ detail: "events_unavailable" }, 503);
   }
-  const first = await readLease(db, actor.id, leaseId).catch((error: unknown) => {
+  // The session is checked in the read's own statement, as each push's read does.
+  const claim = { actorId: actor.id, sessionId: actor.sessionId };
+  const first = await readLeaseForSession(db, claim, leaseId).catch((error: unknown) => {
     unsubscribe?.();
     throw error;
   });
-  if (!first) {
+  if (first === "signed_out" || !first) {
     unsubscribe();
-    return problem("lease_not_found");
+    return first ? notSignedIn() : unlessSignedOut(problem("lease_not_found"));
   }
   const releaseSlot = takeStreamSlot(actor.sessionId);
   if (!releaseSlot) {
@@ -96,7 +98,7 @@ export const GET = authedRoute(async ({ req, db, actor, params }) => {
     if ((controller.desiredSize ?? 0) < -MAX_UNREAD_CHUNKS) close();
   };
 
-  const send = (lease: NonNullable<typeof first>) => {
+  const send = (lease: LeaseView) => {
     const body = leaseJson(lease);
     // server_now changes on every read; only a change of the lease itself is news.
     const { server_now: _now, ...identity } = body;
@@ -127,7 +129,7 @@ export const GET = authedRoute(async ({ req, db, actor, params }) => {
         again = false;
         // The session may have ended (signed out elsewhere) since the stream opened: checked
         // in the same statement as the read.
-        const lease = await readLeaseForSession(db, { actorId: actor.id, sessionId: actor.sessionId }, leaseId);
+        const lease = await readLeaseForSession(db, claim, leaseId);
         if (!lease || lease === "signed_out") return close();
         send(lease);
       } while (again && !closed);
