@@ -37,6 +37,7 @@ import { startCountProxy } from "./support/pg-count-proxy";
 import { startSlowModel } from "./support/slow-model";
 import { generateInProcess } from "./support/generate-in-process";
 import { scaleBench } from "./support/scale";
+import { summarizeProfiles } from "./support/cpu-profile";
 
 // ---------------------------------------------------------------------------------------
 // Options
@@ -50,6 +51,9 @@ const SECONDS = Number(option("seconds", "8"));
 const WORKERS = option("workers", "1,8,32").split(",").map(Number);
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const SCALE = args.includes("--scale");
+/** `--cpu-prof`: the app of the main runs writes CPU profiles (node --cpu-prof), summed up at the end. */
+const CPU_PROF = args.includes("--cpu-prof");
+const PROFILE_DIR = path.join("test-results", "bench-cpu-prof");
 const PASSWORD = "claimcheck-bench-password";
 const PURPOSE = "summarize_invoice";
 const MAX_WORKERS = Math.max(...WORKERS, 8);
@@ -365,7 +369,13 @@ try {
   const workers = await seed(handle, sql);
 
   const runs: Record<string, Record<number, Loop>> = { raw: {}, domain: {}, http: {} };
-  const app = await startAppServer({ databaseUrl: dbUrl, name: "bench", model: { provider: "local", latencyMs: 0 } });
+  if (CPU_PROF) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+  const app = await startAppServer({
+    databaseUrl: dbUrl,
+    name: "bench",
+    model: { provider: "local", latencyMs: 0 },
+    ...(CPU_PROF ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` } } : {}),
+  });
   const httpSamples: Record<number, HttpSamples> = {};
   let reads: Awaited<ReturnType<typeof readsPerSecond>> | undefined;
   try {
@@ -394,6 +404,7 @@ try {
     await app.stop();
   }
 
+  const profile = CPU_PROF ? summarizeProfiles(PROFILE_DIR) : undefined;
   const statements = await countStatements(dbUrl, workers);
   console.info(`[bench] statements per lifecycle: domain ${statements.domain.statements}, http ${statements.http.statements}`);
   const cancel = await cancelDuringGeneration(dbUrl, workers.slice(0, 8));
@@ -425,7 +436,7 @@ try {
     apply_to_pushed: distribution(httpSamples[n]!.applyToPushed),
     http_failures: runs.http![n]!.failures,
   }));
-  Object.assign(result, { figures, runs, reads_8_workers: reads, statements, cancel, scale, machine_after: machine() });
+  Object.assign(result, { figures, runs, reads_8_workers: reads, statements, cancel, scale, app_cpu_profile: profile, machine_after: machine() });
 
   console.info("\n| workers | raw/s | domain/s (ratio) | http/s (ratio) | xacts raw/domain/http | click→proposed p50/p95 | click→applied p50/p95 | apply→pushed p50/p95 |");
   console.info("|---|---|---|---|---|---|---|---|");
@@ -442,7 +453,13 @@ try {
   console.info(
     `cancel → model request dropped: ${cancel.dropped ? `p50 ${cancel.dropped.p50} ms, p95 ${cancel.dropped.p95} ms (${cancel.notDropped} not dropped)` : "n/a (not implemented: the model call runs to its end)"}`,
   );
-  if (scale) console.info(`scale: ${JSON.stringify(scale.summary)}`);
+  if (scale) console.info(`scale: ${JSON.stringify(scale.summary, null, 1)}`);
+  if (profile) {
+    console.info(`\napp CPU (node --cpu-prof, ${profile.files} processes, ${profile.busy_ms} ms busy in ${profile.wall_ms} ms): by package`);
+    for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+    console.info("by function (self time)");
+    for (const r of profile.by_function) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+  }
 
   const out = path.join("bench", "results", `lifecycle-${new Date().toISOString().slice(0, 10)}-${LABEL}.json`);
   fs.writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
