@@ -126,6 +126,11 @@ export const inferenceLease = pgTable(
       .on(t.deadlineAt)
       .where(sql`status in ('open','proposed')`),
     index("inference_lease_actor_idx").on(t.actorId),
+    // An invoice's attempts, newest first: the invoice page's latest lease and history, the
+    // list's newest attempt per invoice. Without it these scan every closed lease of the
+    // actor (or the table) once history grows (npm run bench lifecycle -- --scale). NULLS
+    // FIRST is what `order by ... desc` means, so the index serves that order as written.
+    index("inference_lease_invoice_history_idx").on(t.invoiceId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index("inference_lease_session_idx")
       .on(t.sessionId)
       .where(sql`status in ('open','proposed')`),

@@ -4,6 +4,7 @@ import "server-only";
 import type { z } from "zod";
 import { getDb, isConnectionError, isDbUnavailable, type Db } from "@/db/client";
 import { discardSession, requestSession } from "./auth";
+import { isUuid } from "./ids";
 import { log } from "./log";
 import { isForeignOrigin, isStateChanging } from "./origin";
 import { resolveActor, type Actor } from "./sessions";
@@ -162,6 +163,52 @@ export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
     } catch (error) {
       // A read that lost its connection is run once more (the pool reconnects); a write is
       // not, since it may have committed: its transactions retry themselves (db/client.ts).
+      if (!retried && (req.method === "GET" || req.method === "HEAD") && isConnectionError(error)) {
+        log.warn("read retried after a lost database connection", { path: new URL(req.url).pathname, error: String(error) });
+        return route(req, context, true);
+      }
+      return internalError(req, error);
+    }
+  };
+  return (req: Request, context: RouteContext) => route(req, context);
+}
+
+/** The actor and session a cookie names, not yet checked against the session row. */
+export type Claim = { id: string; sessionId: string };
+export type Claimed = Omit<Authed, "actor"> & {
+  actor: Claim;
+  /**
+   * The answer to give when the handler's own statement found the session not live, or when
+   * it refuses and must first learn whether the session is live (401 outranks every refusal).
+   */
+  notSignedIn(): Response;
+  /** 401 if the session is not live (one read), else `answer`: for refusals decided without it. */
+  unlessSignedOut(answer: Response): Promise<Response>;
+};
+
+/**
+ * Like authedRoute, for the hot routes whose handler checks the session in its own statement
+ * or transaction (the lease's read, open, apply), so the request costs one transaction, not
+ * two. The handler must check it before any write and on every path that answers 2xx; a
+ * refusal goes through `unlessSignedOut`, so a dead session is 401 as under authedRoute.
+ */
+export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Response>) {
+  const route = async (req: Request, context: RouteContext, retried = false): Promise<Response> => {
+    try {
+      const refused = refuseCrossSite(req);
+      if (refused) return refused;
+      const res = new Response();
+      const session = await requestSession(req, res);
+      const db = await getDb();
+      const notSignedIn = () => {
+        discardSession(req, session);
+        return problem("not_signed_in", res.headers);
+      };
+      if (!isUuid(session.sid) || !isUuid(session.uid)) return notSignedIn();
+      const actor = { id: session.uid, sessionId: session.sid };
+      const unlessSignedOut = async (answer: Response) => ((await resolveActor(db, session)) ? answer : notSignedIn());
+      return await handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session, notSignedIn, unlessSignedOut });
+    } catch (error) {
       if (!retried && (req.method === "GET" || req.method === "HEAD") && isConnectionError(error)) {
         log.warn("read retried after a lost database connection", { path: new URL(req.url).pathname, error: String(error) });
         return route(req, context, true);

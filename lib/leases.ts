@@ -7,7 +7,6 @@ import type { Db, Tx } from "@/db/client";
 import {
   inferenceLease,
   invoice,
-  invoiceLine,
   leaseEvent,
   appSession,
   appUser,
@@ -95,6 +94,24 @@ async function expireDue(tx: Tx, where: SQL | undefined, by: string): Promise<st
   return ids;
 }
 
+/** Whether the actor's session is live by the database clock; if so, held FOR SHARE until commit (sign-out waits). */
+async function holdLiveSession(tx: Tx, actorId: string, sessionId: string): Promise<boolean> {
+  if (!isUuid(sessionId)) return false;
+  const [live] = await tx
+    .select({ id: appSession.id })
+    .from(appSession)
+    .where(
+      and(
+        eq(appSession.id, sessionId),
+        eq(appSession.userId, actorId),
+        sql`${appSession.revokedAt} is null`,
+        sql`${appSession.expiresAt} > now()`,
+      ),
+    )
+    .for("share");
+  return Boolean(live);
+}
+
 // ---------------------------------------------------------------------------------------
 // Open (check 1)
 
@@ -119,24 +136,10 @@ export async function openLease(
   let outcome: OpenResult | "closed_meanwhile" = "closed_meanwhile";
   for (let attempt = 0; attempt < 2 && outcome === "closed_meanwhile"; attempt++) {
     outcome = await db.transaction(async (tx): Promise<OpenResult | "closed_meanwhile"> => {
-      if (sessionId) {
-        // Holds sign-out back until this lease is committed (its UPDATE of the session row
-        // waits on this share lock), so sign-out then sees the lease and closes it; and a
-        // session signed out (or past its end) a moment ago opens nothing.
-        const [live] = await tx
-          .select({ id: appSession.id })
-          .from(appSession)
-          .where(
-            and(
-              eq(appSession.id, sessionId),
-              eq(appSession.userId, actorId),
-              sql`${appSession.revokedAt} is null`,
-              sql`${appSession.expiresAt} > now()`,
-            ),
-          )
-          .for("share");
-        if (!live) return { ok: false, code: "not_signed_in" };
-      }
+      // Holds sign-out back until this lease is committed (its UPDATE of the session row
+      // waits on this share lock), so sign-out then sees the lease and closes it; and a
+      // session signed out (or past its end) a moment ago opens nothing.
+      if (sessionId && !(await holdLiveSession(tx, actorId, sessionId))) return { ok: false, code: "not_signed_in" };
       // Shared lock: an edit running beside us either commits first (we read its version) or
       // waits for our commit and then sees this lease, which it withdraws (withdrawOutdated).
       const [inv] = await tx
@@ -236,15 +239,85 @@ function toDate(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
 }
 
-/** The actor's lease, with its timeline; recorded `expired` first if its deadline passed. */
+/** In flight and past its deadline by the database clock: a read must record `expired` first. */
+const overdueInFlight = sql<boolean>`(${inferenceLease.status} in ('open','proposed') and ${inferenceLease.deadlineAt} <= now())`;
+
+/**
+ * The lease's timeline as one JSON array, read in the same statement as the lease. Table names
+ * are written out: drizzle renders a column of the outer table unqualified here, and the
+ * subquery's own `id` would capture it.
+ */
+const eventsJson = sql<{ id: number; at: string; kind: string; detail: unknown }[]>`coalesce((
+  select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id)
+  from lease_event e where e.lease_id = inference_lease.id), '[]'::json)`;
+
+const leaseWithTimeline = { ...leaseWithNow, overdueInFlight, events: eventsJson };
+
+type LeaseWithTimeline = InferenceLease & { now: Date; overdueInFlight: boolean; events: { id: number; at: string; kind: string; detail: unknown }[] };
+
+function viewOf(row: LeaseWithTimeline): LeaseView {
+  const { overdueInFlight: _due, events, ...lease } = row;
+  return {
+    id: lease.id,
+    actorId: lease.actorId,
+    invoiceId: lease.invoiceId,
+    purpose: lease.purpose,
+    status: lease.status,
+    deadlineAt: lease.deadlineAt,
+    createdAt: lease.createdAt,
+    proposal: lease.proposal,
+    closedReason: lease.closedReason,
+    now: lease.now,
+    events: events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail })),
+  };
+}
+
+/**
+ * The actor's lease, with its timeline; recorded `expired` first if its deadline passed.
+ * One read statement (lease, timeline and the database clock in one snapshot) unless the lease
+ * is in flight past its deadline: only then a transaction records `expired` and reads again.
+ */
 export async function readLease(db: Db, actorId: string, leaseId: unknown): Promise<LeaseView | null> {
   if (!isUuid(leaseId)) return null;
+  const [row] = await db
+    .select(leaseWithTimeline)
+    .from(inferenceLease)
+    .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
+  if (!row) return null;
+  return row.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId) : viewOf(row);
+}
+
+async function readLeaseRecordingExpiry(db: Db, actorId: string, leaseId: string): Promise<LeaseView | null> {
   return db.transaction(async (tx) => {
     const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
     await expireDue(tx, mine, "read");
     const [lease] = await tx.select(leaseWithNow).from(inferenceLease).where(mine);
     return lease ? view(tx, lease) : null;
   });
+}
+
+/**
+ * readLease for an event stream's push: the session that opened the stream must still be live
+ * (not revoked, not past its end by the database clock), checked in the same statement as
+ * the read, so a push costs one statement. `signed_out` when it is not; the lease (or null) else.
+ */
+export async function readLeaseForSession(
+  db: Db,
+  session: { actorId: string; sessionId: string },
+  leaseId: unknown,
+): Promise<LeaseView | null | "signed_out"> {
+  const { actorId, sessionId } = session;
+  if (!isUuid(leaseId) || !isUuid(sessionId)) return null;
+  const live = sql<boolean>`exists (select 1 from app_session s where s.id = ${sessionId} and s.user_id = ${actorId}
+    and s.revoked_at is null and s.expires_at > now())`;
+  const [row] = await db
+    .select({ ...leaseWithTimeline, sessionLive: live })
+    .from(inferenceLease)
+    .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
+  if (!row) return null;
+  const { sessionLive, ...lease } = row;
+  if (!sessionLive) return "signed_out";
+  return lease.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId) : viewOf(lease);
 }
 
 /** The actor's most recent lease on an invoice (in flight or not), for the invoice page. */
@@ -362,52 +435,65 @@ export type GenerationInput =
   | { ok: true; lease: { id: string; actorId: string; purpose: Purpose; deadlineAt: Date; remainingMs: number }; invoice: InvoiceForModel }
   | { ok: false; reason: "lease_not_found" | "not_open" | "expired" | "invoice_not_found"; status?: LeaseStatus };
 
-/** Reads what a generation needs: the lease if it is open and in time, and its invoice read as the lease's actor. */
+/** The invoice's lines as one JSON array, in the order the page shows them. */
+const linesJson = sql<{ description: string; quantity: number; unitPriceCents: number }[]>`coalesce((
+  select json_agg(json_build_object('description', l.description, 'quantity', l.quantity, 'unitPriceCents', l.unit_price_cents)
+    order by l.position, l.id)
+  from invoice_line l where l.invoice_id = invoice.id), '[]'::json)`;
+
+/**
+ * Reads what a generation needs: the lease if it is open and in time, and its invoice read as
+ * the lease's actor. One read statement, remaining time on the database clock; a write
+ * transaction only for a lease in flight past its deadline, which is recorded `expired`.
+ */
 export async function loadForGeneration(db: Db, leaseId: string): Promise<GenerationInput> {
   if (!isUuid(leaseId)) return { ok: false, reason: "lease_not_found" };
-  return db.transaction(async (tx): Promise<GenerationInput> => {
-    const expired = await expireDue(tx, eq(inferenceLease.id, leaseId), "generate");
+  return readForGeneration(db, leaseId, false);
+}
+
+async function readForGeneration(db: Db, leaseId: string, recorded: boolean): Promise<GenerationInput> {
+  const [row] = await db
+    .select({
+      id: inferenceLease.id,
+      actorId: inferenceLease.actorId,
+      purpose: inferenceLease.purpose,
+      status: inferenceLease.status,
+      deadlineAt: inferenceLease.deadlineAt,
+      remainingMs: sql<number>`greatest(0, floor(extract(epoch from (${inferenceLease.deadlineAt} - now())) * 1000))`.mapWith(Number),
+      overdueInFlight,
+      // Scoped to the lease's actor (the join): a lease can never read someone else's invoice.
+      invoice: getTableColumns(invoice),
+      lines: linesJson,
+    })
+    .from(inferenceLease)
+    .leftJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), eq(invoice.ownerId, inferenceLease.actorId)))
+    .where(eq(inferenceLease.id, leaseId));
+  if (!row) return { ok: false, reason: "lease_not_found" };
+  if (row.overdueInFlight) {
+    // Still in flight after our expiry found nothing to do: a writer we cannot see yet.
+    if (recorded) return { ok: false, reason: "not_open", status: row.status };
+    const expired = await db.transaction((tx) => expireDue(tx, eq(inferenceLease.id, leaseId), "generate"));
     if (expired.length) return { ok: false, reason: "expired", status: "expired" };
-    const [lease] = await tx
-      .select({
-        id: inferenceLease.id,
-        actorId: inferenceLease.actorId,
-        invoiceId: inferenceLease.invoiceId,
-        purpose: inferenceLease.purpose,
-        status: inferenceLease.status,
-        deadlineAt: inferenceLease.deadlineAt,
-        remainingMs: sql<number>`greatest(0, floor(extract(epoch from (${inferenceLease.deadlineAt} - now())) * 1000))`.mapWith(Number),
-      })
-      .from(inferenceLease)
-      .where(eq(inferenceLease.id, leaseId));
-    if (!lease) return { ok: false, reason: "lease_not_found" };
-    if (lease.status !== "open" || !isPurpose(lease.purpose)) return { ok: false, reason: "not_open", status: lease.status };
-    // Scoped to the lease's actor: a lease can never read someone else's invoice.
-    const [inv] = await tx
-      .select()
-      .from(invoice)
-      .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, lease.actorId)));
-    if (!inv) return { ok: false, reason: "invoice_not_found" };
-    const lines = await tx
-      .select({ description: invoiceLine.description, quantity: invoiceLine.quantity, unitPriceCents: invoiceLine.unitPriceCents })
-      .from(invoiceLine)
-      .where(eq(invoiceLine.invoiceId, inv.id))
-      .orderBy(asc(invoiceLine.position), asc(invoiceLine.id));
-    return {
-      ok: true,
-      lease: { id: lease.id, actorId: lease.actorId, purpose: lease.purpose, deadlineAt: lease.deadlineAt, remainingMs: lease.remainingMs },
-      invoice: {
-        id: inv.id,
-        number: inv.number,
-        counterparty: inv.counterparty,
-        currency: inv.currency,
-        totalCents: inv.totalCents,
-        issuedOn: inv.issuedOn,
-        dueOn: inv.dueOn,
-        lines,
-      },
-    };
-  });
+    // Closed meanwhile by someone else (the sweep, a cancel): read what it is now.
+    return readForGeneration(db, leaseId, true);
+  }
+  if (row.status !== "open" || !isPurpose(row.purpose)) return { ok: false, reason: "not_open", status: row.status };
+  const inv = row.invoice;
+  if (!inv) return { ok: false, reason: "invoice_not_found" };
+  return {
+    ok: true,
+    lease: { id: row.id, actorId: row.actorId, purpose: row.purpose, deadlineAt: row.deadlineAt, remainingMs: row.remainingMs },
+    invoice: {
+      id: inv.id,
+      number: inv.number,
+      counterparty: inv.counterparty,
+      currency: inv.currency,
+      totalCents: inv.totalCents,
+      issuedOn: inv.issuedOn,
+      dueOn: inv.dueOn,
+      lines: row.lines,
+    },
+  };
 }
 
 export type ProposeResult =
@@ -550,15 +636,30 @@ export type ApplyResult =
   | { ok: true; invoiceVersion: number }
   | {
       ok: false;
-      code: "lease_not_found" | "lease_open" | "lease_applied" | "lease_rejected" | "lease_expired" | "invoice_changed";
+      code:
+        | "lease_not_found"
+        | "lease_open"
+        | "lease_applied"
+        | "lease_rejected"
+        | "lease_expired"
+        | "invoice_changed"
+        | "not_signed_in";
     };
 
 class FailClosed extends Error {}
 
-export async function applyLease(db: Db, actorId: string, leaseId: unknown): Promise<ApplyResult> {
+/**
+ * With `sessionId`, the session must be live (checked first, in this transaction, and held
+ * FOR SHARE as openLease does), else `not_signed_in` and nothing is written: the route then
+ * needs no transaction of its own to resolve the session.
+ */
+export async function applyLease(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   try {
     return await db.transaction(async (tx): Promise<ApplyResult> => {
+      if (opts.sessionId !== undefined && !(await holdLiveSession(tx, actorId, opts.sessionId))) {
+        return { ok: false, code: "not_signed_in" };
+      }
       const [lease] = await tx
         .select({
           id: inferenceLease.id,

@@ -1,8 +1,10 @@
-import { authedRoute, json, param, problem } from "@/lib/http";
-import { readLease } from "@/lib/leases";
+import { json, param, problem, sessionCheckedRoute } from "@/lib/http";
+import { readLeaseForSession } from "@/lib/leases";
 import { leaseJson } from "@/lib/serialize";
 
-export const GET = authedRoute(async ({ db, actor, params }) => {
-  const lease = await readLease(db, actor.id, param(params, "id"));
-  return lease ? json(leaseJson(lease)) : problem("lease_not_found");
+// The session is checked in the read's own statement (one transaction per read).
+export const GET = sessionCheckedRoute(async ({ db, actor, params, notSignedIn, unlessSignedOut }) => {
+  const lease = await readLeaseForSession(db, { actorId: actor.id, sessionId: actor.sessionId }, param(params, "id"));
+  if (lease === "signed_out") return notSignedIn();
+  return lease ? json(leaseJson(lease)) : unlessSignedOut(problem("lease_not_found"));
 });

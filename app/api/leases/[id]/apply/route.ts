@@ -1,10 +1,13 @@
-import { authedRoute, json, param, problem, refuseBody } from "@/lib/http";
+import { json, param, problem, refuseBody, sessionCheckedRoute } from "@/lib/http";
 import { applyLease } from "@/lib/leases";
 
-export const POST = authedRoute(async ({ req, db, actor, params }) => {
+// The session is checked (and held, FOR SHARE) in the apply's own transaction, before anything is written.
+export const POST = sessionCheckedRoute(async ({ req, db, actor, params, notSignedIn, unlessSignedOut }) => {
   const body = refuseBody(req);
-  if (!body.ok) return problem(body.code);
+  if (!body.ok) return unlessSignedOut(problem(body.code));
   const leaseId = param(params, "id");
-  const result = await applyLease(db, actor.id, leaseId);
-  return result.ok ? json({ status: "applied", lease_id: leaseId }) : problem(result.code);
+  const result = await applyLease(db, actor.id, leaseId, { sessionId: actor.sessionId });
+  if (result.ok) return json({ status: "applied", lease_id: leaseId });
+  if (result.code === "not_signed_in") return notSignedIn();
+  return unlessSignedOut(problem(result.code));
 });

@@ -9,11 +9,11 @@
 // goes away (abort, cancel, a failed write), when the client stops reading (heartbeats pile
 // up unread: a half-open connection), and after MAX_STREAM_MS in any case (EventSource
 // reconnects by itself).
-import { authedRoute, json, param, problem } from "@/lib/http";
-import { readLease } from "@/lib/leases";
+import { json, param, problem, sessionCheckedRoute } from "@/lib/http";
+import { isUuid } from "@/lib/ids";
+import { readLeaseForSession, type LeaseView } from "@/lib/leases";
 import { log } from "@/lib/log";
 import { leaseJson } from "@/lib/serialize";
-import { resolveActor } from "@/lib/sessions";
 import { subscribeLease, takeStreamSlot } from "@/app/_lib/lease-feed";
 
 export const dynamic = "force-dynamic";
@@ -29,16 +29,42 @@ const TERMINAL = new Set(["applied", "rejected", "expired"]);
 /** A little after the deadline, so the database clock has certainly passed it. */
 const DEADLINE_SLACK_MS = 250;
 
-export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
+export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSignedIn, unlessSignedOut }) => {
   const leaseId = param(params, "id");
-  const first = await readLease(db, actor.id, leaseId);
-  if (!first) return problem("lease_not_found");
+  if (!isUuid(leaseId)) return unlessSignedOut(problem("lease_not_found"));
+  // Listening before the first read, so that read is the only one needed to start: anything
+  // recorded after it is notified. A notification that comes before the stream has started
+  // is remembered and read once the first state is sent.
+  let notified = false;
+  let onChange: () => void = () => {
+    notified = true;
+  };
+  let unsubscribe: (() => void) | null;
+  try {
+    unsubscribe = await subscribeLease(leaseId.toLowerCase(), () => onChange());
+  } catch (error) {
+    log.warn("lease stream unavailable", { lease_id: leaseId, error: String(error) });
+    // The page falls back to polling GET /api/leases/:id.
+    return json({ detail: "events_unavailable" }, 503);
+  }
+  // The session is checked in the read's own statement, as each push's read does.
+  const claim = { actorId: actor.id, sessionId: actor.sessionId };
+  const first = await readLeaseForSession(db, claim, leaseId).catch((error: unknown) => {
+    unsubscribe?.();
+    throw error;
+  });
+  if (first === "signed_out" || !first) {
+    unsubscribe();
+    return first ? notSignedIn() : unlessSignedOut(problem("lease_not_found"));
+  }
   const releaseSlot = takeStreamSlot(actor.sessionId);
-  if (!releaseSlot) return problem("too_many_streams", new Headers({ "retry-after": String(STREAMS_RETRY_AFTER_S) }));
+  if (!releaseSlot) {
+    unsubscribe();
+    return problem("too_many_streams", new Headers({ "retry-after": String(STREAMS_RETRY_AFTER_S) }));
+  }
 
   const encoder = new TextEncoder();
   let closed = false;
-  let unsubscribe: (() => void) | null = null;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   let lifetimeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -72,7 +98,7 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
     if ((controller.desiredSize ?? 0) < -MAX_UNREAD_CHUNKS) close();
   };
 
-  const send = (lease: NonNullable<typeof first>) => {
+  const send = (lease: LeaseView) => {
     const body = leaseJson(lease);
     // server_now changes on every read; only a change of the lease itself is news.
     const { server_now: _now, ...identity } = body;
@@ -101,11 +127,10 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
     reading = (async () => {
       do {
         again = false;
-        // The session may have ended (signed out elsewhere) since the stream opened.
-        const still = await resolveActor(db, session);
-        if (!still || still.id !== actor.id) return close();
-        const lease = await readLease(db, actor.id, leaseId);
-        if (!lease) return close();
+        // The session may have ended (signed out elsewhere) since the stream opened: checked
+        // in the same statement as the read.
+        const lease = await readLeaseForSession(db, claim, leaseId);
+        if (!lease || lease === "signed_out") return close();
         send(lease);
       } while (again && !closed);
     })()
@@ -118,23 +143,15 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
       });
   }
 
-  try {
-    unsubscribe = await subscribeLease(first.id, refresh);
-  } catch (error) {
-    releaseSlot();
-    log.warn("lease stream unavailable", { lease_id: leaseId, error: String(error) });
-    // The page falls back to polling GET /api/leases/:id.
-    return json({ detail: "events_unavailable" }, 503);
-  }
-
   const stream = new ReadableStream<Uint8Array>({
     start(c) {
       controller = c;
       write("retry: 2000\n\n");
       send(first);
       if (closed) return; // it was already terminal
-      // Anything recorded between the first read and the subscription.
-      refresh();
+      onChange = refresh;
+      // Something recorded after the first read, before this start.
+      if (notified) refresh();
       heartbeat = setInterval(() => write(": heartbeat\n\n"), HEARTBEAT_MS);
       lifetimeTimer = setTimeout(close, MAX_STREAM_MS);
     },

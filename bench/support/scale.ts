@@ -1,0 +1,190 @@
+// `npm run bench lifecycle -- --scale`: the same figures on a database with history. Seeds
+// 1,000,000 closed leases and 5,000,000 events (generate_series, a few minutes) over 100,000
+// invoices of 1,000 other users, then measures the HTTP lifecycle and GET /api/leases/:id at
+// 8 workers against the empty-table figures of the same run, the sweep, the read of a lease
+// with 200 events, and prints the EXPLAIN plans of the hot statements.
+import { performance } from "node:perf_hooks";
+import type postgres from "postgres";
+import type { DbHandle } from "@/db/client";
+import { expireOverdue, readLease } from "@/lib/leases";
+import { startAppServer } from "@/tests/support/app-server";
+import { distribution, http, signIn } from "@/tests/support/app-client";
+
+const HISTORY_USERS = 1_000;
+const INVOICES_EACH = 100;
+const LEASES_EACH = 10; // 1,000 × 100 × 10 = 1,000,000 closed leases
+const EVENTS_EACH = 5; // 5,000,000 events
+const LONG_TIMELINE = 200;
+const SWEEP_OVERDUE = 5;
+const SWEEP_REPEATS = 7;
+
+type Worker = { n: number; email: string; actorId: string; invoiceId: string; sessionId: string };
+type ScaleInput = {
+  sql: postgres.Sql;
+  handle: DbHandle;
+  workers: Worker[];
+  dbUrl: string;
+  password: string;
+  seconds: number;
+  empty: Record<string, Record<number, { perSecond: number }>>;
+  reads: { perSecond: number; latency: { p50: number; p95: number } } | undefined;
+  /** Runs the HTTP lifecycle at 8 workers against `appUrl`; the per-request latencies. */
+  httpAt8: (appUrl: string, cookies: Map<number, string>) => Promise<{ perSecond: number; open: number[]; apply: number[] }>;
+  emptyRequests: { open: number[]; apply: number[] };
+};
+
+export async function seedHistory(sql: postgres.Sql) {
+  const started = performance.now();
+  await sql`insert into app_user (email, name, password_hash)
+    select 'history-' || g || '@example.test', 'History ' || g, 'x' from generate_series(1, ${HISTORY_USERS}) g`;
+  await sql`insert into invoice (owner_id, number, counterparty, currency, total_cents, issued_on, due_on)
+    select u.id, 'H-' || g, 'History Co', 'EUR', 100, '2026-01-01', '2026-02-01'
+    from app_user u cross join generate_series(1, ${INVOICES_EACH}) g where u.email like 'history-%'`;
+  await sql`insert into inference_lease (actor_id, invoice_id, purpose, status, closed_reason, deadline_at, created_at, updated_at, invoice_version, run_nonce)
+    select i.owner_id, i.id, 'summarize_invoice', (array['applied','expired','rejected'])[1 + g % 3],
+           case g % 3 when 1 then 'deadline_passed' when 2 then 'cancelled' end,
+           now() - make_interval(days => g), now() - make_interval(days => g, secs => 90), now() - make_interval(days => g), 1, 'history'
+    from invoice i cross join generate_series(1, ${LEASES_EACH}) g where i.number like 'H-%'`;
+  // Five events a lease; the NOTIFY trigger is off while they go in (no one listens to history).
+  await sql`alter table lease_event disable trigger lease_event_notify`;
+  await sql`insert into lease_event (lease_id, at, kind, detail)
+    select l.id, l.created_at + make_interval(secs => k.n), k.kind, '{"by":"history"}'::jsonb
+    from inference_lease l
+    cross join (values (1, 'opened'), (2, 'proposed'), (3, 'apply_refused'), (4, 'cancel_refused'), (5, 'applied')) k(n, kind)
+    where l.run_nonce = 'history'`;
+  await sql`alter table lease_event enable trigger lease_event_notify`;
+  await sql`vacuum analyze`;
+  const [counts] = await sql<{ leases: string; events: string }[]>`select (select count(*) from inference_lease) as leases, (select count(*) from lease_event) as events`;
+  const seeded = { seconds: Math.round((performance.now() - started) / 1000), leases: Number(counts!.leases), events: Number(counts!.events) };
+  if (seeded.leases < HISTORY_USERS * INVOICES_EACH * LEASES_EACH || seeded.events < seeded.leases * EVENTS_EACH) {
+    throw new Error(`history seeded short: ${JSON.stringify(seeded)}`);
+  }
+  return seeded;
+}
+
+async function sweepTimes(handle: DbHandle, sql: postgres.Sql): Promise<number[]> {
+  const samples: number[] = [];
+  await expireOverdue(handle.db, 500);
+  for (let i = 0; i < SWEEP_REPEATS; i++) {
+    // A few abandoned leases on history invoices (none in flight there).
+    await sql`insert into inference_lease (actor_id, invoice_id, purpose, status, deadline_at)
+      select owner_id, id, 'summarize_invoice', 'open', now() - interval '1 second'
+      from invoice where number = any(${Array.from({ length: SWEEP_OVERDUE }, (_, k) => `H-${i * SWEEP_OVERDUE + k + 1}`)}) limit ${SWEEP_OVERDUE}`;
+    const t = performance.now();
+    const { expired } = await expireOverdue(handle.db, 500);
+    samples.push(performance.now() - t);
+    if (expired.length === 0) throw new Error("sweep found nothing to expire");
+  }
+  return samples;
+}
+
+async function longTimeline(sql: postgres.Sql, handle: DbHandle, w: Worker) {
+  const [lease] = await sql<{ id: string }[]>`insert into inference_lease (actor_id, invoice_id, purpose, status, closed_reason, deadline_at, invoice_version)
+    values (${w.actorId}, ${w.invoiceId}, 'summarize_invoice', 'rejected', 'cancelled', now() - interval '1 hour', 1) returning id`;
+  await sql`insert into lease_event (lease_id, kind, detail)
+    select ${lease!.id}, case when g = 1 then 'opened' else 'cancel_refused' end, '{"status":"rejected"}'::jsonb from generate_series(1, ${LONG_TIMELINE}) g`;
+  const domain: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    const view = await readLease(handle.db, w.actorId, lease!.id);
+    domain.push(performance.now() - t);
+    if (view?.events.length !== LONG_TIMELINE) throw new Error(`200-event lease read ${view?.events.length} events`);
+  }
+  return { leaseId: lease!.id, domain: distribution(domain) };
+}
+
+/** EXPLAIN (ANALYZE) of the statements on the hot path, with a worker's real ids. */
+async function plans(sql: postgres.Sql, w: Worker, leaseId: string, historyInvoice: string) {
+  const statements: Record<string, string> = {
+    "read a lease (GET /api/leases/:id, each push)": `select l.*, now(), coalesce((select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id) from lease_event e where e.lease_id = l.id), '[]'::json), exists (select 1 from app_session s where s.id = '${w.sessionId}' and s.user_id = '${w.actorId}' and s.revoked_at is null and s.expires_at > now()) from inference_lease l where l.id = '${leaseId}' and l.actor_id = '${w.actorId}'`,
+    "open: expire the invoice's overdue lease in flight": `update inference_lease set status = 'expired' where invoice_id = '${w.invoiceId}' and purpose = 'summarize_invoice' and status in ('open','proposed') and deadline_at <= now()`,
+    "apply: lock the lease": `select id, status from inference_lease where id = '${leaseId}' and actor_id = '${w.actorId}' for update`,
+    "sweep: overdue leases in flight": `select id from inference_lease where status in ('open','proposed') and deadline_at <= now() order by deadline_at limit 500 for update skip locked`,
+    "invoice page: the actor's latest lease on an invoice (10 in history)": `select id from inference_lease where invoice_id = '${historyInvoice}' order by created_at desc, id desc limit 1`,
+    "invoice page: count of attempts": `select count(*) from inference_lease where invoice_id = '${historyInvoice}'`,
+  };
+  // The invoice page's statements once more without the history index (dropped inside the
+  // transaction, rolled back): what migration 0003 buys.
+  for (const name of Object.keys(statements).filter((n) => n.startsWith("invoice page"))) {
+    statements[`${name}, without inference_lease_invoice_history_idx`] = `drop index inference_lease_invoice_history_idx; explain (analyze, costs off, timing on, summary on) ${statements[name]}`;
+  }
+  const out: Record<string, string> = {};
+  for (const [name, text] of Object.entries(statements)) {
+    // EXPLAIN ANALYZE runs the statement: each runs in a transaction that is rolled back.
+    let rows: Record<string, string>[] = [];
+    const rollback = new Error("rollback");
+    try {
+      await sql.begin(async (tx) => {
+        const [drop, explained] = text.startsWith("drop index") ? text.split("; ") : [null, `explain (analyze, costs off, timing on, summary on) ${text}`];
+        if (drop) await tx.unsafe(drop);
+        rows = (await tx.unsafe(explained!)) as unknown as Record<string, string>[];
+        throw rollback;
+      });
+    } catch (error) {
+      if (error !== rollback) rows = [{ plan: `EXPLAIN failed: ${String(error)}` }];
+    }
+    out[name] = rows.map((r) => Object.values(r)[0]).join("\n");
+  }
+  return out;
+}
+
+export async function scaleBench(input: ScaleInput) {
+  const { sql, handle, workers, dbUrl, password, seconds } = input;
+  console.info("[bench] scale: seeding 1,000,000 closed leases and 5,000,000 events...");
+  const seeded = await seedHistory(sql);
+  console.info(`[bench] scale: seeded ${seeded.leases} leases, ${seeded.events} events in ${seeded.seconds} s`);
+  const sweep = await sweepTimes(handle, sql);
+  const historyInvoice = (await sql<{ id: string }[]>`select id from invoice where number = 'H-50' limit 1`)[0]!.id;
+  const app = await startAppServer({ databaseUrl: dbUrl, name: "bench-scale", model: { provider: "local", latencyMs: 0 } });
+  try {
+    const cookies = new Map<number, string>();
+    const eight = workers.slice(0, 8);
+    for (const w of eight) cookies.set(w.n, await signIn(app.url, w.email, password));
+    const lifecycle = await input.httpAt8(app.url, cookies);
+    const long = await longTimeline(sql, handle, workers[0]!);
+    const longHttp: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const t = performance.now();
+      const res = await http(app.url, "GET", `/api/leases/${long.leaseId}`, { cookie: cookies.get(workers[0]!.n)! });
+      longHttp.push(performance.now() - t);
+      if (res.status !== 200) throw new Error(`GET the 200-event lease: ${res.status}`);
+    }
+    // Reads at 8 workers, each on its own latest lease (closed, a normal timeline).
+    const leases = new Map<number, string>();
+    for (const w of eight) {
+      const [l] = await sql<{ id: string }[]>`select id from inference_lease where actor_id = ${w.actorId} and status = 'applied' order by created_at desc limit 1`;
+      if (l) leases.set(w.n, l.id);
+    }
+    let reads = 0;
+    const readMs: number[] = [];
+    const until = performance.now() + seconds * 1000;
+    const started = performance.now();
+    await Promise.all(
+      eight.filter((w) => leases.has(w.n)).map(async (w) => {
+        while (performance.now() < until) {
+          const t = performance.now();
+          const res = await http(app.url, "GET", `/api/leases/${leases.get(w.n)}`, { cookie: cookies.get(w.n)! });
+          readMs.push(performance.now() - t);
+          if (res.status === 200) reads++;
+        }
+      }),
+    );
+    const readsPerSecond = Math.round((reads / ((performance.now() - started) / 1000)) * 10) / 10;
+    const explained = await plans(sql, workers[0]!, long.leaseId, historyInvoice);
+    const open = { empty: distribution(input.emptyRequests.open), scale: distribution(lifecycle.open) };
+    const apply = { empty: distribution(input.emptyRequests.apply), scale: distribution(lifecycle.apply) };
+    const summary = {
+      lifecycles_per_s_8: { empty: input.empty.http?.[8]?.perSecond ?? null, scale: lifecycle.perSecond },
+      open_p50_ms: { empty: open.empty.p50, scale: open.scale.p50 },
+      apply_p50_ms: { empty: apply.empty.p50, scale: apply.scale.p50 },
+      get_reads_per_s_8: { empty: input.reads?.perSecond ?? null, scale: readsPerSecond },
+      get_p50_ms_8: { empty: input.reads?.latency.p50 ?? null, scale: distribution(readMs).p50 },
+      sweep_ms_median: [...sweep].sort((a, b) => a - b)[Math.floor(sweep.length / 2)],
+      read_200_events_domain_p95_ms: long.domain.p95,
+      read_200_events_http_p95_ms: distribution(longHttp).p95,
+    };
+    return { seeded, summary, open, apply, sweep_ms: sweep, long_timeline: { domain: long.domain, http: distribution(longHttp) }, reads_ms: distribution(readMs), plans: explained };
+  } finally {
+    await app.stop();
+  }
+}

@@ -1,0 +1,1 @@
+CREATE INDEX "inference_lease_invoice_history_idx" ON "inference_lease" USING btree ("invoice_id","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST);
