@@ -2,6 +2,8 @@
 //
 //   MODEL_PROVIDER     "local" (default) | "openai-compatible"
 //   MODEL_LATENCY_MS   local only: integer >= 0, default 0
+//   MODEL_IGNORE_ABORT local only: "1" answers after the delay even when the call is aborted
+//                      (a model that cannot be stopped, to rehearse late completions); default "0"
 //   MODEL_BASE_URL     openai-compatible: required, http(s) URL, e.g. https://api.openai.com/v1
 //   MODEL_API_KEY      openai-compatible: required
 //   MODEL_NAME         openai-compatible: required, e.g. gpt-4o-mini
@@ -51,6 +53,13 @@ const requiredVar = (name: string) =>
 const LocalSchema = z.object({
   MODEL_PROVIDER: z.literal("local"),
   MODEL_LATENCY_MS: intVar("MODEL_LATENCY_MS", 0, 0),
+  MODEL_IGNORE_ABORT: z.preprocess(
+    unsetIfEmpty,
+    z
+      .enum(["0", "1"], { error: 'MODEL_IGNORE_ABORT must be "0" or "1"' })
+      .default("0")
+      .transform((value) => value === "1"),
+  ),
 });
 
 const OpenAISchema = z.object({
@@ -84,9 +93,9 @@ export function getModelProvider(env: Env = process.env): ModelProvider {
   if (!provider.success) fail(provider.error.issues);
 
   if (provider.data === "local") {
-    const parsed = LocalSchema.safeParse({ ...pick(env, ["MODEL_LATENCY_MS"]), MODEL_PROVIDER: "local" });
+    const parsed = LocalSchema.safeParse({ ...pick(env, ["MODEL_LATENCY_MS", "MODEL_IGNORE_ABORT"]), MODEL_PROVIDER: "local" });
     if (!parsed.success) fail(parsed.error.issues);
-    return createLocalProvider({ latencyMs: parsed.data.MODEL_LATENCY_MS });
+    return createLocalProvider({ latencyMs: parsed.data.MODEL_LATENCY_MS, ignoreAbort: parsed.data.MODEL_IGNORE_ABORT });
   }
 
   const parsed = OpenAISchema.safeParse({
