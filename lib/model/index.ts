@@ -14,6 +14,7 @@ import "server-only";
 import { z } from "zod";
 import { createLocalProvider } from "./local";
 import { createOpenAICompatibleProvider, DEFAULT_TIMEOUT_MS } from "./openai-compatible";
+import { tracedProvider } from "./traced";
 import type { InvoiceForModel, ModelProvider } from "./types";
 
 export * from "./types";
@@ -87,8 +88,15 @@ function fail(issues: readonly z.core.$ZodIssue[]): never {
   throw new Error(`Invalid model configuration:\n  ${problems.join("\n  ")}`);
 }
 
-/** The configured provider. Throws an Error naming the offending variable when misconfigured. */
+/**
+ * The configured provider, its calls traced (lib/model/traced.ts). Throws an Error naming the
+ * offending variable when misconfigured.
+ */
 export function getModelProvider(env: Env = process.env): ModelProvider {
+  return tracedProvider(configuredProvider(env));
+}
+
+function configuredProvider(env: Env): ModelProvider {
   const provider = ProviderSchema.safeParse(env.MODEL_PROVIDER);
   if (!provider.success) fail(provider.error.issues);
 
