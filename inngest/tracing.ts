@@ -17,7 +17,7 @@ export class LeaseStepTracing extends Middleware.BaseMiddleware {
   override wrapStepHandler({ ctx, fn, stepInfo, next }: Middleware.WrapStepHandlerArgs): Promise<unknown> {
     const step = stepInfo.options.id;
     return inLeaseSpan(`inngest.step ${step}`, leaseIdOf(ctx.event?.data), () => next(), {
-      "inngest.function": fn.id(),
+      "inngest.function": fn.id(this.client.id),
       "inngest.step": step,
       "inngest.run_id": ctx.runId,
       "inngest.attempt": ctx.attempt,

@@ -87,7 +87,8 @@ async function expectDroppedWithoutRetry(app: AppServer, leaseId: string, reques
     expect(run.status).toBe("completed");
     expect(run.output).toEqual({ leaseId, outcome: "stopped", ...stoppedAs });
   }
-  expect(run.attempts).toBe(1);
+  // No request of the run needed a second attempt (a run cancelled mid-step counts none).
+  expect(run.attempts).toBeLessThanOrEqual(1);
   expect(run.steps.map((s) => s.name)).not.toContain("propose");
   for (const step of run.steps) expect(step.attempts, `attempts of ${step.name}`).toBeLessThanOrEqual(1);
   // The stand-in retries after 100 ms here; give a retry (were there one) time to show.
