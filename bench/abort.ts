@@ -5,9 +5,12 @@
 // answering only after a minute, so the request ends early only if the app drops it.
 //
 // Each run: open a lease (POST /api/leases), wait until its model request has reached the fake,
-// then POST /api/leases/:id/cancel, and time from the moment the cancel is sent to the moment
-// the fake sees the connection close (an upper bound on close → drop: the close commits after
-// the cancel is sent), and from the cancel's answer to the drop (negative when the drop came first).
+// then POST /api/leases/:id/cancel, and time, to the moment the fake sees the connection close:
+//   - from the close itself: the `cancelled` event's `at` (now() of the cancel's transaction,
+//     read from the database's clock; the database must run on this machine, so that it and
+//     this process read one system clock, as they do on the bench machine and in CI);
+//   - from the moment the cancel is sent (an upper bound, the request's own work included);
+//   - from the cancel's answer (negative when the drop came first).
 //
 //   npx tsx --conditions=react-server bench/abort.ts [--runs N]     (DATABASE_URL: the server)
 //
@@ -27,6 +30,8 @@ export type Distribution = { n: number; min: number; p50: number; p95: number; m
 
 export type CloseToDropResult = {
   runs: number;
+  /** The cancel's transaction (its event's `at`, database clock) → dropped, ms. */
+  close_to_dropped_ms: Distribution;
   /** Cancel request sent → the fake model saw the connection close, ms. */
   cancel_sent_to_dropped_ms: Distribution;
   /** Cancel answered (200) → dropped, ms; negative when the drop came before the answer. */
@@ -83,7 +88,6 @@ export async function measureCloseToDrop(opts: { adminUrl: string; runs?: number
       insert into invoice (owner_id, number, counterparty, currency, total_cents, issued_on, due_on)
       select ${user!.id}, 'AB-' || g, 'Abort Bench Co', 'EUR', 100, '2026-11-01', '2026-12-01' from generate_series(1, ${runs}::int) g
       returning id`;
-    await sql.end();
     await handle.close();
 
     app = await startAppServer({
@@ -98,6 +102,7 @@ export async function measureCloseToDrop(opts: { adminUrl: string; runs?: number
       .map((c) => c.split(";")[0])
       .join("; ");
 
+    const fromClose: number[] = [];
     const fromSent: number[] = [];
     const fromAnswered: number[] = [];
     let notDropped = 0;
@@ -114,13 +119,18 @@ export async function measureCloseToDrop(opts: { adminUrl: string; runs?: number
         const dropped = await fake.dropped(request, 10_000);
         fromSent.push(dropped - sent);
         fromAnswered.push(dropped - answered);
+        const [closed] = await sql<{ at_ms: number }[]>`
+          select extract(epoch from at) * 1000 as at_ms from lease_event where lease_id = ${leaseId} and kind = 'cancelled'`;
+        fromClose.push(performance.timeOrigin + dropped - Number(closed!.at_ms));
       } catch {
         notDropped++;
       }
       if ((i + 1) % 10 === 0) log(`${i + 1}/${runs} runs`);
     }
+    await sql.end();
     return {
       runs,
+      close_to_dropped_ms: distribution(fromClose),
       cancel_sent_to_dropped_ms: distribution(fromSent),
       cancel_answered_to_dropped_ms: distribution(fromAnswered),
       not_dropped: notDropped,
@@ -148,6 +158,7 @@ async function main() {
     ...result,
   };
   console.table({
+    "close (cancel's transaction) → dropped (ms)": result.close_to_dropped_ms,
     "cancel sent → dropped (ms)": result.cancel_sent_to_dropped_ms,
     "cancel answered → dropped (ms)": result.cancel_answered_to_dropped_ms,
   });
