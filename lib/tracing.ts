@@ -13,6 +13,8 @@
 import {
   context,
   createContextKey,
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
   trace,
   SpanStatusCode,
   TraceFlags,
@@ -28,6 +30,20 @@ export const TRACER_NAME = "claimcheck";
 export const LEASE_ID = "claimcheck.lease_id";
 
 const tracer = () => trace.getTracer(TRACER_NAME);
+/** The API's no-op provider: what the global provider delegates to until an SDK registers. */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+/** A span that records nothing, handed to `fn` when tracing is off. */
+const NOT_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * Whether an SDK is registered (instrumentation.ts, or a test's). Off, the helpers below call
+ * straight through: no context, no span, not even a no-op one (bench/tracing-cost.ts).
+ */
+export function tracingOn(): boolean {
+  const provider = trace.getTracerProvider();
+  return (provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider) !== NOOP_PROVIDER;
+}
+
 /** The lease the active lease span is about, for the spans started inside it. */
 const LEASE_KEY = createContextKey("claimcheck.lease_id");
 /** Milliseconds since the epoch, below the millisecond too. */
@@ -65,6 +81,7 @@ function endWith(span: Span, error: unknown) {
  * active lease's id as an attribute.
  */
 export function inChildSpan<T>(name: string, fn: (span: Span) => Promise<T>, attributes: Attributes = {}): Promise<T> {
+  if (!tracingOn()) return fn(NOT_RECORDING);
   const leaseId = activeLeaseId();
   const attrs = leaseId ? { ...attributes, [LEASE_ID]: leaseId } : attributes;
   return tracer().startActiveSpan(name, { attributes: attrs }, async (span) => {
@@ -90,6 +107,7 @@ function linkToActive(): Link[] {
  * children), with the lease id as an attribute. Not a lease id: the span stays in the current trace.
  */
 export function inLeaseSpan<T>(name: string, leaseId: unknown, fn: (span: Span) => Promise<T>, attributes: Attributes = {}): Promise<T> {
+  if (!tracingOn()) return fn(NOT_RECORDING);
   const parent = leaseContext(leaseId) ?? context.active();
   const attrs = isUuid(leaseId) ? { ...attributes, [LEASE_ID]: leaseId } : attributes;
   return tracer().startActiveSpan(name, { attributes: attrs, links: linkToActive() }, parent, async (span) => {
@@ -109,7 +127,7 @@ export function inLeaseSpan<T>(name: string, leaseId: unknown, fn: (span: Span) 
  * call: `leasesOf` names them from the arguments and the result (which lease a call touches
  * may only be known once it returns: the one it opened, those a sign-out closed), and
  * `attributesOf` says how it went. A call that throws gets an error span on the leases its
- * arguments name. When tracing is off this is one no-op span start per call.
+ * arguments name. When tracing is off it calls `fn` and nothing else.
  */
 export function tracedLeaseOp<A extends unknown[], R>(
   name: string,
@@ -118,6 +136,7 @@ export function tracedLeaseOp<A extends unknown[], R>(
   attributesOf: (result: NoInfer<R>) => Attributes = () => ({}),
 ): (...args: A) => Promise<R> {
   return async (...args: A) => {
+    if (!tracingOn()) return fn(...args);
     const startTime = now();
     const finish = (result: R | undefined, error?: unknown) => {
       const endTime = now();
