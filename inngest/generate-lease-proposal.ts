@@ -159,7 +159,8 @@ export const generateLeaseProposal = inngest.createFunction(
 
       // If the lease closed while a model that ignores its signal ran (cancel, sign-out,
       // deadline), the executor may already have dropped this run and would never call
-      // propose: record the late completion here. proposeLease cannot match a closed lease, so it writes only the event.
+      // propose: record the late completion here. proposeLease cannot match a closed lease,
+      // so it writes only the event.
       const now = await loadForGeneration(db, leaseId);
       if (!now.ok) {
         if (now.reason !== "invoice_not_found" && now.reason !== "lease_not_found") {
