@@ -1,4 +1,5 @@
 import { Inngest } from "inngest";
+import { LeaseStepTracing } from "./tracing";
 
 // How the client finds its server is the SDK's own environment reading:
 //   - dev (`npm run dev`): INNGEST_DEV=http://127.0.0.1:8288, the real `inngest-cli dev` or our
@@ -10,6 +11,8 @@ import { Inngest } from "inngest";
 // serve route to unsigned dev mode, whatever the start-up check let through.
 export const inngest = new Inngest({
   id: "claimcheck",
+  // Each step attempt is a span in its lease's trace (inngest/tracing.ts).
+  middleware: [LeaseStepTracing],
   ...(process.env.NODE_ENV === "production" ? { isDev: false } : {}),
 });
 

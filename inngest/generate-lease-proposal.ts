@@ -17,16 +17,10 @@ import {
 import { log } from "@/lib/log";
 import { getModelProvider, ModelOutputError, type ModelProvider } from "@/lib/model";
 import { EVENTS, inngest } from "./client";
+import { watchLeaseClose } from "./lease-close-signal";
 
 /** Retries after the first attempt; the model errors worth retrying are ModelUnavailableError. */
 export const GENERATION_RETRIES = 3;
-
-/**
- * How long past the lease's deadline we still wait for the model. The deadline itself is
- * judged by the database when we propose; this grace only lets a completion that lands just
- * late reach the audit trail as `late_completion` instead of being cut off unrecorded.
- */
-export const LATE_GRACE_MS = 2_000;
 
 type Stopped = { ok: false; reason: string; status: string | null };
 export type GenerationOutcome =
@@ -136,18 +130,22 @@ export const generateLeaseProposal = inngest.createFunction(
       const input = await loadForGeneration(db, leaseId);
       if (!input.ok) return stopped(leaseId, input, "generate");
       const model = modelProvider();
-      const deadline = AbortSignal.timeout(input.lease.remainingMs + LATE_GRACE_MS);
+      // Aborts the model call (and drops its HTTP request) as soon as the lease closes or
+      // its deadline passes: docs/decisions/0025-a-close-aborts-the-model-call.md.
+      const closed = await watchLeaseClose(leaseId, input.lease.remainingMs);
       let proposal;
       try {
         proposal = await model.generate({
           purpose: input.lease.purpose,
           actorId: input.lease.actorId,
           invoice: input.invoice,
-          signal: deadline,
+          signal: closed.signal,
         });
       } catch (error) {
-        if (deadline.aborted) {
-          // The lease ran out while the model worked: no retry can help. Record `expired`.
+        if (closed.signal.aborted) {
+          // The lease closed or ran out while the model worked: no retry can help. Read what
+          // it became (recording `expired` if due) and end the run; a close is the user's or
+          // the deadline's doing, not a failed generation.
           const after = await loadForGeneration(db, leaseId);
           if (!after.ok) return stopped(leaseId, after, "generate");
         }
@@ -155,11 +153,14 @@ export const generateLeaseProposal = inngest.createFunction(
           throw new NonRetriableError(`${error.name}: ${error.message}`, { cause: error });
         }
         throw error; // ModelUnavailableError and anything unexpected: retried with backoff
+      } finally {
+        closed.release();
       }
 
-      // If the lease closed while the model ran (cancel, sign-out, deadline), the executor
-      // may already have dropped this run and would never call propose: record the late
-      // completion here. proposeLease cannot match a closed lease, so it writes only the event.
+      // If the lease closed while a model that ignores its signal ran (cancel, sign-out,
+      // deadline), the executor may already have dropped this run and would never call
+      // propose: record the late completion here. proposeLease cannot match a closed lease,
+      // so it writes only the event.
       const now = await loadForGeneration(db, leaseId);
       if (!now.ok) {
         if (now.reason !== "invoice_not_found" && now.reason !== "lease_not_found") {

@@ -15,6 +15,7 @@ import {
 } from "@/db/schema";
 import { isUuid } from "./ids";
 import { log } from "./log";
+import { outcome, tracedLeaseOp } from "./tracing";
 import { PURPOSES, type InvoiceForModel, type Purpose } from "./model/types";
 
 export type EventKind =
@@ -122,7 +123,7 @@ export type OpenResult =
       code: "invoice_not_found" | "purpose_not_allowed" | "lease_in_flight" | "dispatch_failed" | "not_signed_in";
     };
 
-export async function openLease(
+export const openLease = tracedLeaseOp("lease.open", async function openLease(
   db: Db,
   input: { actorId: string; sessionId: string | null; invoiceId: unknown; purpose: unknown; ttlSeconds: number },
   dispatch: LeaseDispatch,
@@ -204,7 +205,7 @@ export async function openLease(
     return { ok: false, code: "dispatch_failed" };
   }
   return outcome;
-}
+}, (_args, result) => (result?.ok ? [result.lease.id] : []), (result) => ({ ...outcome(result), "claimcheck.created": result.ok && result.created }));
 
 // ---------------------------------------------------------------------------------------
 // Read
@@ -513,7 +514,7 @@ const runMatches = (runNonce: unknown) =>
  * come from the run the lease dispatched cannot know it. Such a proposal changes nothing at
  * all, not even an overdue or mismatched lease's status, so a forger cannot close leases either.
  */
-export async function proposeLease(
+export const proposeLease = tracedLeaseOp("lease.propose", async function proposeLease(
   db: Db,
   input: { leaseId: string; actorId: string; runNonce: string; proposal: { summary: string; model: string } },
 ): Promise<ProposeResult> {
@@ -578,7 +579,7 @@ export async function proposeLease(
   });
   if (!result.ok) log.warn("completion not proposed", { lease_id: leaseId, code: result.code, status: result.status });
   return result;
-}
+}, ([, input]) => [input.leaseId], (result) => outcome(result));
 
 /**
  * Why a generation failed, as the actor sees it: a stable code and plain words. The error
@@ -597,7 +598,7 @@ export type GenerationFailureCode = keyof typeof GENERATION_FAILURES;
  * A generation that cannot finish closes its lease at once, so the user learns now, not at the
  * deadline. Like propose, it needs the run's nonce: any other caller writes only `run_mismatch`.
  */
-export async function failGeneration(
+export const failGeneration = tracedLeaseOp("lease.fail_generation", async function failGeneration(
   db: Db,
   input: { leaseId: string; runNonce: string; code: GenerationFailureCode },
 ): Promise<{ closed: boolean; refused?: "run_mismatch" }> {
@@ -627,7 +628,7 @@ export async function failGeneration(
     });
     return { closed: closed.length > 0 };
   });
-}
+}, ([, input]) => [input.leaseId], (result) => ({ "claimcheck.closed": result.closed }));
 
 // ---------------------------------------------------------------------------------------
 // Apply (check 3)
@@ -653,7 +654,7 @@ class FailClosed extends Error {}
  * FOR SHARE as openLease does), else `not_signed_in` and nothing is written: the route then
  * needs no transaction of its own to resolve the session.
  */
-export async function applyLease(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
+export const applyLease = tracedLeaseOp("lease.apply", async function applyLease(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   try {
     return await db.transaction(async (tx): Promise<ApplyResult> => {
@@ -730,7 +731,7 @@ export async function applyLease(db: Db, actorId: string, leaseId: unknown, opts
     }
     throw error;
   }
-}
+}, ([, , leaseId], result) => (result?.ok === false && result.code === "lease_not_found" ? [] : [leaseId]), (result) => outcome(result));
 
 function readSummary(proposal: unknown): string | null {
   if (proposal && typeof proposal === "object" && "summary" in proposal) {
@@ -745,7 +746,7 @@ function readSummary(proposal: unknown): string | null {
 
 export type CancelResult = { ok: true } | { ok: false; code: "lease_not_found" | "lease_not_cancelable" };
 
-export async function cancelLease(db: Db, actorId: string, leaseId: unknown, dispatch: LeaseDispatch): Promise<CancelResult> {
+export const cancelLease = tracedLeaseOp("lease.cancel", async function cancelLease(db: Db, actorId: string, leaseId: unknown, dispatch: LeaseDispatch): Promise<CancelResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   const result = await db.transaction(async (tx): Promise<CancelResult> => {
     const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
@@ -766,13 +767,13 @@ export async function cancelLease(db: Db, actorId: string, leaseId: unknown, dis
   });
   if (result.ok) await tellClosed(dispatch, [leaseId], "cancelled");
   return result;
-}
+}, ([, , leaseId], result) => (result?.ok === false && result.code === "lease_not_found" ? [] : [leaseId]), (result) => outcome(result));
 
 /**
  * Sign-out: ends the server-side session and closes, as `rejected`, the leases that
  * session opened. Both in one transaction; the running generations are told after.
  */
-export async function revokeSession(
+export const revokeSession = tracedLeaseOp("lease.revoke", async function revokeSession(
   db: Db,
   input: { actorId: string; sessionId: string },
   dispatch: LeaseDispatch,
@@ -796,7 +797,7 @@ export async function revokeSession(
   });
   await tellClosed(dispatch, revoked, "signed_out");
   return { revoked };
-}
+}, (_args, result) => result?.revoked ?? []);
 
 /**
  * An edit's first step, in its transaction before the invoice row is written: locks the
@@ -819,7 +820,7 @@ export async function lockLeasesInFlight(tx: Tx, invoiceId: string): Promise<voi
  * date; values are not recorded (the event may outlive the actor's access to the invoice).
  * The caller tells running generations to stop (tellClosed) after its commit.
  */
-export async function withdrawOutdated(tx: Tx, invoiceId: string, version: number, fields: string[]): Promise<string[]> {
+export const withdrawOutdated = tracedLeaseOp("lease.withdraw", async function withdrawOutdated(tx: Tx, invoiceId: string, version: number, fields: string[]): Promise<string[]> {
   const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
   await expireDue(tx, onInvoice, "edit");
   const rows = await tx
@@ -831,7 +832,7 @@ export async function withdrawOutdated(tx: Tx, invoiceId: string, version: numbe
     await recordEvent(tx, row.id, "invoice_changed", { by: "edit", lease_version: row.fence, invoice_version: version, fields });
   }
   return rows.map((r) => r.id);
-}
+}, (_args, result) => result ?? []);
 
 export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: string) {
   if (leaseIds.length === 0) return;
@@ -845,7 +846,7 @@ export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], re
 }
 
 /** The sweep: records `expired` for overdue in-flight leases, oldest deadline first, in one bounded batch. */
-export async function expireOverdue(db: Db, batchSize = 200): Promise<{ expired: string[] }> {
+export const expireOverdue = tracedLeaseOp("lease.expire", async function expireOverdue(db: Db, batchSize: number = 200): Promise<{ expired: string[] }> {
   return db.transaction(async (tx) => {
     // Two statements on purpose: an `IN (subquery LIMIT n FOR UPDATE SKIP LOCKED)` may be
     // rescanned by the planner and touch more than n rows.
@@ -860,4 +861,4 @@ export async function expireOverdue(db: Db, batchSize = 200): Promise<{ expired:
     const expired = await expireDue(tx, inArray(inferenceLease.id, due.map((d) => d.id)), "sweep");
     return { expired };
   });
-}
+}, (_args, result) => result?.expired ?? []);

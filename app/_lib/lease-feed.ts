@@ -1,12 +1,14 @@
 import "server-only";
 // One LISTEN per server process on channel `lease_event` (the trigger in
 // db/migrations/0001_lease_triggers.sql NOTIFYs on every lease_event insert), fanned out to
-// the open event streams by lease id. A subscriber only learns "this lease changed"; it
+// the open event streams (and the model calls running for a lease: inngest/lease-close-signal.ts)
+// by lease id. A subscriber only learns "this lease changed" and the event's kind; a stream
 // re-reads the lease through the domain, so what it sends is always what the database says.
 import { getDbHandle } from "@/db/client";
 import { log } from "@/lib/log";
 
-type Listener = () => void;
+/** Called with the kind of the event just recorded (undefined on a re-listen: anything may have changed). */
+type Listener = (kind: string | undefined) => void;
 
 type Feed = {
   subscribers: Map<string, Set<Listener>>;
@@ -18,15 +20,16 @@ const feed: Feed = (cache.__claimcheckLeaseFeed ??= { subscribers: new Map(), re
 
 function dispatch(payload: string) {
   let leaseId: unknown;
+  let kind: unknown;
   try {
-    leaseId = (JSON.parse(payload) as { lease_id?: unknown }).lease_id;
+    ({ lease_id: leaseId, kind } = JSON.parse(payload) as { lease_id?: unknown; kind?: unknown });
   } catch {
     return;
   }
   if (typeof leaseId !== "string") return;
   for (const listener of feed.subscribers.get(leaseId) ?? []) {
     try {
-      listener();
+      listener(typeof kind === "string" ? kind : undefined);
     } catch (error) {
       log.warn("lease feed listener failed", { lease_id: leaseId, error: String(error) });
     }

@@ -2,6 +2,8 @@
 //
 //   MODEL_PROVIDER     "local" (default) | "openai-compatible"
 //   MODEL_LATENCY_MS   local only: integer >= 0, default 0
+//   MODEL_IGNORE_ABORT local only: "1" answers after the delay even when the call is aborted
+//                      (a model that cannot be stopped, to rehearse late completions); default "0"
 //   MODEL_BASE_URL     openai-compatible: required, http(s) URL, e.g. https://api.openai.com/v1
 //   MODEL_API_KEY      openai-compatible: required
 //   MODEL_NAME         openai-compatible: required, e.g. gpt-4o-mini
@@ -12,6 +14,7 @@ import "server-only";
 import { z } from "zod";
 import { createLocalProvider } from "./local";
 import { createOpenAICompatibleProvider, DEFAULT_TIMEOUT_MS } from "./openai-compatible";
+import { tracedProvider } from "./traced";
 import type { InvoiceForModel, ModelProvider } from "./types";
 
 export * from "./types";
@@ -51,6 +54,13 @@ const requiredVar = (name: string) =>
 const LocalSchema = z.object({
   MODEL_PROVIDER: z.literal("local"),
   MODEL_LATENCY_MS: intVar("MODEL_LATENCY_MS", 0, 0),
+  MODEL_IGNORE_ABORT: z.preprocess(
+    unsetIfEmpty,
+    z
+      .enum(["0", "1"], { error: 'MODEL_IGNORE_ABORT must be "0" or "1"' })
+      .default("0")
+      .transform((value) => value === "1"),
+  ),
 });
 
 const OpenAISchema = z.object({
@@ -78,15 +88,22 @@ function fail(issues: readonly z.core.$ZodIssue[]): never {
   throw new Error(`Invalid model configuration:\n  ${problems.join("\n  ")}`);
 }
 
-/** The configured provider. Throws an Error naming the offending variable when misconfigured. */
+/**
+ * The configured provider, its calls traced (lib/model/traced.ts). Throws an Error naming the
+ * offending variable when misconfigured.
+ */
 export function getModelProvider(env: Env = process.env): ModelProvider {
+  return tracedProvider(configuredProvider(env));
+}
+
+function configuredProvider(env: Env): ModelProvider {
   const provider = ProviderSchema.safeParse(env.MODEL_PROVIDER);
   if (!provider.success) fail(provider.error.issues);
 
   if (provider.data === "local") {
-    const parsed = LocalSchema.safeParse({ ...pick(env, ["MODEL_LATENCY_MS"]), MODEL_PROVIDER: "local" });
+    const parsed = LocalSchema.safeParse({ ...pick(env, ["MODEL_LATENCY_MS", "MODEL_IGNORE_ABORT"]), MODEL_PROVIDER: "local" });
     if (!parsed.success) fail(parsed.error.issues);
-    return createLocalProvider({ latencyMs: parsed.data.MODEL_LATENCY_MS });
+    return createLocalProvider({ latencyMs: parsed.data.MODEL_LATENCY_MS, ignoreAbort: parsed.data.MODEL_IGNORE_ABORT });
   }
 
   const parsed = OpenAISchema.safeParse({

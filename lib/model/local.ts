@@ -13,6 +13,11 @@ export type LocalProviderOptions = {
    * `cause` is the signal's reason. An already-aborted signal rejects even with no delay.
    */
   latencyMs?: number;
+  /**
+   * Ignore `request.signal` and always answer after the delay, as a model server that cannot
+   * be stopped once asked (default false): to rehearse late completions.
+   */
+  ignoreAbort?: boolean;
 };
 
 export function createLocalProvider(opts: LocalProviderOptions = {}): ModelProvider {
@@ -23,7 +28,7 @@ export function createLocalProvider(opts: LocalProviderOptions = {}): ModelProvi
   return {
     name: "local",
     async generate(request: ModelRequest): Promise<Proposal> {
-      await sleep(latencyMs, request.signal, "local");
+      await sleep(latencyMs, opts.ignoreAbort ? undefined : request.signal, "local");
       return { summary: summarizeInvoice(request.invoice), actorId: request.actorId, model: LOCAL_MODEL_ID };
     },
   };

@@ -3,8 +3,8 @@
 // own Inngest stand-in:
 //   main  — LEASE_TTL_SECONDS=60, MODEL_LATENCY_MS=3000: slow enough to close a tab or sign
 //           out while the summary is being written, long enough never to expire by accident;
-//   short — LEASE_TTL_SECONDS=4, MODEL_LATENCY_MS=4500: the model answers after the deadline
-//           but inside the worker's 2 s grace, so its completion is recorded as late.
+//   short — LEASE_TTL_SECONDS=4, MODEL_LATENCY_MS=4500, MODEL_IGNORE_ABORT=1: a model that
+//           cannot be stopped answers after the deadline, so its completion is recorded as late.
 // The tests learn the URLs from E2E_* variables (workers inherit this process's env).
 import fs from "node:fs";
 import path from "node:path";

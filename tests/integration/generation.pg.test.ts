@@ -342,11 +342,14 @@ describe("with the local model", () => {
   });
 });
 
-describe("with a slow local model", () => {
+// A model that cannot be stopped once asked (MODEL_IGNORE_ABORT): the close still aborts the
+// call's signal, the model answers anyway, and its answer is recorded as a late completion.
+// A model that can be stopped is dropped at the close: tests/integration/model-abort.pg.test.ts.
+describe("with a slow local model that ignores the abort", () => {
   const LATENCY_MS = 2500;
   let app: AppServer;
   beforeAll(async () => {
-    app = await startAppServer({ databaseUrl, model: { provider: "local", latencyMs: LATENCY_MS } });
+    app = await startAppServer({ databaseUrl, model: { provider: "local", latencyMs: LATENCY_MS, ignoreAbort: true } });
   }, BOOT_TIMEOUT);
   afterAll(() => app?.stop());
 
@@ -422,12 +425,12 @@ describe("with a slow local model", () => {
   });
 });
 
-describe("with a lease shorter than the generation", () => {
+describe("with a lease shorter than the generation, and a model that ignores the abort", () => {
   let app: AppServer;
   beforeAll(async () => {
-    // The model answers about 0.8 s after the 2 s deadline: late, yet well within the
-    // grace (LATE_GRACE_MS) the function waits past the deadline before it gives up.
-    app = await startAppServer({ databaseUrl, leaseTtlSeconds: 2, model: { provider: "local", latencyMs: 2800 } });
+    // The model answers about 0.8 s after the 2 s deadline, although the deadline aborted
+    // its call: a model that cannot be stopped. (One that can is dropped at the deadline.)
+    app = await startAppServer({ databaseUrl, leaseTtlSeconds: 2, model: { provider: "local", latencyMs: 2800, ignoreAbort: true } });
   }, BOOT_TIMEOUT);
   afterAll(() => app?.stop());
 

@@ -38,6 +38,8 @@ export type AppServerOptions = {
   model?: {
     provider?: "local" | "openai-compatible";
     latencyMs?: number;
+    /** MODEL_IGNORE_ABORT: the local model answers after its delay even when aborted. */
+    ignoreAbort?: boolean;
     baseUrl?: string;
     apiKey?: string;
     name?: string;
@@ -372,6 +374,7 @@ function appEnv(opts: AppServerOptions, inngest: { baseUrl: string; signingKey: 
     MODEL_PROVIDER: model.provider ?? "local",
   });
   set("MODEL_LATENCY_MS", model.latencyMs);
+  set("MODEL_IGNORE_ABORT", model.ignoreAbort === undefined ? undefined : model.ignoreAbort ? "1" : "0");
   set("MODEL_BASE_URL", model.baseUrl);
   set("MODEL_API_KEY", model.apiKey);
   set("MODEL_NAME", model.name);

@@ -1,7 +1,8 @@
 // A fake OpenAI-compatible server on loopback for tests: POST /v1/chat/completions (and
 // /chat/completions). Every request is recorded (headers + raw body + parsed JSON) so tests
 // can check what would have left the building; each answer is chosen by a programmable
-// behaviour.
+// behaviour. A request whose client drops the connection before the answer is complete is
+// marked so (`droppedAt`): how a test sees that an aborted model call really went away.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SUMMARY_MAX_CHARS } from "@/lib/model/types";
@@ -16,6 +17,10 @@ export type RecordedRequest = {
   json: unknown;
   /** `actor_id` from the user message's JSON, when the prompt carries one. */
   actorId: string | undefined;
+  /** performance.now() when the whole request body had arrived. */
+  receivedAt: number;
+  /** performance.now() when the client closed the connection before the answer was complete. */
+  droppedAt?: number;
 };
 
 export type FakeBehaviour =
@@ -50,6 +55,10 @@ export type FakeOpenAI = {
   requests: RecordedRequest[];
   /** Sets the behaviour for every following request. */
   respondWith(responder: Responder): void;
+  /** The first request (already in or still to come) that `match` accepts. */
+  nextRequest(match: (request: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
+  /** Resolves with `droppedAt` once the client has dropped `request`'s connection. */
+  dropped(request: RecordedRequest, timeoutMs?: number): Promise<number>;
   close(): Promise<void>;
 };
 
@@ -59,22 +68,55 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const requests: RecordedRequest[] = [];
   let responder: Responder = { kind: "echo" };
   const timers = new Set<NodeJS.Timeout>();
+  /** Called on every change: a request recorded or dropped. */
+  const watchers = new Set<() => void>();
+  const changed = () => {
+    for (const watch of [...watchers]) watch();
+  };
+  /** Resolves with `probe()`'s first truthy value, checked now and on every change. */
+  function when<T>(what: string, probe: () => T | undefined, timeoutMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const check = () => {
+        const value = probe();
+        if (value === undefined) return;
+        watchers.delete(check);
+        clearTimeout(timer);
+        resolve(value);
+      };
+      const timer = setTimeout(() => {
+        watchers.delete(check);
+        reject(new Error(`fake model: no ${what} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      watchers.add(check);
+      check();
+    });
+  }
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    let recorded: RecordedRequest | undefined;
+    res.on("close", () => {
+      // Closed before the last byte of the answer went out: the client went away.
+      if (res.writableFinished || !recorded) return;
+      recorded.droppedAt = performance.now();
+      changed();
+    });
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
-      const recorded: RecordedRequest = {
+      const json = parseJson(body);
+      recorded = {
         method: req.method ?? "",
         url: req.url ?? "",
         headers: req.headers,
         body,
-        json: parseJson(body),
-        actorId: undefined,
+        json,
+        actorId: actorIdOf(json),
+        receivedAt: performance.now(),
       };
-      recorded.actorId = actorIdOf(recorded.json);
       const index = requests.push(recorded) - 1;
+      const request = recorded;
+      changed();
 
       const path = (req.url ?? "").split("?")[0];
       if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
@@ -82,8 +124,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         return;
       }
       void (async () => {
-        const behaviour = typeof responder === "function" ? await responder(recorded, index) : responder;
-        await respond(res, behaviour, recorded);
+        const behaviour = typeof responder === "function" ? await responder(request, index) : responder;
+        await respond(res, behaviour, request);
       })().catch((error: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: "fake_error" } });
       });
@@ -160,6 +202,12 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     requests,
     respondWith(next) {
       responder = next;
+    },
+    nextRequest(match, timeoutMs = 15_000) {
+      return when("matching request", () => requests.find(match), timeoutMs);
+    },
+    dropped(request, timeoutMs = 15_000) {
+      return when("dropped connection", () => request.droppedAt, timeoutMs);
     },
     close() {
       for (const timer of timers) clearTimeout(timer);

@@ -22,15 +22,23 @@ vi.mock("@/lib/model", async (importOriginal) => ({
   getModelProvider: vi.fn(),
 }));
 vi.mock("@/lib/log", () => ({ log: { info: vi.fn(), warn: vi.fn() } }));
+// The lease's close, as the LISTEN connection would report it: a controller per watch, which
+// a test aborts to close the lease while the model works.
+vi.mock("@/inngest/lease-close-signal", () => ({ watchLeaseClose: vi.fn() }));
 
 const leases = await import("@/lib/leases");
 const model = await import("@/lib/model");
-const { generateLeaseProposal, failureCode, LATE_GRACE_MS, GENERATION_RETRIES } = await import("@/inngest/generate-lease-proposal");
+const closeSignal = await import("@/inngest/lease-close-signal");
+const { generateLeaseProposal, failureCode, GENERATION_RETRIES } = await import("@/inngest/generate-lease-proposal");
 
 const loadForGeneration = vi.mocked(leases.loadForGeneration);
 const proposeLease = vi.mocked(leases.proposeLease);
 const failGeneration = vi.mocked(leases.failGeneration);
 const getModelProvider = vi.mocked(model.getModelProvider);
+const watchLeaseClose = vi.mocked(closeSignal.watchLeaseClose);
+
+/** The watches the generate step took, newest last: abort one to close its lease. */
+let watches: { controller: AbortController; release: ReturnType<typeof vi.fn> }[] = [];
 
 const LEASE_ID = "6f1c1a52-6d55-4a0e-9a43-3f2f2b8f1a01";
 const ACTOR_ID = "0b7e6a4c-2f0a-4c38-8a53-8f0c7d2b9e11";
@@ -121,6 +129,12 @@ function failureEngine(error: { name: string; message: string }) {
 
 beforeEach(() => {
   vi.clearAllMocks();
+  watches = [];
+  watchLeaseClose.mockImplementation(async () => {
+    const watch = { controller: new AbortController(), release: vi.fn() };
+    watches.push(watch);
+    return { signal: watch.controller.signal, release: watch.release };
+  });
   // The SDK logs every step error; the tests assert on the errors themselves.
   vi.spyOn(console, "error").mockImplementation(() => {});
   proposeLease.mockResolvedValue({ ok: true });
@@ -170,8 +184,7 @@ describe("generate-lease-proposal: the run", () => {
     expect(failGeneration).not.toHaveBeenCalled();
   });
 
-  it("sends the model only the purpose, the invoice and the actor id, bounded by the lease's remaining time", async () => {
-    const timeout = vi.spyOn(AbortSignal, "timeout");
+  it("sends the model only the purpose, the invoice and the actor id, bounded by the lease's close or remaining time", async () => {
     loadForGeneration.mockResolvedValueOnce(openInput(50_000)).mockResolvedValue(openInput(42_000));
     const requests = fakeModel(ok);
 
@@ -186,7 +199,11 @@ describe("generate-lease-proposal: the run", () => {
     expect(req.signal).toBeInstanceOf(AbortSignal);
     expect(JSON.stringify(req)).not.toMatch(/cookie|session|password|secret/i);
     // The remaining time is the one read in the generate step itself (a retry comes later).
-    expect(timeout).toHaveBeenCalledWith(42_000 + LATE_GRACE_MS);
+    expect(watchLeaseClose).toHaveBeenCalledTimes(1);
+    expect(watchLeaseClose).toHaveBeenCalledWith(LEASE_ID, 42_000);
+    expect(req.signal).toBe(watches[0]!.controller.signal);
+    // The watch ends with the call: no listener or timer outlives the step.
+    expect(watches[0]!.release).toHaveBeenCalledTimes(1);
   });
 
   it("keeps step state JSON-safe: load-lease carries the deadline as an ISO string, not the invoice", async () => {
@@ -277,9 +294,7 @@ describe("generate-lease-proposal: model errors", () => {
   });
 
   it("stops without retry when the lease's time ran out during the model call, recording expired", async () => {
-    vi.spyOn(AbortSignal, "timeout").mockImplementation(() =>
-      AbortSignal.abort(new DOMException("The operation timed out.", "TimeoutError")),
-    );
+    watchLeaseClose.mockImplementation(async () => ({ signal: AbortSignal.abort(new Error("lease closed: deadline")), release: vi.fn() }));
     loadForGeneration
       .mockResolvedValueOnce(openInput(1_000))
       .mockResolvedValueOnce(openInput(1_000))
@@ -294,14 +309,50 @@ describe("generate-lease-proposal: model errors", () => {
   });
 });
 
+describe("generate-lease-proposal: a lease closed during the model call", () => {
+  it("aborts the call, and the run ends stopped: no retry, no failure, no late completion", async () => {
+    loadForGeneration
+      .mockResolvedValueOnce(openInput())
+      .mockResolvedValueOnce(openInput())
+      .mockResolvedValue({ ok: false, reason: "not_open", status: "rejected" });
+    // A model that answers only when aborted, as the providers do: with the abort's error.
+    const requests = fakeModel(
+      (req) =>
+        new Promise((_, reject) => {
+          req.signal!.addEventListener("abort", () => reject(new ModelUnavailableError("model call aborted", { cause: req.signal!.reason })));
+          // The lease is cancelled once the model is working.
+          queueMicrotask(() => watches.at(-1)!.controller.abort(new Error("lease closed: cancelled")));
+        }),
+    );
+
+    const { result, ctx } = await engine().execute();
+
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.signal!.aborted).toBe(true);
+    // The generate step returned (it did not throw, so no retry and no failure handler): the
+    // run ends as stopped, with what the lease became.
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "not_open", status: "rejected" });
+    expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
+    expect(loadForGeneration).toHaveBeenCalledTimes(3); // load-lease, generate, and the re-read after the abort
+    expect(proposeLease).not.toHaveBeenCalled(); // nothing answered, so no late completion
+    expect(failGeneration).not.toHaveBeenCalled();
+    expect(watches[0]!.release).toHaveBeenCalledTimes(1);
+  });
+});
+
 describe("generate-lease-proposal: completions that come too late or for someone else", () => {
-  it("records a late completion from the generate step when the lease closed while the model ran", async () => {
+  it("records a late completion from the generate step when the lease closed while a model that ignores its signal ran", async () => {
     loadForGeneration
       .mockResolvedValueOnce(openInput())
       .mockResolvedValueOnce(openInput())
       .mockResolvedValue({ ok: false, reason: "not_open", status: "rejected" });
     proposeLease.mockResolvedValue({ ok: false, code: "late_completion", status: "rejected" });
-    fakeModel(ok);
+    // The lease closes during the call (the signal fires), but this model cannot be aborted.
+    fakeModel(async (req) => {
+      watches.at(-1)!.controller.abort(new Error("lease closed: cancelled"));
+      expect(req.signal!.aborted).toBe(true);
+      return ok(req);
+    });
 
     const { result, ctx } = await engine().execute();
 

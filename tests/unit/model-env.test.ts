@@ -47,6 +47,21 @@ describe("getModelProvider", () => {
     expect(error).toBeInstanceOf(ModelUnavailableError);
   });
 
+  it("MODEL_IGNORE_ABORT=1: the local model answers after its delay even though its call was aborted", async () => {
+    const provider = getModelProvider({ MODEL_LATENCY_MS: "50", MODEL_IGNORE_ABORT: "1" });
+    const signal = AbortSignal.abort(new Error("lease closed: cancelled"));
+    const proposal = await provider.generate({ purpose: "summarize_invoice", actorId: ACTOR, invoice, signal });
+    expect(proposal.actorId).toBe(ACTOR);
+    expect(proposal.summary).toContain("Contoso");
+    // And "0" (the default) yields to the abort.
+    const abortable = getModelProvider({ MODEL_LATENCY_MS: "50", MODEL_IGNORE_ABORT: "0" });
+    await expect(abortable.generate({ purpose: "summarize_invoice", actorId: ACTOR, invoice, signal })).rejects.toBeInstanceOf(ModelUnavailableError);
+  });
+
+  it.each(["yes", "true", "2"])("refuses MODEL_IGNORE_ABORT=%s, naming the variable", (value) => {
+    expect(() => getModelProvider({ MODEL_IGNORE_ABORT: value })).toThrow(/MODEL_IGNORE_ABORT/);
+  });
+
   it.each(["-1", "1.5", "abc", "10ms", "1e3"])("refuses MODEL_LATENCY_MS=%s, naming the variable", (value) => {
     expect(() => getModelProvider({ MODEL_LATENCY_MS: value })).toThrow(/MODEL_LATENCY_MS/);
   });
