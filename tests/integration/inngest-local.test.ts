@@ -176,6 +176,7 @@ function buildFunctions(inngest: Inngest, probe: Probe) {
     inngest.createFunction({ id: "invoker", triggers: [{ event: "test/invoke" }] }, async ({ step }) =>
       step.invoke("call-other", { function: dedupeFn, data: { k: "from-invoke" } }),
     ),
+    inngest.createFunction({ id: "signaller", triggers: [{ event: "test/signal" }] }, async ({ step }) => step.waitForSignal("await-signal", { signal: "go", timeout: "1m", onConflict: "fail" })),
     inngest.createFunction({ id: "debounced", debounce: { period: "1s" }, triggers: [{ event: "test/debounced" }] }, async () => "never"),
   ];
 }
@@ -438,11 +439,11 @@ describe.each([
     expect(probe.maxConcurrent).toBe(1);
   });
 
-  it("fails loudly on an unsupported op (step.invoke) and unsupported config (debounce)", async () => {
-    await inngest.send({ name: "test/invoke", data: { k: key() } });
-    const inv = await waitFor("invoker", () => ended(runsOf("invoker")[0]));
-    expect(inv.status).toBe("failed");
-    expect((inv.error as { message: string }).message).toMatch(/InvokeFunction/);
+  it("fails loudly on an unsupported op (step.waitForSignal) and unsupported config (debounce)", async () => {
+    await inngest.send({ name: "test/signal", data: {} });
+    const sig = await waitFor("signaller", () => ended(runsOf("signaller")[0]));
+    expect(sig.status).toBe("failed");
+    expect((sig.error as { message: string }).message).toMatch(/does not support the "WaitForSignal" op \(step "await-signal"\)/);
     await inngest.send({ name: "test/debounced", data: {} });
     const deb = await waitFor("debounced", () => ended(runsOf("debounced")[0]));
     expect(deb.status).toBe("failed");

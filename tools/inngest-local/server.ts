@@ -104,20 +104,30 @@ type FnEntry = {
   /** Config this stand-in cannot honour: runs of the function fail with these messages. */
   problems: string[];
 };
+type Request = { stepId: string; attempt: number };
+type Pending = { op: Op; kind: "step" | "sleep" | "wait" | "invoke" };
 type Run = RunSummary & {
   fn: FnEntry;
   memo: Record<string, Memo>;
   stack: string[];
   stepById: Map<string, StepSummary>;
-  /** Steps and waits the SDK reported but we have not dealt with yet, in order. */
-  queue: Op[];
-  disableImmediate: boolean;
+  /** Requests to the app waiting their turn: "step" asks the SDK what comes next, a hashed id runs that planned step. */
+  requests: Request[];
+  /** Steps, sleeps, waits and invokes the SDK reported that have no result yet, by hashed id. */
+  pending: Map<string, Pending>;
+  /** disable_immediate_execution: on from a parallel group until the group is done (the executor's ForceStepPlan). */
+  forceStepPlan: boolean;
   /** When the current request left, or its last step result came in: where the next executed step began. */
   mark?: number;
   version?: number;
-  /** Ends the current sleep/backoff/wait early (used by cancel). */
-  wake?: () => void;
-  waiter?: { event: string; expr?: CompiledExpression; resolve: (e: EventPayload | null) => void };
+  /** Wakes the call loop when a request is queued, or the run ends. */
+  wakeDriver?: () => void;
+  /** Stops the run's timers (sleeps, wait and invoke timeouts, retry backoff): used when it ends. */
+  stops: Set<() => void>;
+  /** The run's waitForEvent steps, by hashed id. */
+  waiters: Map<string, { event: string; expr?: CompiledExpression; resolve: (e: EventPayload) => void }>;
+  /** The step.invoke that started this run, which its end settles. */
+  parent?: { run: Run; op: Op };
 };
 
 const INTERNAL = { failed: "inngest/function.failed", finished: "inngest/function.finished", cancelled: "inngest/function.cancelled", invoked: "inngest/function.invoked", cron: "inngest/scheduled.timer" };
@@ -160,6 +170,44 @@ export function parseDelay(s: string, now = Date.now()): number {
   if (!Number.isNaN(at)) return at - now;
   throw new Error(`cannot parse duration or date "${s}"`);
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * An event as the server stores and sends it: `data` and `user` always objects, an `id`
+ * (the sender's, else the internal one), `ts`, and the sessions of `meta` settled: the
+ * layer the SDK stamps (`meta.propagated_sessions`) is folded into `meta.sessions`, where
+ * the sender's own sessions win, a `null` session cuts the inherited one, and a `null`
+ * `sessions` cuts them all.
+ */
+export function toEvent(given: Record<string, unknown>, internalId: string): EventPayload {
+  const event: EventPayload = {
+    ...given,
+    name: String(given.name),
+    data: isObject(given.data) ? given.data : {},
+    user: isObject(given.user) ? given.user : {},
+    id: typeof given.id === "string" && given.id ? given.id : internalId,
+    ts: Number(given.ts) || Date.now(),
+  };
+  if (isObject(given.meta)) {
+    const { sessions: manual, propagated_sessions: propagated, ...rest } = given.meta;
+    const sessions: Record<string, string> = {};
+    if (manual !== null) {
+      for (const [k, v] of Object.entries(isObject(propagated) ? propagated : {})) if (v !== null && v !== undefined) sessions[k] = String(v);
+      for (const [k, v] of Object.entries(isObject(manual) ? manual : {})) {
+        if (v === null) delete sessions[k];
+        else sessions[k] = String(v);
+      }
+    }
+    const meta = Object.keys(sessions).length ? { ...rest, sessions } : rest;
+    if (Object.keys(meta).length) event.meta = meta;
+    else delete event.meta;
+  }
+  return event;
+}
+
+/** A trigger's event name matches itself, or as `prefix/*` every event under the prefix. */
+export const eventMatches = (pattern: string, name: string) => pattern === name || (pattern.endsWith("/*") && name.startsWith(pattern.slice(0, -1)));
 
 const errorOf = (e: unknown) =>
   e instanceof Error ? { name: e.name, message: e.message, stack: e.stack ?? "" } : { name: "Error", message: String(e), stack: "" };
@@ -217,16 +265,16 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       timers.delete(t);
     };
   };
-  /** Wait, unless the run is cancelled (or the server closes) first. */
+  /** Wait, unless the run ends (or the server closes) first. */
   const pause = (run: Run, ms: number) =>
     new Promise<void>((resolve) => {
       const done = () => {
-        cancel();
-        run.wake = undefined;
+        stop();
+        run.stops.delete(done);
         resolve();
       };
-      const cancel = later(ms, done);
-      run.wake = done;
+      const stop = later(ms, done);
+      run.stops.add(done);
     });
 
   // ---------- sync ----------
@@ -275,6 +323,8 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
           problems.push(messageOf(e));
         }
       } else if (t.event !== undefined) {
+        // `prefix/*` is the only wildcard the real server has; any other `*` would never match.
+        if (t.event.includes("*") && !/^[^*]+\/\*$/.test(t.event)) problems.push(`trigger "${t.event}": a wildcard must be a whole last segment ("prefix/*")`);
         triggers.push({ event: t.event, expr: t.expression ? compile(t.expression, ["event"], "trigger expression") : undefined });
       }
     }
@@ -355,11 +405,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       }
     });
     raw.forEach((r, i) => {
-      const given = r as Record<string, unknown>;
-      const event: EventPayload = { ...given, name: String(given.name), data: (given.data as Record<string, unknown>) ?? {}, ts: Number(given.ts) || Date.now() };
       // The SDK sends x-inngest-event-id-seed so a retried send maps to the same ids.
       const internalId = seed ? ulid(Number(seed.split(",")[0]) || Date.now(), createHash("sha256").update(`${seed}:${i}`).digest()) : ulid();
-      const userId = typeof given.id === "string" && given.id ? given.id : undefined;
+      const event = toEvent(r as Record<string, unknown>, internalId);
+      const userId = event.id !== internalId ? event.id : undefined;
       const now = Date.now();
       for (const [k, v] of seenEventIds) if (now - v.at > DAY_MS) seenEventIds.delete(k);
       const dedupeKey = userId ? `id:${userId}` : `internal:${internalId}`;
@@ -370,23 +419,20 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
         return;
       }
       seenEventIds.set(dedupeKey, { internalId, at: now });
-      event.id = userId ?? internalId;
-      const record = { internalId, event, receivedAt: new Date().toISOString(), runs: [] as string[] };
-      events.unshift(record);
-      if (events.length > 1000) events.pop();
+      const record = recordEvent(event, internalId);
       const internal = event.name.startsWith("inngest/");
       if (!internal) log(`event received ${event.name} id=${event.id}`);
       ids.push(internalId);
       applyCancellations(event);
       for (const run of runs.values()) {
-        const w = run.waiter;
-        if (run.status === "running" && w && w.event === event.name && (!w.expr || w.expr.evaluate({ event: run.event, async: event }) === true)) {
-          w.resolve(event);
+        if (run.status !== "running") continue;
+        for (const w of [...run.waiters.values()]) {
+          if (w.event === event.name && (!w.expr || w.expr.evaluate({ event: run.event, async: event }) === true)) w.resolve(event);
         }
       }
       for (const fn of fns.values()) {
         for (const t of fn.triggers) {
-          if (!("event" in t) || t.event !== event.name) continue;
+          if (!("event" in t) || !eventMatches(t.event, event.name)) continue;
           if (t.expr && t.expr.evaluate({ event }) !== true) continue;
           if (internal && !record.runs.length) log(`event ${event.name} id=${event.id}`);
           const run = startRun(fn, event);
@@ -396,6 +442,13 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       }
     });
     return ids;
+  }
+
+  function recordEvent(event: EventPayload, internalId: string) {
+    const record = { internalId, event, receivedAt: new Date().toISOString(), runs: [] as string[] };
+    events.unshift(record);
+    if (events.length > 1000) events.pop();
+    return record;
   }
 
   function emit(name: string, data: Record<string, unknown>) {
@@ -425,7 +478,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   }
 
   // ---------- runs ----------
-  function startRun(fn: FnEntry, event: EventPayload): Run | undefined {
+  function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"]): Run | undefined {
     if (fn.idempotency) {
       const key = `${fn.id}:${JSON.stringify(fn.idempotency.evaluate({ event }) ?? null)}`;
       const at = idempotencyKeys.get(key);
@@ -451,11 +504,15 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       memo: {},
       stack: [],
       stepById: new Map(),
-      queue: [],
-      disableImmediate: false,
+      requests: [{ stepId: "step", attempt: 0 }],
+      pending: new Map(),
+      forceStepPlan: false,
+      stops: new Set(),
+      waiters: new Map(),
+      parent,
     };
     runs.set(run.id, run);
-    log(`run ${run.id} started: fn ${fn.id} for event ${event.name}`);
+    log(`run ${run.id} started: fn ${fn.id} for event ${event.name}${parent ? ` (invoked by run ${parent.run.id})` : ""}`);
     if (fn.problems.length) {
       failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local cannot run ${fn.id}: ${fn.problems.join("; ")}`, stack: "" });
     } else {
@@ -467,8 +524,17 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   function endRun(run: Run, status: RunStatus) {
     run.status = status;
     run.endedAt = new Date().toISOString();
-    run.waiter = undefined;
-    run.wake?.();
+    run.waiters.clear();
+    for (const stop of [...run.stops]) stop();
+    run.stops.clear();
+    run.wakeDriver?.();
+    // A run that step.invoke started hands its end to the invoking step.
+    const link = run.parent;
+    if (link) {
+      run.parent = undefined;
+      const memo: Memo = status === "completed" ? { data: run.output ?? null } : { error: status === "failed" ? run.error : { name: "Error", message: `invoked run ${run.id} was cancelled`, stack: "" } };
+      settle(link.run, link.op, memo);
+    }
   }
   function completeRun(run: Run, output: unknown) {
     if (run.status !== "running") return;
@@ -491,8 +557,8 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   function cancelRun(run: Run, by: string) {
     if (run.status !== "running") return;
     run.cancelledBy = by;
+    for (const s of run.steps) if (!s.endedAt) s.endedAt = new Date().toISOString();
     endRun(run, "cancelled");
-    for (const s of run.steps) if (!s.endedAt) s.endedAt = run.endedAt;
     log(`run ${run.id} cancelled: fn ${run.functionId} by ${by}`);
     emit(INTERNAL.cancelled, { function_id: run.functionId, run_id: run.id, event: run.event });
   }
@@ -507,7 +573,8 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       run.stepById.set(op.id, s);
       run.steps.push(s);
     }
-    s.op = op.op;
+    // A planned step becomes StepRun when it runs; a sleep, wait or invoke keeps its kind.
+    if (!["Sleep", "WaitForEvent", "InvokeFunction"].includes(s.op)) s.op = op.op;
     return s;
   }
   /** Store a step result; later calls send it back in `steps`, which is the memoization. */
@@ -543,7 +610,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       if (run.status !== "running") return () => {};
       await new Promise<void>((resolve) => {
         slotWaiters.push(resolve);
-        run.wake = resolve;
+        run.wakeDriver = resolve;
       });
     }
     for (const k of keys) active.set(k.key, (active.get(k.key) ?? 0) + 1);
@@ -556,15 +623,16 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   }
 
   type Answer = { status: number; headers: Headers; body: unknown; text: string };
-  async function callApp(run: Run, stepId: string, attempt: number): Promise<Answer> {
+  async function callApp(run: Run, req: Request): Promise<Answer> {
     const url = new URL(run.fn.url);
     url.searchParams.set("fnId", run.functionId);
-    url.searchParams.set("stepId", stepId);
+    url.searchParams.set("stepId", req.stepId);
+    const jobId = ulid();
     const ctx: Record<string, unknown> = {
       run_id: run.id,
-      attempt,
+      attempt: req.attempt,
       max_attempts: run.maxAttempts,
-      disable_immediate_execution: run.disableImmediate,
+      disable_immediate_execution: run.forceStepPlan,
       use_api: false,
       stack: { stack: run.stack, current: Math.max(0, run.stack.length - 1) },
     };
@@ -572,7 +640,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       // With fn_id (and a queue item id) the SDK runs steps back to back in one
       // request and POSTs each result to /v1/checkpoint/{runId}/async.
       ctx.fn_id = run.functionId;
-      ctx.qi_id = ulid();
+      ctx.qi_id = jobId;
     }
     const body: Record<string, unknown> = { event: run.event, events: [run.event], steps: run.memo, ctx };
     if (run.version !== undefined) body.version = run.version;
@@ -583,7 +651,8 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       run.mark = Date.now();
       const res = await fetch(url, {
         method: "POST",
-        headers: { ...appHeaders(bodyText), "x-request-id": ulid() },
+        // x-inngest-job-id is the queue item's id, which the SDK gives functions as ctx.jobId.
+        headers: { ...appHeaders(bodyText), "x-request-id": ulid(), "x-inngest-job-id": jobId },
         body: bodyText,
         signal: AbortSignal.timeout(callTimeoutMs),
       });
@@ -620,14 +689,34 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     return Math.min(backoffMs * 2 ** attempt, 10 * 60_000);
   }
 
-  /** The call loop: one request at a time, until the run ends. */
+  /** Queue a request to the app; a discovery (stepId "step") already waiting is not doubled. */
+  function enqueue(run: Run, req: Request, first = false) {
+    if (req.stepId === "step" && run.requests.some((r) => r.stepId === "step")) return;
+    if (first) run.requests.unshift(req);
+    else run.requests.push(req);
+    run.wakeDriver?.();
+  }
+
+  /**
+   * The call loop: one request to the app at a time per run, as they are queued. Sleeps,
+   * waits and invoked runs go on meanwhile, side by side (the executor schedules each one
+   * on its own), and each queues the request that resumes the function when it ends.
+   */
   async function drive(run: Run) {
-    let next: { stepId: string; attempt: number } | null = { stepId: "step", attempt: 0 };
-    while (next && run.status === "running" && !closed) {
-      const { stepId, attempt } = next;
+    while (run.status === "running" && !closed) {
+      const req = run.requests.shift();
+      if (!req) {
+        await new Promise<void>((resolve) => {
+          run.wakeDriver = resolve;
+        });
+        run.wakeDriver = undefined;
+        continue;
+      }
+      // A planned step that has its result already (reported again by a later discovery) is not run twice.
+      if (req.stepId !== "step" && req.stepId in run.memo) continue;
       let ans: Answer;
       try {
-        ans = await callApp(run, stepId, attempt);
+        ans = await callApp(run, req);
       } catch (e) {
         ans = { status: 599, headers: new Headers(), body: errorOf(e), text: messageOf(e) };
         log(`run ${run.id} request to ${run.fn.url} failed: ${messageOf(e)}`);
@@ -637,141 +726,189 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
         log(`run ${run.id} is ${run.status}: discarded the answer (HTTP ${ans.status}) of its in-flight request`);
         return;
       }
-      run.attempts = Math.max(run.attempts, attempt + 1);
-      next = await handleAnswer(run, ans, stepId, attempt);
+      run.attempts = Math.max(run.attempts, req.attempt + 1);
+      await handleAnswer(run, ans, req);
+      if (run.status === "running" && !run.requests.length && !run.pending.size) {
+        failRun(run, { name: "InngestLocalError", message: "the SDK reported nothing to run and no step, sleep, wait or invoke is pending", stack: "" });
+      }
     }
   }
 
-  async function retryOrFail(run: Run, stepId: string, attempt: number, error: unknown, retryAfter: string | null) {
-    if (attempt + 1 >= run.maxAttempts) {
+  async function retryOrFail(run: Run, req: Request, error: unknown, retryAfter: string | null) {
+    if (req.attempt + 1 >= run.maxAttempts) {
       failRun(run, error);
-      return null;
+      return;
     }
-    const delay = backoff(attempt, retryAfter);
-    log(`run ${run.id} attempt ${attempt + 1}/${run.maxAttempts} errored (${messageOf(error)}); retrying in ${delay} ms`);
+    const delay = backoff(req.attempt, retryAfter);
+    log(`run ${run.id} attempt ${req.attempt + 1}/${run.maxAttempts} errored (${messageOf(error)}); retrying in ${delay} ms`);
     await pause(run, delay);
-    return { stepId, attempt: attempt + 1 };
+    enqueue(run, { stepId: req.stepId, attempt: req.attempt + 1 }, true);
   }
 
-  async function handleAnswer(run: Run, ans: Answer, stepId: string, attempt: number): Promise<{ stepId: string; attempt: number } | null> {
+  const PLANS = new Set(["StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction"]);
+
+  async function handleAnswer(run: Run, ans: Answer, req: Request): Promise<void> {
     if (ans.status === 200) {
       completeRun(run, ans.body);
-      return null;
+      return;
     }
     if (ans.status !== 206) {
       const noRetry = ans.headers.get("x-inngest-no-retry") === "true";
       const error = ans.body && typeof ans.body === "object" ? ans.body : { name: "Error", message: `HTTP ${ans.status}: ${ans.text.slice(0, 500)}`, stack: "" };
-      if (noRetry) {
-        failRun(run, error);
-        return null;
-      }
-      return retryOrFail(run, stepId, attempt, error, ans.headers.get("retry-after"));
+      if (noRetry) return failRun(run, error);
+      return retryOrFail(run, req, error, ans.headers.get("retry-after"));
     }
 
     const ops = (Array.isArray(ans.body) ? ans.body : [ans.body]) as Op[];
     if (!ops.every((o) => o && typeof o === "object" && typeof o.op === "string" && typeof o.id === "string")) {
-      failRun(run, { name: "InngestLocalError", message: `206 answer is not a list of ops: ${ans.text.slice(0, 300)}`, stack: "" });
-      return null;
+      return failRun(run, { name: "InngestLocalError", message: `206 answer is not a list of ops: ${ans.text.slice(0, 300)}`, stack: "" });
     }
-    if (ops.filter((o) => o.op === "StepPlanned").length > 1) run.disableImmediate = true; // sticky, like the executor
-    let retry: { stepId: string; error: unknown } | undefined;
+    // Several steps, sleeps, waits or invokes reported together are a parallel group: from
+    // now on the SDK must plan every step before running it, as the executor makes it do.
+    if (ops.filter((o) => PLANS.has(o.op)).length > 1) run.forceStepPlan = true;
+    let ranResults = false;
+    let planned = 0;
+    const finished: Op[] = [];
+    let retry: { error: unknown } | undefined;
     for (const op of ops) {
       switch (op.op) {
         case "StepRun":
-          memoize(run, op, { data: op.data ?? null }, attempt);
-          break;
         case "StepFailed":
-          if (op.id === COMPLETE_ID) {
-            failRun(run, op.error);
-            return null;
+          if (op.id === COMPLETE_ID && op.op === "StepFailed") return failRun(run, op.error);
+          memoize(run, op, op.op === "StepRun" ? { data: op.data ?? null } : { error: op.error }, req.attempt);
+          ranResults = true;
+          if (run.pending.get(op.id)?.kind === "step") {
+            finished.push(run.pending.get(op.id)!.op);
+            run.pending.delete(op.id);
           }
-          memoize(run, op, { error: op.error }, attempt);
           break;
         case "StepError":
-          if (attempt + 1 >= run.maxAttempts) {
+          if (req.attempt + 1 >= run.maxAttempts) {
             // The SDK says StepFailed on the last attempt because we send
             // max_attempts; if it did not, the step has still run out of attempts.
-            if (op.id === COMPLETE_ID) {
-              failRun(run, op.error);
-              return null;
-            }
-            memoize(run, op, { error: op.error }, attempt);
+            if (op.id === COMPLETE_ID) return failRun(run, op.error);
+            memoize(run, op, { error: op.error }, req.attempt);
+            ranResults = true;
+            if (run.pending.delete(op.id)) finished.push(op);
           } else {
-            const s = op.id === COMPLETE_ID ? undefined : stepRecord(run, op, true);
-            if (s) {
+            if (op.id !== COMPLETE_ID) {
+              const s = stepRecord(run, op, true);
               s.status = "retrying";
-              s.attempts = attempt + 1;
+              s.attempts = req.attempt + 1;
               s.error = op.error;
             }
-            retry = { stepId: op.id === COMPLETE_ID ? stepId : op.id, error: op.error };
+            retry = { error: op.error };
           }
           break;
         case "StepPlanned":
         case "Sleep":
         case "WaitForEvent":
-          stepRecord(run, op);
-          run.queue.push(op);
+        case "InvokeFunction":
+          if (op.id in run.memo || run.pending.has(op.id)) break;
+          planned++;
+          schedule(run, op);
           break;
         case "RunComplete":
-          completeRun(run, op.data ?? null);
-          return null;
+          return completeRun(run, op.data ?? null);
         case "DiscoveryRequest":
-          break; // the SDK asks to be called again to find more steps
+          enqueue(run, { stepId: "step", attempt: 0 });
+          break;
         default:
-          failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local does not support the "${op.op}" op (step "${op.userland?.id ?? op.displayName ?? op.id}")`, stack: "" });
-          return null;
+          return failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local does not support the "${op.op}" op (step "${op.userland?.id ?? op.displayName ?? op.id}")`, stack: "" });
       }
     }
-    if (retry) return retryOrFail(run, retry.stepId, attempt, retry.error, ans.headers.get("retry-after"));
-    return nextFromQueue(run);
+    if (retry) return retryOrFail(run, req, retry.error, ans.headers.get("retry-after"));
+    if (finished.length) {
+      // A step of a parallel group resumes the function when the whole group is done (a
+      // "race" group: at once). Then the group is over, and the SDK may again run the next
+      // step at once and checkpoint (request version 2, as the executor resets it).
+      const race = finished.some((op) => op.opts?.parallelMode === "race");
+      if (!run.pending.size) {
+        if (run.forceStepPlan && (run.version ?? 2) >= 2) run.forceStepPlan = false;
+        enqueue(run, { stepId: "step", attempt: 0 });
+      } else if (race) {
+        enqueue(run, { stepId: "step", attempt: 0 });
+      }
+    } else if (req.stepId === "step" && ranResults && !planned) {
+      enqueue(run, { stepId: "step", attempt: 0 });
+    }
   }
 
-  /** Work through planned steps, sleeps and waits; then ask the SDK for more (stepId=step). */
-  async function nextFromQueue(run: Run): Promise<{ stepId: string; attempt: number } | null> {
-    for (let op = run.queue.shift(); op; op = run.queue.shift()) {
-      if (run.status !== "running") return null;
-      if (op.id in run.memo) continue;
-      if (op.op === "StepPlanned") return { stepId: op.id, attempt: 0 };
-      const s = stepRecord(run, op);
-      let ms: number;
-      try {
-        ms = op.op === "Sleep" ? parseDelay(String(op.name)) : parseDelay(String(op.opts?.timeout ?? ""));
-      } catch (e) {
-        failRun(run, { name: "InngestLocalUnsupported", message: `${op.op} "${s.name}": ${messageOf(e)}`, stack: "" });
-        return null;
-      }
-      if (op.op === "Sleep") {
-        s.status = "sleeping";
-        log(`run ${run.id} step "${s.name}" sleeping ${ms} ms`);
-        await pause(run, ms);
-        if (run.status !== "running" || closed) return null;
-        memoize(run, op, { data: null }, 0);
-      } else {
-        let expr: CompiledExpression | undefined;
-        try {
-          expr = op.opts?.if ? compileExpression(String(op.opts.if), ["event", "async"]) : undefined;
-        } catch (e) {
-          failRun(run, { name: "InngestLocalUnsupported", message: `waitForEvent "${s.name}": ${messageOf(e)}`, stack: "" });
-          return null;
-        }
-        s.status = "waiting";
-        log(`run ${run.id} step "${s.name}" waiting for ${op.name} (timeout ${ms} ms)`);
-        const got = await new Promise<EventPayload | null>((resolve) => {
-          const finish = (e: EventPayload | null) => {
-            cancelTimer();
-            run.waiter = undefined;
-            run.wake = undefined;
-            resolve(e);
-          };
-          const cancelTimer = later(ms, () => finish(null));
-          run.waiter = { event: String(op.name), expr, resolve: finish };
-          run.wake = () => finish(null);
-        });
-        if (run.status !== "running" || closed) return null;
-        memoize(run, op, { data: got }, 0); // null = timed out, as the SDK expects
-      }
+  /** Take up a step, sleep, wait or invoke the SDK reported: each goes on by itself. */
+  function schedule(run: Run, op: Op) {
+    const s = stepRecord(run, op);
+    if (op.op === "StepPlanned") {
+      run.pending.set(op.id, { op, kind: "step" });
+      enqueue(run, { stepId: op.id, attempt: 0 });
+      return;
     }
-    return { stepId: "step", attempt: 0 };
+    let ms: number;
+    try {
+      ms = op.op === "Sleep" ? parseDelay(String(op.name)) : op.op === "InvokeFunction" && !op.opts?.timeout ? Infinity : parseDelay(String(op.opts?.timeout ?? ""));
+    } catch (e) {
+      return failRun(run, { name: "InngestLocalUnsupported", message: `${op.op} "${s.name}": ${messageOf(e)}`, stack: "" });
+    }
+    run.pending.set(op.id, { op, kind: op.op === "Sleep" ? "sleep" : op.op === "WaitForEvent" ? "wait" : "invoke" });
+    const timer = (onTimeout: () => void) => {
+      if (ms === Infinity) return;
+      const stop = later(Math.max(0, ms), () => {
+        run.stops.delete(stop);
+        onTimeout();
+      });
+      run.stops.add(stop);
+    };
+    if (op.op === "Sleep") {
+      s.status = "sleeping";
+      log(`run ${run.id} step "${s.name}" sleeping ${ms} ms`);
+      timer(() => settle(run, op, { data: null }));
+    } else if (op.op === "WaitForEvent") {
+      let expr: CompiledExpression | undefined;
+      try {
+        expr = op.opts?.if ? compileExpression(String(op.opts.if), ["event", "async"]) : undefined;
+      } catch (e) {
+        return failRun(run, { name: "InngestLocalUnsupported", message: `waitForEvent "${s.name}": ${messageOf(e)}`, stack: "" });
+      }
+      s.status = "waiting";
+      log(`run ${run.id} step "${s.name}" waiting for ${op.name} (timeout ${ms} ms)`);
+      run.waiters.set(op.id, { event: String(op.name), expr, resolve: (e) => settle(run, op, { data: e }) });
+      timer(() => settle(run, op, { data: null })); // null = timed out, as the SDK expects
+    } else {
+      s.status = "waiting";
+      startInvoke(run, op, s.name, timer);
+    }
+  }
+
+  /** step.invoke: a child run of the named function; its end settles the step. */
+  function startInvoke(run: Run, op: Op, name: string, timer: (onTimeout: () => void) => void) {
+    const fnId = String(op.opts?.function_id ?? "");
+    const fn = fns.get(fnId);
+    if (!fn) {
+      log(`run ${run.id} step "${name}" invokes ${fnId}, which is not synced`);
+      return settle(run, op, { error: { name: "Error", message: `could not find function with ID "${fnId}"`, stack: "" } });
+    }
+    const payload = (op.opts?.payload ?? {}) as { data?: Record<string, unknown>; v?: string; meta?: Record<string, unknown> };
+    const data = { ...(payload.data ?? {}), _inngest: { source_app_id: appIdOf(run.fn.appUrl), source_fn_id: run.functionId, source_run_id: run.id, invoke_correlation_id: `${run.id}.${op.id}` } };
+    const internalId = ulid();
+    const event = toEvent({ name: INTERNAL.invoked, data, ...(payload.v ? { v: payload.v } : {}), ...(payload.meta ? { meta: payload.meta } : {}) }, internalId);
+    const record = recordEvent(event, internalId);
+    log(`run ${run.id} step "${name}" invokes ${fnId}`);
+    const child = startRun(fn, event, { run, op });
+    if (child) record.runs.push(child.id);
+    if (!child) return settle(run, op, { error: { name: "Error", message: `${fnId} was not run (idempotency key already used)`, stack: "" } });
+    if (child.status !== "running") return;
+    timer(() => {
+      if (child.parent) child.parent = undefined;
+      settle(run, op, { error: { name: "InngestInvokeTimeoutError", message: `Timed out waiting for invoked function ${fnId} to complete`, stack: "" } });
+    });
+  }
+
+  /** A sleep, wait or invoke ended: store its result and resume the function. */
+  function settle(run: Run, op: Op, memo: Memo) {
+    if (run.status !== "running" || closed || !run.pending.has(op.id)) return;
+    run.pending.delete(op.id);
+    run.waiters.delete(op.id);
+    memoize(run, op, memo, 0);
+    enqueue(run, { stepId: "step", attempt: 0 });
   }
 
   // ---------- cron ----------
@@ -784,7 +921,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       for (const fn of fns.values()) {
         for (const t of fn.triggers) {
           if ("cron" in t && cronMatches(t.cron, at)) {
-            startRun(fn, { name: INTERNAL.cron, id: ulid(), data: { cron: t.cron.source }, ts: nextMinute });
+            startRun(fn, toEvent({ name: INTERNAL.cron, data: { cron: t.cron.source }, ts: nextMinute }, ulid()));
             break;
           }
         }
@@ -798,7 +935,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     const name = typeof body.name === "string" ? body.name : cron ? INTERNAL.cron : INTERNAL.invoked;
     const data = (body.data as Record<string, unknown>) ?? (cron ? { cron: cron.cron.source } : {});
     log(`fn ${fn.id} invoked directly`);
-    return startRun(fn, { name, id: ulid(), data, ts: Date.now() });
+    return startRun(fn, toEvent({ name, data }, ulid()));
   }
 
   // ---------- HTTP ----------
@@ -1128,7 +1265,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     async close() {
       closed = true;
       cronCancel?.();
-      for (const r of runs.values()) r.wake?.();
+      for (const r of runs.values()) {
+        for (const stop of [...r.stops]) stop();
+        r.wakeDriver?.();
+      }
       for (const t of timers) clearTimeout(t);
       timers.clear();
       await new Promise<void>((resolve) => {
