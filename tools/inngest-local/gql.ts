@@ -5,7 +5,7 @@
 // the `graphql` reference implementation rather than by parsing queries by hand.
 import { createHash } from "node:crypto";
 import { buildSchema, graphql, type GraphQLSchema } from "graphql";
-import type { EventPayload, RunSummary, StepSummary } from "./server";
+import type { EventPayload, RunSummary, StepSummary } from "./types";
 
 export type FnInfo = {
   id: string;
