@@ -79,7 +79,7 @@ describe("inngest-local Dev Server API and dashboard", () => {
       }),
       inngest.createFunction({ id: "fails", name: "Always fails", retries: 0, triggers: [{ event: "api/fail" }] }, async ({ step }) => {
         await step.run("boom", () => {
-          throw new NonRetriableError("no way");
+          throw new NonRetriableError("no way", { cause: new Error("underneath") });
         });
       }),
       inngest.createFunction({ id: "waits", name: "Waits long", triggers: [{ event: "api/wait" }, { event: XSS_NAME }] }, async ({ step }) => {
@@ -194,8 +194,9 @@ describe("inngest-local Dev Server API and dashboard", () => {
     expect(body.data!.run.status).toBe("FAILED");
     const boom = body.data!.run.trace.childrenSpans.find((s: { name: string }) => s.name === "boom");
     expect(boom.status).toBe("FAILED");
-    const out = await gql(`query ($o: String!) { runTraceSpanOutputByID(outputID: $o) { data error { name message } } }`, { o: boom.outputID });
-    expect(out.body.data!.runTraceSpanOutputByID).toMatchObject({ data: null, error: { name: "NonRetriableError", message: "no way" } });
+    const out = await gql(`query ($o: String!) { runTraceSpanOutputByID(outputID: $o) { data error { name message cause } } }`, { o: boom.outputID });
+    // The cause is the serialized error as an object (the dev server's Unknown scalar), not its JSON text.
+    expect(out.body.data!.runTraceSpanOutputByID).toMatchObject({ data: null, error: { name: "NonRetriableError", message: "no way", cause: { name: "Error", message: "underneath" } } });
   });
 
   it("eventV2(id) answers the event with its raw JSON and its runs", async () => {

@@ -155,6 +155,8 @@ const SDL = /* GraphQL */ `
   scalar ULID
   scalar UUID
   scalar Bytes
+  "JSON as it is (an object stays an object), as the dev server's Unknown scalar."
+  scalar Unknown
 
   type Query {
     apps: [App!]!
@@ -292,7 +294,7 @@ const SDL = /* GraphQL */ `
     parentSpanID: String
     isUserland: Boolean!
   }
-  type StepError { message: String!, name: String, stack: String, cause: String }
+  type StepError { message: String!, name: String, stack: String, cause: Unknown }
   type RunTraceSpanOutput { input: Bytes, data: Bytes, error: StepError }
   type RunTraceTrigger { eventName: String, IDs: [ULID!]!, payloads: [Bytes!]!, timestamp: Time!, isBatch: Boolean!, cron: String }
 `;
@@ -301,7 +303,7 @@ let schema: GraphQLSchema | undefined;
 const json = (v: unknown) => JSON.stringify(v === undefined ? null : v);
 const stepError = (e: unknown) => {
   const o = (e && typeof e === "object" ? e : { message: String(e) }) as Record<string, unknown>;
-  return { name: o.name == null ? "Error" : String(o.name), message: String(o.message ?? json(e)), stack: o.stack == null ? null : String(o.stack), cause: o.cause === undefined ? null : json(o.cause) };
+  return { name: o.name == null ? "Error" : String(o.name), message: String(o.message ?? json(e)), stack: o.stack == null ? null : String(o.stack), cause: o.cause === undefined ? null : o.cause };
 };
 
 /** Resolvers as plain objects: graphql-js's default resolver reads properties and calls functions. */
