@@ -39,7 +39,8 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "integration",
-          include: ["tests/integration/**/*.test.ts"],
+          // The local Inngest server keeps its own tests beside it (tools/inngest-local/tests).
+          include: ["tests/integration/**/*.test.ts", "tools/inngest-local/tests/**/*.test.ts"],
           exclude: [...(onPostgres ? [] : [PG_ONLY]), ...(process.env.FUZZ_WIRE === "1" ? [] : [FUZZ_WIRE])],
           environment: "node",
           globalSetup: ["tests/support/global-setup.ts"],

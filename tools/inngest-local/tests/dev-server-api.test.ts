@@ -2,13 +2,13 @@
 // against a real app served by the pinned SDK, as the SDK's own dev-server test helpers
 // use them: the queries below are the ones those helpers send (Events, GetEventStream,
 // GetRunTimeline, GetRunTimelineOutput), plus eventV2 and the runs connection.
-// Run: TEST_DB=pglite npx vitest run --project integration tests/integration/inngest-local-api.test.ts
+// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/dev-server-api.test.ts
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, NonRetriableError } from "inngest";
 import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { startSdkApp, type SdkApp } from "@/tests/support/inngest-sdk-app";
+import { startSdkApp, type SdkApp } from "./sdk-app";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 8000): Promise<T> {

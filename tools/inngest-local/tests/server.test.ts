@@ -1,6 +1,6 @@
 // Contract tests for tools/inngest-local: a real app built with the pinned SDK,
 // served over HTTP with `serve` from inngest/node, driven by the stand-in exactly as
-// the dev server would. Run: npx vitest run --project integration tests/integration/inngest-local.test.ts
+// the dev server would. Run: npx vitest run --project integration tools/inngest-local/tests/server.test.ts
 // Every scenario runs twice: with checkpointing (ctx.fn_id sent, the SDK's v4
 // default path) and without (one step per request).
 import { randomBytes } from "node:crypto";
@@ -10,7 +10,7 @@ import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { parseCron, cronMatches, nextCronTime } from "@/tools/inngest-local/cron";
 import { compileExpression } from "@/tools/inngest-local/expr";
-import { startSdkApp, type SdkApp } from "@/tests/support/inngest-sdk-app";
+import { startSdkApp, type SdkApp } from "./sdk-app";
 import { canonicalBody, hashSigningKey, signBody } from "@/tools/inngest-local/signing";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

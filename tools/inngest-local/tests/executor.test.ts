@@ -3,13 +3,13 @@
 // the SDK reads (user, ctx.jobId, sessions), and the request sequence around parallel
 // groups (each request the app answers is recorded here, at the app). A real app built
 // with the pinned SDK, served over HTTP, driven by the stand-in.
-// Run: TEST_DB=pglite npx vitest run --project integration tests/integration/inngest-local-executor.test.ts
+// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/executor.test.ts
 import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, referenceFunction } from "inngest";
 import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { startSdkApp, type SdkApp } from "@/tests/support/inngest-sdk-app";
+import { startSdkApp, type SdkApp } from "./sdk-app";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 8000): Promise<T> {
