@@ -11,7 +11,7 @@ import { Inngest, NonRetriableError } from "inngest";
 import { serve } from "inngest/node";
 import type { Page } from "@playwright/test";
 import { startInngestLocal, type InngestLocal } from "../../tools/inngest-local/server";
-import { startSdkApp, type SdkApp } from "../support/inngest-sdk-app";
+import { startSdkApp, type SdkApp } from "../../tools/inngest-local/tests/sdk-app";
 import { expect, expectAccessible, saveScreenshot, test } from "./support/fixtures";
 
 const signingKey = `signkey-test-${randomBytes(32).toString("hex")}`;

@@ -4,7 +4,7 @@
 // under /ui/ that server.ts accepts from this origin only. Everything shown from an event
 // or a step is attacker-influenced text, so all of it goes through esc().
 import { CRON_EVENT, traceOf, type LocalState } from "./gql";
-import type { RunSummary } from "./server";
+import type { RunSummary } from "./types";
 
 export interface DashboardActions {
   resync(): Promise<void>;

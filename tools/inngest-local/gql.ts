@@ -5,7 +5,7 @@
 // the `graphql` reference implementation rather than by parsing queries by hand.
 import { createHash } from "node:crypto";
 import { buildSchema, graphql, type GraphQLSchema } from "graphql";
-import type { EventPayload, RunSummary, StepSummary } from "./server";
+import type { EventPayload, RunSummary, StepSummary } from "./types";
 
 export type FnInfo = {
   id: string;
@@ -91,7 +91,8 @@ export function traceOf(run: RunSummary): Span {
       runID: run.id,
       name: s.name,
       status,
-      attempts: s.attempts,
+      // The dev server counts a span's attempts from 0: the index of its latest attempt.
+      attempts: Math.max(0, s.attempts - 1),
       duration: ms(s.startedAt, s.endedAt),
       outputID: done && s.op !== "Sleep" ? outputIdOf(run.id, s.id) : null,
       queuedAt: s.startedAt,
@@ -115,7 +116,7 @@ export function traceOf(run: RunSummary): Span {
       runID: run.id,
       name: "Finalization",
       status: run.status === "completed" ? "COMPLETED" : "FAILED",
-      attempts: run.attempts,
+      attempts: Math.max(0, run.attempts - 1),
       duration: ms(last, run.endedAt),
       outputID: outputIdOf(run.id),
       queuedAt: last,
@@ -134,7 +135,7 @@ export function traceOf(run: RunSummary): Span {
     runID: run.id,
     name: run.functionName,
     status: RUN_STATUS[run.status],
-    attempts: run.attempts,
+    attempts: Math.max(0, run.attempts - 1),
     duration: ms(run.startedAt, run.endedAt),
     outputID: run.status === "completed" || run.status === "failed" ? outputIdOf(run.id) : null,
     queuedAt: run.startedAt,
@@ -154,6 +155,8 @@ const SDL = /* GraphQL */ `
   scalar ULID
   scalar UUID
   scalar Bytes
+  "JSON as it is (an object stays an object), as the dev server's Unknown scalar."
+  scalar Unknown
 
   type Query {
     apps: [App!]!
@@ -291,7 +294,7 @@ const SDL = /* GraphQL */ `
     parentSpanID: String
     isUserland: Boolean!
   }
-  type StepError { message: String!, name: String, stack: String, cause: String }
+  type StepError { message: String!, name: String, stack: String, cause: Unknown }
   type RunTraceSpanOutput { input: Bytes, data: Bytes, error: StepError }
   type RunTraceTrigger { eventName: String, IDs: [ULID!]!, payloads: [Bytes!]!, timestamp: Time!, isBatch: Boolean!, cron: String }
 `;
@@ -300,7 +303,7 @@ let schema: GraphQLSchema | undefined;
 const json = (v: unknown) => JSON.stringify(v === undefined ? null : v);
 const stepError = (e: unknown) => {
   const o = (e && typeof e === "object" ? e : { message: String(e) }) as Record<string, unknown>;
-  return { name: o.name == null ? "Error" : String(o.name), message: String(o.message ?? json(e)), stack: o.stack == null ? null : String(o.stack), cause: o.cause === undefined ? null : json(o.cause) };
+  return { name: o.name == null ? "Error" : String(o.name), message: String(o.message ?? json(e)), stack: o.stack == null ? null : String(o.stack), cause: o.cause === undefined ? null : o.cause };
 };
 
 /** Resolvers as plain objects: graphql-js's default resolver reads properties and calls functions. */

@@ -1,6 +1,6 @@
 // Contract tests for tools/inngest-local: a real app built with the pinned SDK,
 // served over HTTP with `serve` from inngest/node, driven by the stand-in exactly as
-// the dev server would. Run: npx vitest run --project integration tests/integration/inngest-local.test.ts
+// the dev server would. Run: npx vitest run --project integration tools/inngest-local/tests/server.test.ts
 // Every scenario runs twice: with checkpointing (ctx.fn_id sent, the SDK's v4
 // default path) and without (one step per request).
 import { randomBytes } from "node:crypto";
@@ -10,7 +10,7 @@ import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { parseCron, cronMatches, nextCronTime } from "@/tools/inngest-local/cron";
 import { compileExpression } from "@/tools/inngest-local/expr";
-import { startSdkApp, type SdkApp } from "@/tests/support/inngest-sdk-app";
+import { startSdkApp, type SdkApp } from "./sdk-app";
 import { canonicalBody, hashSigningKey, signBody } from "@/tools/inngest-local/signing";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -176,6 +176,7 @@ function buildFunctions(inngest: Inngest, probe: Probe) {
     inngest.createFunction({ id: "invoker", triggers: [{ event: "test/invoke" }] }, async ({ step }) =>
       step.invoke("call-other", { function: dedupeFn, data: { k: "from-invoke" } }),
     ),
+    inngest.createFunction({ id: "signaller", triggers: [{ event: "test/signal" }] }, async ({ step }) => step.waitForSignal("await-signal", { signal: "go", timeout: "1m", onConflict: "fail" })),
     inngest.createFunction({ id: "debounced", debounce: { period: "1s" }, triggers: [{ event: "test/debounced" }] }, async () => "never"),
   ];
 }
@@ -438,11 +439,11 @@ describe.each([
     expect(probe.maxConcurrent).toBe(1);
   });
 
-  it("fails loudly on an unsupported op (step.invoke) and unsupported config (debounce)", async () => {
-    await inngest.send({ name: "test/invoke", data: { k: key() } });
-    const inv = await waitFor("invoker", () => ended(runsOf("invoker")[0]));
-    expect(inv.status).toBe("failed");
-    expect((inv.error as { message: string }).message).toMatch(/InvokeFunction/);
+  it("fails loudly on an unsupported op (step.waitForSignal) and unsupported config (debounce)", async () => {
+    await inngest.send({ name: "test/signal", data: {} });
+    const sig = await waitFor("signaller", () => ended(runsOf("signaller")[0]));
+    expect(sig.status).toBe("failed");
+    expect((sig.error as { message: string }).message).toMatch(/does not support the "WaitForSignal" op \(step "await-signal"\)/);
     await inngest.send({ name: "test/debounced", data: {} });
     const deb = await waitFor("debounced", () => ended(runsOf("debounced")[0]));
     expect(deb.status).toBe("failed");

@@ -1,0 +1,629 @@
+// The executor: events in (triggers, cancellations, waits), runs driven through the app's
+// serve route one request at a time, with sleeps, waits and invoked runs going on side by
+// side, retries, concurrency, cron, and the checkpoints the SDK posts.
+import { createHash } from "node:crypto";
+import { compileExpression, type CompiledExpression } from "./expr";
+import { cronMatches, type CronSchedule } from "./cron";
+import { canonicalBody } from "./signing";
+import { appIdOf } from "./gql";
+import { eventMatches, toEvent } from "./events";
+import { COMPLETE_ID, DAY_MS, INTERNAL, errorOf, messageOf, parseDelay, ulid } from "./util";
+import type { Context } from "./context";
+import type { Registry } from "./registry";
+import type { EventPayload, FnEntry, Memo, Op, Request, Run, RunStatus, RunSummary, StepSummary } from "./types";
+
+export type EventRecord = { internalId: string; event: EventPayload; receivedAt: string; runs: string[] };
+export type Executor = ReturnType<typeof createExecutor>;
+
+export function createExecutor(ctx: Context, registry: Registry) {
+  const { log, later, checkpointing, backoffMs, callTimeoutMs, appHeaders } = ctx;
+  const { fns } = registry;
+  const runs = new Map<string, Run>();
+  const events: EventRecord[] = [];
+  const seenEventIds = new Map<string, { internalId: string; at: number }>();
+  const idempotencyKeys = new Map<string, number>();
+
+  /** Wait, unless the run ends (or the server closes) first. */
+  const pause = (run: Run, ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        stop();
+        run.stops.delete(done);
+        resolve();
+      };
+      const stop = later(ms, done);
+      run.stops.add(done);
+    });
+
+  // ---------- events ----------
+  function ingest(raw: unknown[], seed?: string): string[] {
+    const ids: string[] = [];
+    // Validate the whole batch first, so a bad event rejects it without half-ingesting.
+    raw.forEach((r, i) => {
+      if (!r || typeof r !== "object" || typeof (r as { name?: unknown }).name !== "string" || !(r as { name: string }).name) {
+        throw new Error(`event ${i} has no name`);
+      }
+    });
+    raw.forEach((r, i) => {
+      // The SDK sends x-inngest-event-id-seed so a retried send maps to the same ids.
+      const internalId = seed ? ulid(Number(seed.split(",")[0]) || Date.now(), createHash("sha256").update(`${seed}:${i}`).digest()) : ulid();
+      const event = toEvent(r as Record<string, unknown>, internalId);
+      const userId = event.id !== internalId ? event.id : undefined;
+      const now = Date.now();
+      for (const [k, v] of seenEventIds) if (now - v.at > DAY_MS) seenEventIds.delete(k);
+      const dedupeKey = userId ? `id:${userId}` : `internal:${internalId}`;
+      const seen = seenEventIds.get(dedupeKey);
+      if (seen) {
+        log(`event ${event.name} ${userId ?? internalId} is a duplicate of ${seen.internalId}; ignored (dedupe by id within 24h)`);
+        ids.push(seen.internalId);
+        return;
+      }
+      seenEventIds.set(dedupeKey, { internalId, at: now });
+      const record = recordEvent(event, internalId);
+      const internal = event.name.startsWith("inngest/");
+      if (!internal) log(`event received ${event.name} id=${event.id}`);
+      ids.push(internalId);
+      applyCancellations(event);
+      for (const run of runs.values()) {
+        if (run.status !== "running") continue;
+        for (const w of [...run.waiters.values()]) {
+          if (w.event === event.name && (!w.expr || w.expr.evaluate({ event: run.event, async: event }) === true)) w.resolve(event);
+        }
+      }
+      for (const fn of fns.values()) {
+        for (const t of fn.triggers) {
+          if (!("event" in t) || !eventMatches(t.event, event.name)) continue;
+          if (t.expr && t.expr.evaluate({ event }) !== true) continue;
+          if (internal && !record.runs.length) log(`event ${event.name} id=${event.id}`);
+          const run = startRun(fn, event);
+          if (run) record.runs.push(run.id);
+          break;
+        }
+      }
+    });
+    return ids;
+  }
+
+  function recordEvent(event: EventPayload, internalId: string) {
+    const record = { internalId, event, receivedAt: new Date().toISOString(), runs: [] as string[] };
+    events.unshift(record);
+    if (events.length > 1000) events.pop();
+    return record;
+  }
+
+  function emit(name: string, data: Record<string, unknown>) {
+    // Internal events go through the same path so onFailure handlers (triggered by
+    // inngest/function.failed) are matched like any other function.
+    setImmediate(() => {
+      if (ctx.closed) return;
+      try {
+        ingest([{ name, data, ts: Date.now() }]);
+      } catch (e) {
+        log(`ERROR emitting ${name}: ${messageOf(e)}`);
+      }
+    });
+  }
+
+  function applyCancellations(event: EventPayload) {
+    for (const run of runs.values()) {
+      if (run.status !== "running") continue;
+      for (const c of run.fn.cancel) {
+        if (c.event !== event.name) continue;
+        if (c.timeoutMs !== undefined && Date.now() - Date.parse(run.startedAt) > c.timeoutMs) continue;
+        if (c.expr && c.expr.evaluate({ event: run.event, async: event }) !== true) continue;
+        cancelRun(run, `event ${event.name} ${event.id}`);
+        break;
+      }
+    }
+  }
+
+  // ---------- runs ----------
+  function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"]): Run | undefined {
+    if (fn.idempotency) {
+      const key = `${fn.id}:${JSON.stringify(fn.idempotency.evaluate({ event }) ?? null)}`;
+      const at = idempotencyKeys.get(key);
+      if (at !== undefined && Date.now() - at < DAY_MS) {
+        log(`fn ${fn.id}: skipped for event ${event.id} (idempotency key ${key})`);
+        return undefined;
+      }
+      idempotencyKeys.set(key, Date.now());
+    }
+    const run: Run = {
+      id: ulid(),
+      functionId: fn.id,
+      functionName: fn.name,
+      eventName: event.name,
+      eventId: String(event.id),
+      event,
+      status: "running",
+      attempts: 0,
+      maxAttempts: fn.maxAttempts,
+      steps: [],
+      startedAt: new Date().toISOString(),
+      fn,
+      memo: {},
+      stack: [],
+      stepById: new Map(),
+      requests: [{ stepId: "step", attempt: 0 }],
+      pending: new Map(),
+      forceStepPlan: false,
+      stops: new Set(),
+      waiters: new Map(),
+      parent,
+    };
+    runs.set(run.id, run);
+    log(`run ${run.id} started: fn ${fn.id} for event ${event.name}${parent ? ` (invoked by run ${parent.run.id})` : ""}`);
+    if (fn.problems.length) {
+      failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local cannot run ${fn.id}: ${fn.problems.join("; ")}`, stack: "" });
+    } else {
+      drive(run).catch((e) => failRun(run, { name: "InngestLocalError", message: `inngest-local crashed driving the run: ${messageOf(e)}`, stack: errorOf(e).stack }));
+    }
+    return run;
+  }
+
+  function endRun(run: Run, status: RunStatus) {
+    run.status = status;
+    run.endedAt = new Date().toISOString();
+    run.waiters.clear();
+    for (const stop of [...run.stops]) stop();
+    run.stops.clear();
+    run.wakeDriver?.();
+    // A run that step.invoke started hands its end to the invoking step.
+    const link = run.parent;
+    if (link) {
+      run.parent = undefined;
+      const memo: Memo = status === "completed" ? { data: run.output ?? null } : { error: status === "failed" ? run.error : { name: "Error", message: `invoked run ${run.id} was cancelled`, stack: "" } };
+      settle(link.run, link.op, memo);
+    }
+  }
+  function completeRun(run: Run, output: unknown) {
+    if (run.status !== "running") return;
+    run.output = output;
+    endRun(run, "completed");
+    log(`run ${run.id} finished: fn ${run.functionId} completed`);
+    emit(INTERNAL.finished, { function_id: run.functionId, run_id: run.id, event: run.event, result: output });
+  }
+  function failRun(run: Run, error: unknown) {
+    if (run.status !== "running") return;
+    run.error = error;
+    endRun(run, "failed");
+    log(`ERROR run ${run.id} failed: fn ${run.functionId} after ${run.attempts} attempt(s): ${messageOf(error)}`);
+    const e = error as Record<string, unknown>;
+    const err = { ...e, name: String(e?.name ?? "Error"), message: messageOf(error), stack: String(e?.stack ?? "") };
+    // Shape read by the SDK's failure handler: data.error is a serialized error.
+    emit(INTERNAL.failed, { function_id: run.functionId, run_id: run.id, error: err, event: run.event });
+    emit(INTERNAL.finished, { function_id: run.functionId, run_id: run.id, event: run.event, error: err });
+  }
+  function cancelRun(run: Run, by: string) {
+    if (run.status !== "running") return;
+    run.cancelledBy = by;
+    for (const s of run.steps) if (!s.endedAt) s.endedAt = new Date().toISOString();
+    endRun(run, "cancelled");
+    log(`run ${run.id} cancelled: fn ${run.functionId} by ${by}`);
+    emit(INTERNAL.cancelled, { function_id: run.functionId, run_id: run.id, event: run.event });
+  }
+
+  function stepRecord(run: Run, op: Op, executed = false): StepSummary {
+    let s = run.stepById.get(op.id);
+    if (!s) {
+      // A step first heard of with its result ran since the request left or since the result
+      // before it (steps run back to back within one request), not at the moment we learn of it.
+      const startedAt = new Date(executed && run.mark ? run.mark : Date.now()).toISOString();
+      s = { id: op.id, name: op.userland?.id ?? op.displayName ?? op.name ?? op.id, op: op.op, status: "planned", attempts: 0, startedAt };
+      run.stepById.set(op.id, s);
+      run.steps.push(s);
+    }
+    // A planned step becomes StepRun when it runs; a sleep, wait or invoke keeps its kind.
+    if (!["Sleep", "WaitForEvent", "InvokeFunction"].includes(s.op)) s.op = op.op;
+    return s;
+  }
+  /** Store a step result; later calls send it back in `steps`, which is the memoization. */
+  function memoize(run: Run, op: Op, memo: Memo, attempt: number, viaCheckpoint = false) {
+    // A checkpointed step can come back again in the request's final answer.
+    if (op.id in run.memo) return;
+    const s = stepRecord(run, op, true);
+    // One clock reading: the step ends when the next one (run back to back) starts.
+    const now = Date.now();
+    run.mark = now;
+    run.stack.push(op.id);
+    run.memo[op.id] = memo;
+    // A checkpoint does not say which attempt it ran in: after a retry it is the next one.
+    s.attempts = Math.max(s.attempts, viaCheckpoint && s.status === "retrying" ? s.attempts + 1 : attempt + 1);
+    s.status = "error" in memo ? "failed" : "completed";
+    if ("error" in memo) s.error = memo.error;
+    else s.output = memo.data;
+    s.endedAt = new Date(now).toISOString();
+    if (viaCheckpoint) s.checkpointed = true;
+    log(`run ${run.id} step "${s.name}" ${s.status}${viaCheckpoint ? " (checkpoint)" : ""}${"error" in memo ? `: ${messageOf(memo.error)}` : ""}`);
+  }
+
+  // Step-level concurrency, as Inngest does it: a slot is held while a request runs,
+  // not while a run sleeps or backs off.
+  const active = new Map<string, number>();
+  let slotWaiters: (() => void)[] = [];
+  async function acquire(run: Run): Promise<() => void> {
+    const keys = run.fn.concurrency.map((c) => {
+      const k = c.key ? JSON.stringify(c.key.evaluate({ event: run.event }) ?? null) : "";
+      return { key: `${c.scope}:${c.scope === "fn" ? run.functionId : ""}:${c.key?.source ?? ""}=${k}`, limit: c.limit };
+    });
+    while (!keys.every((k) => (active.get(k.key) ?? 0) < k.limit)) {
+      if (run.status !== "running") return () => {};
+      await new Promise<void>((resolve) => {
+        slotWaiters.push(resolve);
+        run.wakeDriver = resolve;
+      });
+    }
+    for (const k of keys) active.set(k.key, (active.get(k.key) ?? 0) + 1);
+    return () => {
+      for (const k of keys) active.set(k.key, (active.get(k.key) ?? 1) - 1);
+      const w = slotWaiters;
+      slotWaiters = [];
+      for (const r of w) r();
+    };
+  }
+
+  type Answer = { status: number; headers: Headers; body: unknown; text: string };
+  async function callApp(run: Run, req: Request): Promise<Answer> {
+    const url = new URL(run.fn.url);
+    url.searchParams.set("fnId", run.functionId);
+    url.searchParams.set("stepId", req.stepId);
+    const jobId = ulid();
+    const ctx: Record<string, unknown> = {
+      run_id: run.id,
+      attempt: req.attempt,
+      max_attempts: run.maxAttempts,
+      disable_immediate_execution: run.forceStepPlan,
+      use_api: false,
+      stack: { stack: run.stack, current: Math.max(0, run.stack.length - 1) },
+    };
+    if (checkpointing) {
+      // With fn_id (and a queue item id) the SDK runs steps back to back in one
+      // request and POSTs each result to /v1/checkpoint/{runId}/async.
+      ctx.fn_id = run.functionId;
+      ctx.qi_id = jobId;
+    }
+    const body: Record<string, unknown> = { event: run.event, events: [run.event], steps: run.memo, ctx };
+    if (run.version !== undefined) body.version = run.version;
+    const release = await acquire(run);
+    try {
+      // Signed when the request leaves (after any concurrency wait), so it is fresh.
+      const bodyText = canonicalBody(body);
+      run.mark = Date.now();
+      const res = await fetch(url, {
+        method: "POST",
+        // x-inngest-job-id is the queue item's id, which the SDK gives functions as ctx.jobId.
+        headers: { ...appHeaders(bodyText), "x-request-id": ulid(), "x-inngest-job-id": jobId },
+        body: bodyText,
+        signal: AbortSignal.timeout(callTimeoutMs),
+      });
+      let status = res.status;
+      let headers = res.headers;
+      let text = await res.text();
+      const v = Number(res.headers.get("x-inngest-req-version"));
+      if (Number.isInteger(v) && v > 0) run.version = v;
+      if (status === 201) {
+        // Streaming mode: heartbeat spaces, then the real response as JSON.
+        const inner = JSON.parse(text.trim()) as { status: number; headers?: Record<string, string>; body: string };
+        status = inner.status;
+        headers = new Headers(inner.headers ?? {});
+        text = inner.body ?? "";
+      }
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON (e.g. an HTML error page): kept as text
+      }
+      return { status, headers, body: parsed, text };
+    } finally {
+      release();
+    }
+  }
+
+  function backoff(attempt: number, retryAfter: string | null): number {
+    if (retryAfter) {
+      const secs = Number(retryAfter);
+      const ms = Number.isFinite(secs) ? secs * 1000 : Date.parse(retryAfter) - Date.now();
+      if (Number.isFinite(ms)) return Math.max(0, ms);
+    }
+    return Math.min(backoffMs * 2 ** attempt, 10 * 60_000);
+  }
+
+  /** Queue a request to the app; a discovery (stepId "step") already waiting is not doubled. */
+  function enqueue(run: Run, req: Request, first = false) {
+    if (req.stepId === "step" && run.requests.some((r) => r.stepId === "step")) return;
+    if (first) run.requests.unshift(req);
+    else run.requests.push(req);
+    run.wakeDriver?.();
+  }
+
+  /**
+   * The call loop: one request to the app at a time per run, as they are queued. Sleeps,
+   * waits and invoked runs go on meanwhile, side by side (the executor schedules each one
+   * on its own), and each queues the request that resumes the function when it ends.
+   */
+  async function drive(run: Run) {
+    while (run.status === "running" && !ctx.closed) {
+      const req = run.requests.shift();
+      if (!req) {
+        await new Promise<void>((resolve) => {
+          run.wakeDriver = resolve;
+        });
+        run.wakeDriver = undefined;
+        continue;
+      }
+      // A planned step that has its result already (reported again by a later discovery) is not run twice.
+      if (req.stepId !== "step" && req.stepId in run.memo) continue;
+      let ans: Answer;
+      try {
+        ans = await callApp(run, req);
+      } catch (e) {
+        ans = { status: 599, headers: new Headers(), body: errorOf(e), text: messageOf(e) };
+        log(`run ${run.id} request to ${run.fn.url} failed: ${messageOf(e)}`);
+      }
+      // Cancelled while the request was in flight: its result is discarded.
+      if (run.status !== "running") {
+        log(`run ${run.id} is ${run.status}: discarded the answer (HTTP ${ans.status}) of its in-flight request`);
+        return;
+      }
+      run.attempts = Math.max(run.attempts, req.attempt + 1);
+      await handleAnswer(run, ans, req);
+      if (run.status === "running" && !run.requests.length && !run.pending.size) {
+        failRun(run, { name: "InngestLocalError", message: "the SDK reported nothing to run and no step, sleep, wait or invoke is pending", stack: "" });
+      }
+    }
+  }
+
+  async function retryOrFail(run: Run, req: Request, error: unknown, retryAfter: string | null) {
+    if (req.attempt + 1 >= run.maxAttempts) {
+      failRun(run, error);
+      return;
+    }
+    const delay = backoff(req.attempt, retryAfter);
+    log(`run ${run.id} attempt ${req.attempt + 1}/${run.maxAttempts} errored (${messageOf(error)}); retrying in ${delay} ms`);
+    await pause(run, delay);
+    enqueue(run, { stepId: req.stepId, attempt: req.attempt + 1 }, true);
+  }
+
+  const PLANS = new Set(["StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction"]);
+
+  async function handleAnswer(run: Run, ans: Answer, req: Request): Promise<void> {
+    if (ans.status === 200) {
+      completeRun(run, ans.body);
+      return;
+    }
+    if (ans.status !== 206) {
+      const noRetry = ans.headers.get("x-inngest-no-retry") === "true";
+      const error = ans.body && typeof ans.body === "object" ? ans.body : { name: "Error", message: `HTTP ${ans.status}: ${ans.text.slice(0, 500)}`, stack: "" };
+      if (noRetry) return failRun(run, error);
+      return retryOrFail(run, req, error, ans.headers.get("retry-after"));
+    }
+
+    const ops = (Array.isArray(ans.body) ? ans.body : [ans.body]) as Op[];
+    if (!ops.every((o) => o && typeof o === "object" && typeof o.op === "string" && typeof o.id === "string")) {
+      return failRun(run, { name: "InngestLocalError", message: `206 answer is not a list of ops: ${ans.text.slice(0, 300)}`, stack: "" });
+    }
+    // Several steps, sleeps, waits or invokes reported together are a parallel group: from
+    // now on the SDK must plan every step before running it, as the executor makes it do.
+    if (ops.filter((o) => PLANS.has(o.op)).length > 1) run.forceStepPlan = true;
+    let ranResults = false;
+    let planned = 0;
+    const finished: Op[] = [];
+    let retry: { error: unknown } | undefined;
+    for (const op of ops) {
+      switch (op.op) {
+        case "StepRun":
+        case "StepFailed":
+          if (op.id === COMPLETE_ID && op.op === "StepFailed") return failRun(run, op.error);
+          memoize(run, op, op.op === "StepRun" ? { data: op.data ?? null } : { error: op.error }, req.attempt);
+          ranResults = true;
+          if (run.pending.get(op.id)?.kind === "step") {
+            finished.push(run.pending.get(op.id)!.op);
+            run.pending.delete(op.id);
+          }
+          break;
+        case "StepError":
+          if (req.attempt + 1 >= run.maxAttempts) {
+            // The SDK says StepFailed on the last attempt because we send
+            // max_attempts; if it did not, the step has still run out of attempts.
+            if (op.id === COMPLETE_ID) return failRun(run, op.error);
+            memoize(run, op, { error: op.error }, req.attempt);
+            ranResults = true;
+            if (run.pending.delete(op.id)) finished.push(op);
+          } else {
+            if (op.id !== COMPLETE_ID) {
+              const s = stepRecord(run, op, true);
+              s.status = "retrying";
+              s.attempts = req.attempt + 1;
+              s.error = op.error;
+            }
+            retry = { error: op.error };
+          }
+          break;
+        case "StepPlanned":
+        case "Sleep":
+        case "WaitForEvent":
+        case "InvokeFunction":
+          if (op.id in run.memo || run.pending.has(op.id)) break;
+          planned++;
+          schedule(run, op);
+          break;
+        case "RunComplete":
+          return completeRun(run, op.data ?? null);
+        case "DiscoveryRequest":
+          enqueue(run, { stepId: "step", attempt: 0 });
+          break;
+        default:
+          return failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local does not support the "${op.op}" op (step "${op.userland?.id ?? op.displayName ?? op.id}")`, stack: "" });
+      }
+    }
+    if (retry) return retryOrFail(run, req, retry.error, ans.headers.get("retry-after"));
+    if (finished.length) {
+      // A step of a parallel group resumes the function when the whole group is done (a
+      // "race" group: at once). Then the group is over, and the SDK may again run the next
+      // step at once and checkpoint (request version 2, as the executor resets it).
+      const race = finished.some((op) => op.opts?.parallelMode === "race");
+      if (!run.pending.size) {
+        if (run.forceStepPlan && (run.version ?? 2) >= 2) run.forceStepPlan = false;
+        enqueue(run, { stepId: "step", attempt: 0 });
+      } else if (race) {
+        enqueue(run, { stepId: "step", attempt: 0 });
+      }
+    } else if (req.stepId === "step" && ranResults && !planned) {
+      enqueue(run, { stepId: "step", attempt: 0 });
+    }
+  }
+
+  /** Take up a step, sleep, wait or invoke the SDK reported: each goes on by itself. */
+  function schedule(run: Run, op: Op) {
+    const s = stepRecord(run, op);
+    if (op.op === "StepPlanned") {
+      run.pending.set(op.id, { op, kind: "step" });
+      enqueue(run, { stepId: op.id, attempt: 0 });
+      return;
+    }
+    let ms: number;
+    try {
+      ms = op.op === "Sleep" ? parseDelay(String(op.name)) : op.op === "InvokeFunction" && !op.opts?.timeout ? Infinity : parseDelay(String(op.opts?.timeout ?? ""));
+    } catch (e) {
+      return failRun(run, { name: "InngestLocalUnsupported", message: `${op.op} "${s.name}": ${messageOf(e)}`, stack: "" });
+    }
+    run.pending.set(op.id, { op, kind: op.op === "Sleep" ? "sleep" : op.op === "WaitForEvent" ? "wait" : "invoke" });
+    const timer = (onTimeout: () => void) => {
+      if (ms === Infinity) return;
+      const stop = later(Math.max(0, ms), () => {
+        run.stops.delete(stop);
+        onTimeout();
+      });
+      run.stops.add(stop);
+    };
+    if (op.op === "Sleep") {
+      s.status = "sleeping";
+      log(`run ${run.id} step "${s.name}" sleeping ${ms} ms`);
+      timer(() => settle(run, op, { data: null }));
+    } else if (op.op === "WaitForEvent") {
+      let expr: CompiledExpression | undefined;
+      try {
+        expr = op.opts?.if ? compileExpression(String(op.opts.if), ["event", "async"]) : undefined;
+      } catch (e) {
+        return failRun(run, { name: "InngestLocalUnsupported", message: `waitForEvent "${s.name}": ${messageOf(e)}`, stack: "" });
+      }
+      s.status = "waiting";
+      log(`run ${run.id} step "${s.name}" waiting for ${op.name} (timeout ${ms} ms)`);
+      run.waiters.set(op.id, { event: String(op.name), expr, resolve: (e) => settle(run, op, { data: e }) });
+      timer(() => settle(run, op, { data: null })); // null = timed out, as the SDK expects
+    } else {
+      s.status = "waiting";
+      startInvoke(run, op, s.name, timer);
+    }
+  }
+
+  /** step.invoke: a child run of the named function; its end settles the step. */
+  function startInvoke(run: Run, op: Op, name: string, timer: (onTimeout: () => void) => void) {
+    const fnId = String(op.opts?.function_id ?? "");
+    const fn = fns.get(fnId);
+    if (!fn) {
+      log(`run ${run.id} step "${name}" invokes ${fnId}, which is not synced`);
+      return settle(run, op, { error: { name: "Error", message: `could not find function with ID "${fnId}"`, stack: "" } });
+    }
+    const payload = (op.opts?.payload ?? {}) as { data?: Record<string, unknown>; v?: string; meta?: Record<string, unknown> };
+    const data = { ...(payload.data ?? {}), _inngest: { source_app_id: appIdOf(run.fn.appUrl), source_fn_id: run.functionId, source_run_id: run.id, invoke_correlation_id: `${run.id}.${op.id}` } };
+    const internalId = ulid();
+    const event = toEvent({ name: INTERNAL.invoked, data, ...(payload.v ? { v: payload.v } : {}), ...(payload.meta ? { meta: payload.meta } : {}) }, internalId);
+    const record = recordEvent(event, internalId);
+    log(`run ${run.id} step "${name}" invokes ${fnId}`);
+    const child = startRun(fn, event, { run, op });
+    if (child) record.runs.push(child.id);
+    if (!child) return settle(run, op, { error: { name: "Error", message: `${fnId} was not run (idempotency key already used)`, stack: "" } });
+    if (child.status !== "running") return;
+    timer(() => {
+      if (child.parent) child.parent = undefined;
+      settle(run, op, { error: { name: "InngestInvokeTimeoutError", message: `Timed out waiting for invoked function ${fnId} to complete`, stack: "" } });
+    });
+  }
+
+  /** A sleep, wait or invoke ended: store its result and resume the function. */
+  function settle(run: Run, op: Op, memo: Memo) {
+    if (run.status !== "running" || ctx.closed || !run.pending.has(op.id)) return;
+    run.pending.delete(op.id);
+    run.waiters.delete(op.id);
+    memoize(run, op, memo, 0);
+    enqueue(run, { stepId: "step", attempt: 0 });
+  }
+
+  // ---------- cron ----------
+  let cronCancel: (() => void) | undefined;
+  function scheduleCron() {
+    const now = Date.now();
+    const nextMinute = Math.floor(now / 60_000) * 60_000 + 60_000;
+    cronCancel = later(nextMinute - now + 5, () => {
+      const at = new Date(nextMinute);
+      for (const fn of fns.values()) {
+        for (const t of fn.triggers) {
+          if ("cron" in t && cronMatches(t.cron, at)) {
+            startRun(fn, toEvent({ name: INTERNAL.cron, data: { cron: t.cron.source }, ts: nextMinute }, ulid()));
+            break;
+          }
+        }
+      }
+      if (!ctx.closed) scheduleCron();
+    });
+  }
+
+  function invoke(fn: FnEntry, body: Record<string, unknown>): Run | undefined {
+    const cron = fn.triggers.find((t): t is { cron: CronSchedule } => "cron" in t);
+    const name = typeof body.name === "string" ? body.name : cron ? INTERNAL.cron : INTERNAL.invoked;
+    const data = (body.data as Record<string, unknown>) ?? (cron ? { cron: cron.cron.source } : {});
+    log(`fn ${fn.id} invoked directly`);
+    return startRun(fn, toEvent({ name, data }, ulid()));
+  }
+
+  const summary = (r: Run): RunSummary =>
+    structuredClone({
+      id: r.id,
+      functionId: r.functionId,
+      functionName: r.functionName,
+      eventName: r.eventName,
+      eventId: r.eventId,
+      event: r.event,
+      status: r.status,
+      attempts: r.attempts,
+      maxAttempts: r.maxAttempts,
+      steps: r.steps,
+      output: r.output,
+      error: r.error,
+      cancelledBy: r.cancelledBy,
+      startedAt: r.startedAt,
+      endedAt: r.endedAt,
+    });
+  const listRuns = () => [...runs.values()].map(summary);
+
+  /** POST /v1/checkpoint/{runId}/async: step results the SDK reports mid-request. */
+  function checkpoint(run: Run, steps: Op[]): { ok: true } | { ok: false; error: string } {
+    // 409 is what the SDK treats as "stale dispatch": it stops running further
+    // steps at once (a 400 would be retried 5 times, ~1.5 s, before it gives up).
+    if (run.status !== "running") {
+      log(`run ${run.id} is ${run.status}: refused a checkpoint (409), so the SDK stops before the next step`);
+      return { ok: false, error: `run is ${run.status}` };
+    }
+    for (const op of steps) {
+      if (op.op === "StepRun") memoize(run, op, { data: op.data ?? null }, 0, true);
+      else {
+        failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local does not support checkpointed "${op.op}" ops`, stack: "" });
+        return { ok: false, error: "unsupported op" };
+      }
+    }
+    return { ok: true };
+  }
+
+  /** Stop everything the runs wait on (close()). */
+  function stopAll() {
+    cronCancel?.();
+    for (const r of runs.values()) {
+      for (const stop of [...r.stops]) stop();
+      r.wakeDriver?.();
+    }
+  }
+
+  return { runs, events, ingest, startRun, cancelRun, invoke, checkpoint, scheduleCron, summary, listRuns, stopAll };
+}

@@ -1,0 +1,293 @@
+// The stand-in's HTTP API as one route table: what the SDK calls (events, register,
+// checkpoints), the Dev Server API its test helpers read (GET /dev, /v0/gql), the JSON
+// inspection and control routes, and the dashboard. Each route names the guard it needs;
+// anything not in the table is a 404 and an ERROR line, never a silent answer.
+import type http from "node:http";
+import { nextCronTime } from "./cron";
+import { sameSecret } from "./signing";
+import { executeGql, type LocalState } from "./gql";
+import { dashboardAction, errorPage, renderDashboard, type DashboardActions } from "./dashboard";
+import { messageOf } from "./util";
+import type { Context } from "./context";
+import type { Registry } from "./registry";
+import type { Executor } from "./executor";
+import type { Op } from "./types";
+
+type Call = {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  url: URL;
+  path: string;
+  /** The route pattern's captures, %-decoded. */
+  params: string[];
+  json: (status: number, body: unknown) => void;
+};
+/** A guard answers (and returns true) when the request may not go on. */
+type Guard = (c: Call) => boolean;
+type Route = { method: "GET" | "POST"; path: string | RegExp; guards?: Guard[]; handle: (c: Call) => unknown };
+
+/** Dashboard responses: no script at all, no framing. */
+const HTML_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  "cache-control": "no-store",
+};
+
+async function readText(req: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > 8 * 1024 * 1024) throw new Error("body over 8 MiB");
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+async function readBody(req: http.IncomingMessage): Promise<unknown> {
+  const text = await readText(req);
+  return text ? JSON.parse(text) : undefined;
+}
+
+export function createRoutes(ctx: Context, registry: Registry, executor: Executor, state: LocalState, actions: DashboardActions, address: () => { host: string; port: number }) {
+  const { log } = ctx;
+  const { fns } = registry;
+  const { runs } = executor;
+
+  // The dashboard's writes are form POSTs: a cross-site page could submit them, so they must
+  // come from one of this server's own origins (browsers send Origin on every POST). Host is
+  // checked too, so a rebound DNS name cannot reach the pages.
+  const ownHosts = () => {
+    const { host, port } = address();
+    return new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${host.includes(":") ? `[${host}]` : host}:${port}`]);
+  };
+  const sameOrigin = (req: http.IncomingMessage, requireOrigin: boolean) => {
+    const origin = req.headers.origin;
+    if (origin === undefined) return !requireOrigin;
+    try {
+      const o = new URL(origin);
+      return o.protocol === "http:" && ownHosts().has(o.host);
+    } catch {
+      return false;
+    }
+  };
+
+  const ownHost: Guard = ({ req, json }) => {
+    if (ownHosts().has(String(req.headers.host ?? ""))) return false;
+    json(421, { error: "the dashboard answers on its own host name only (127.0.0.1 or localhost)" });
+    return true;
+  };
+  const dashboardForm: Guard = ({ req, res, url }) => {
+    if (!ownHosts().has(String(req.headers.host ?? "")) || !sameOrigin(req, true) || (req.headers["sec-fetch-site"] && req.headers["sec-fetch-site"] !== "same-origin")) {
+      log(`ERROR refused a dashboard ${req.method} ${url.pathname} from another origin (${String(req.headers.origin ?? "no Origin")}) (403)`);
+      res.writeHead(403, HTML_HEADERS);
+      res.end(errorPage(state, 403, "This button works from the dashboard's own page only."));
+      return true;
+    }
+    if (!/^application\/x-www-form-urlencoded\b/i.test(String(req.headers["content-type"] ?? ""))) {
+      res.writeHead(415, HTML_HEADERS);
+      res.end(errorPage(state, 415, "Expected a form submission."));
+      return true;
+    }
+    return false;
+  };
+  // The JSON control routes: curl and tests send no Origin; a browser page from elsewhere does.
+  const noOtherSite: Guard = ({ req, url, json }) => {
+    if (sameOrigin(req, false)) return false;
+    log(`ERROR refused ${req.method} ${url.pathname} from another origin (${String(req.headers.origin)}) (403)`);
+    json(403, { error: "cross-origin request refused" });
+    return true;
+  };
+  const sdkBearer =
+    (what: string, body: Record<string, unknown>): Guard =>
+    ({ req, url, json }) => {
+      if (ctx.sdkAuthorized(req)) return false;
+      log(`ERROR refused ${what === "register" ? "a register call" : `${req.method} ${url.pathname}`} without the signing key's bearer (401)`);
+      json(401, body);
+      return true;
+    };
+
+  const dashboardPage = ({ res, path, url, json }: Call) => {
+    const page = renderDashboard(state, path, url.searchParams);
+    if (!page) return notFound({ json, path, url } as Call);
+    res.writeHead(page.status, HTML_HEADERS);
+    res.end(page.html);
+  };
+  const notFound = ({ req, url, json }: Pick<Call, "req" | "url" | "json">) => {
+    log(`ERROR unsupported route ${req.method} ${url.pathname} (not implemented by inngest-local)`);
+    json(404, { error: `inngest-local does not implement ${req.method} ${url.pathname}`, status: 404 });
+  };
+
+  const table: Route[] = [
+    { method: "GET", path: "/health", handle: ({ json }) => json(200, { ok: true }) },
+
+    // What the SDK calls.
+    {
+      method: "POST",
+      path: /^\/e\/([^/]+)$/,
+      handle: async ({ req, params: [key], json }) => {
+        // As the real server answers an unknown key; the SDK reports it as "Event key not found".
+        if (ctx.signingKey && !ctx.eventKeys.some((k) => sameSecret(key!, k))) {
+          log(`ERROR refused events sent without a valid event key (401)`);
+          return json(401, { ids: [], status: 401, error: "Event key not found" });
+        }
+        try {
+          const body = await readBody(req);
+          const ids = executor.ingest(Array.isArray(body) ? body : [body], req.headers["x-inngest-event-id-seed"] as string | undefined);
+          return json(200, { ids, status: 200 });
+        } catch (e) {
+          log(`ERROR rejected events: ${messageOf(e)}`);
+          return json(400, { ids: [], status: 400, error: messageOf(e) });
+        }
+      },
+    },
+    {
+      method: "POST",
+      path: "/fn/register",
+      guards: [sdkBearer("register", { status: 401, error: "Unauthorized", modified: false })],
+      handle: async ({ req, json }) => {
+        const body = (await readBody(req)) as { url?: string; appName?: string; functions?: unknown[]; sdk?: string; framework?: string };
+        if (!body?.url || !Array.isArray(body.functions)) return json(400, { status: 400, error: "expected {url, appName, functions}" });
+        const modified = registry.register(body.url, body.appName ?? "app", body.functions, { sdk: body.sdk, framework: body.framework });
+        return json(200, { ok: true, status: 200, modified });
+      },
+    },
+    {
+      method: "POST",
+      path: /^\/v1\/checkpoint\/([^/]+)\/async$/,
+      guards: [sdkBearer("checkpoint", { status: 401, error: "Unauthorized" })],
+      handle: async ({ req, params: [runId], json }) => {
+        const run = runs.get(runId!);
+        const body = (await readBody(req)) as { steps?: Op[] };
+        if (!run) return json(404, { error: "no such run" });
+        const out = executor.checkpoint(run, body?.steps ?? []);
+        return out.ok ? json(200, {}) : json(409, { error: out.error });
+      },
+    },
+
+    // The Dev Server API (the SDK's test helpers read it).
+    {
+      method: "GET",
+      path: "/dev",
+      // As `inngest start` (self-hosted), which answers 404 here; the dev server answers its info.
+      handle: ({ json }) => (ctx.signingKey ? json(404, { error: "GET /dev is the dev server's; this server runs self-hosted" }) : json(200, registry.devInfo())),
+    },
+    {
+      method: "POST",
+      path: "/v0/gql",
+      handle: async ({ req, json }) => {
+        if (!/^application\/json\b/i.test(String(req.headers["content-type"] ?? ""))) return json(415, { errors: [{ message: "expected content-type application/json" }] });
+        let body: unknown;
+        try {
+          body = await readBody(req);
+        } catch (e) {
+          return json(400, { errors: [{ message: `body is not JSON: ${messageOf(e)}` }] });
+        }
+        const result = await executeGql(state, body as Record<string, unknown>);
+        return json(result.data === undefined && result.errors ? 400 : 200, result);
+      },
+    },
+
+    // JSON inspection.
+    {
+      method: "GET",
+      path: "/runs",
+      handle: ({ url, json }) => {
+        const q = url.searchParams;
+        const fn = q.get("function");
+        return json(200, executor.listRuns().filter((r) => (!fn || r.functionId === fn || r.functionId.endsWith(`-${fn}`)) && (!q.get("status") || r.status === q.get("status")) && (!q.get("event") || r.eventName === q.get("event"))));
+      },
+    },
+    {
+      method: "GET",
+      path: /^\/runs\/([^/]+)$/,
+      handle: ({ params: [id], json }) => {
+        const run = runs.get(id!);
+        return run ? json(200, executor.summary(run)) : json(404, { error: "no such run" });
+      },
+    },
+    { method: "GET", path: "/events", handle: ({ json }) => json(200, executor.events.map((e) => ({ ...e.event, internal_id: e.internalId, received_at: e.receivedAt, runs: e.runs }))) },
+    {
+      method: "GET",
+      path: "/functions",
+      handle: ({ json }) =>
+        json(200, [...fns.values()].map((f) => ({ id: f.id, name: f.name, app: f.appUrl, maxAttempts: f.maxAttempts, triggers: f.triggers.map((t) => ("cron" in t ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() } : { event: t.event, if: t.expr?.source })), problems: f.problems }))),
+    },
+
+    // JSON control.
+    {
+      method: "POST",
+      path: "/sync",
+      guards: [noOtherSite],
+      handle: async ({ json }) => {
+        try {
+          await registry.syncAll();
+          return json(200, { ok: true, functions: [...fns.keys()] });
+        } catch (e) {
+          return json(502, { ok: false, error: messageOf(e) });
+        }
+      },
+    },
+    {
+      method: "POST",
+      path: /^\/runs\/([^/]+)\/cancel$/,
+      guards: [noOtherSite],
+      handle: ({ params: [id], json }) => {
+        const run = runs.get(id!);
+        if (!run) return json(404, { error: "no such run" });
+        executor.cancelRun(run, "POST /runs/:id/cancel");
+        return json(200, executor.summary(run));
+      },
+    },
+    {
+      method: "POST",
+      path: /^\/fn\/([^/]+)\/invoke$/,
+      guards: [noOtherSite],
+      handle: async ({ req, params: [id], json }) => {
+        const fn = registry.findFn(id!);
+        if (!fn) return json(404, { error: `no function ${id}; known: ${[...fns.keys()].join(", ")}` });
+        const body = ((await readBody(req).catch(() => undefined)) ?? {}) as Record<string, unknown>;
+        const run = executor.invoke(fn, body);
+        return json(200, { ok: true, runId: run?.id ?? null });
+      },
+    },
+
+    // The dashboard: pages, and its buttons' form posts.
+    { method: "GET", path: /^\/(?:ui\/.*)?$/, guards: [ownHost], handle: dashboardPage },
+    {
+      method: "POST",
+      path: /^\/ui\/.+$/,
+      guards: [dashboardForm],
+      handle: async (c) => {
+        const out = await dashboardAction(actions, c.path, new URLSearchParams(await readText(c.req)));
+        if (!out) return notFound(c);
+        if ("location" in out) {
+          c.res.writeHead(303, { location: out.location, "cache-control": "no-store" });
+          return c.res.end();
+        }
+        c.res.writeHead(out.status, HTML_HEADERS);
+        c.res.end(errorPage(state, out.status, out.message));
+      },
+    },
+  ];
+
+  return async function route(req: http.IncomingMessage, res: http.ServerResponse) {
+    const url = new URL(req.url ?? "/", "http://local");
+    const path = url.pathname.replace(/\/+$/, "") || "/";
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    for (const r of table) {
+      if (r.method !== req.method) continue;
+      const m = typeof r.path === "string" ? (r.path === path ? [path] : null) : path.match(r.path);
+      if (!m) continue;
+      const call: Call = { req, res, url, path, params: m.slice(1).map((p) => decodeURIComponent(p)), json };
+      if (r.guards?.some((g) => g(call))) return;
+      return void (await r.handle(call));
+    }
+    notFound({ req, url, json });
+  };
+}
