@@ -6,6 +6,7 @@ import "server-only";
 // The lease's run nonce comes in the event and goes back to propose and fail as it came: it
 // proves the call is the run this lease dispatched (docs/decisions/0008-run-nonce.md).
 import { NonRetriableError } from "inngest";
+import { z } from "zod";
 import { getDb } from "@/db/client";
 import {
   failGeneration,
@@ -16,7 +17,8 @@ import {
 } from "@/lib/leases";
 import { log } from "@/lib/log";
 import { getModelProvider, ModelOutputError, type ModelProvider } from "@/lib/model";
-import { EVENTS, inngest } from "./client";
+import { inngest } from "./client";
+import { leaseClosed, leaseOpened } from "./events";
 
 /** Retries after the first attempt; the model errors worth retrying are ModelUnavailableError. */
 export const GENERATION_RETRIES = 3;
@@ -33,16 +35,15 @@ export type GenerationOutcome =
   | { leaseId: string; outcome: "proposed" }
   | { leaseId: string; outcome: "stopped"; reason: string; status: string | null };
 
-function leaseIdOf(data: unknown): string {
-  const value = (data as { leaseId?: unknown } | null | undefined)?.leaseId;
-  return typeof value === "string" ? value : "";
-}
-
-/** As the event carried it; an event without one matches no lease. */
-function runNonceOf(data: unknown): string {
-  const value = (data as { runNonce?: unknown } | null | undefined)?.runNonce;
-  return typeof value === "string" ? value : "";
-}
+/**
+ * The failed run's lease and nonce, from its lease/opened data. The SDK does not validate the
+ * event a failure handler receives, and a run can fail because its event was malformed: each
+ * field is read on its own, and a missing one reads as "", which matches no lease (a missing
+ * nonce on a real lease records run_mismatch).
+ */
+const FailedLease = z
+  .object({ leaseId: z.string().catch(""), runNonce: z.string().catch("") })
+  .catch({ leaseId: "", runNonce: "" });
 
 /**
  * The code the actor sees for a failed run. The error arrives serialized (name and message),
@@ -85,15 +86,14 @@ export const generateLeaseProposal = inngest.createFunction(
   {
     id: "generate-lease-proposal",
     name: "Generate a lease's proposal",
-    triggers: [{ event: EVENTS.leaseOpened }],
+    triggers: [leaseOpened],
     // Sent by cancel and sign-out once the lease is closed: stop at the next step boundary.
-    cancelOn: [{ event: EVENTS.leaseClosed, if: "event.data.leaseId == async.data.leaseId" }],
+    cancelOn: [{ event: leaseClosed.name, if: "event.data.leaseId == async.data.leaseId" }],
     retries: GENERATION_RETRIES,
     // Retries exhausted or a NonRetriableError: close the lease now, so the user learns at
     // once instead of watching it run down to its deadline.
     onFailure: async ({ event, error, step }) => {
-      const leaseId = leaseIdOf(event.data.event?.data);
-      const runNonce = runNonceOf(event.data.event?.data);
+      const { leaseId, runNonce } = FailedLease.parse(event.data.event?.data);
       const code = failureCode(error);
       return step.run("record-failure", async () => {
         // Records `expired` instead when the lease is already past its deadline. The event
@@ -111,8 +111,7 @@ export const generateLeaseProposal = inngest.createFunction(
     },
   },
   async ({ event, step }): Promise<GenerationOutcome> => {
-    const leaseId = leaseIdOf(event.data);
-    const runNonce = runNonceOf(event.data);
+    const { leaseId, runNonce } = event.data;
 
     // A cheap gate before any model work: stop (recording `expired` if due) unless the
     // lease is open and in time. Only what the run needs goes into its step state.

@@ -18,21 +18,17 @@ import { isUuid } from "./ids";
 import { log } from "./log";
 import { PURPOSES, type InvoiceForModel, type Purpose } from "./model/types";
 
-export type EventKind =
-  | "opened"
-  | "proposed"
-  | "applied"
-  | "expired"
-  | "cancelled"
-  | "revoked"
-  | "invoice_changed"
-  | "late_completion"
-  | "actor_mismatch"
-  | "run_mismatch"
-  | "generation_failed"
-  | "dispatch_failed"
-  | "apply_refused"
-  | "cancel_refused";
+import type {
+  ApplyRefusal,
+  CancelRefusal,
+  ClosedReason,
+  EventKind,
+  GenerationFailureCode,
+  LeaseProposal,
+  OpenRefusal,
+} from "./lease-vocabulary";
+
+export type { EventKind, GenerationFailureCode };
 
 /** How the outside world learns of a lease: Inngest in the app, a recorder in tests. */
 export type LeaseDispatch = {
@@ -42,10 +38,10 @@ export type LeaseDispatch = {
    */
   leaseOpened(lease: { id: string; actorId: string; invoiceId: string; purpose: string; runNonce: string }): Promise<void>;
   /** Tells a running generation to stop. Best effort: the lease is already closed. */
-  leaseClosed(leaseIds: string[], reason: string): Promise<void>;
+  leaseClosed(leaseIds: string[], reason: ClosedReason): Promise<void>;
 };
 
-export type LeaseEventView = { id: number; at: Date; kind: string; detail: unknown };
+export type LeaseEventView = { id: number; at: Date; kind: EventKind; detail: unknown };
 export type LeaseView = {
   id: string;
   actorId: string;
@@ -54,8 +50,8 @@ export type LeaseView = {
   status: LeaseStatus;
   deadlineAt: Date;
   createdAt: Date | null;
-  proposal: unknown;
-  closedReason: string | null;
+  proposal: LeaseProposal | null;
+  closedReason: ClosedReason | null;
   /** The database clock when this view was read, so a client can count down honestly. */
   now: Date;
   events: LeaseEventView[];
@@ -102,7 +98,7 @@ export type OpenResult =
   | { ok: true; created: boolean; lease: InferenceLease }
   | {
       ok: false;
-      code: "invoice_not_found" | "purpose_not_allowed" | "lease_in_flight" | "dispatch_failed" | "not_signed_in";
+      code: OpenRefusal;
     };
 
 export async function openLease(
@@ -266,7 +262,7 @@ export type AttemptView = {
   id: string;
   actorName: string;
   status: LeaseStatus;
-  closedReason: string | null;
+  closedReason: ClosedReason | null;
   createdAt: Date | null;
   events: LeaseEventView[];
 };
@@ -429,7 +425,7 @@ const runMatches = (runNonce: unknown) =>
  */
 export async function proposeLease(
   db: Db,
-  input: { leaseId: string; actorId: string; runNonce: string; proposal: { summary: string; model: string } },
+  input: { leaseId: string; actorId: string; runNonce: string; proposal: LeaseProposal },
 ): Promise<ProposeResult> {
   const { leaseId, actorId, runNonce, proposal } = input;
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
@@ -504,8 +500,7 @@ export const GENERATION_FAILURES = {
   model_not_configured: "The model is not configured.",
   invoice_not_found: "The invoice could not be read.",
   internal_error: "Something went wrong on our side.",
-} as const;
-export type GenerationFailureCode = keyof typeof GENERATION_FAILURES;
+} as const satisfies Record<GenerationFailureCode, string>;
 
 /**
  * A generation that cannot finish closes its lease at once, so the user learns now, not at the
@@ -550,7 +545,7 @@ export type ApplyResult =
   | { ok: true; invoiceVersion: number }
   | {
       ok: false;
-      code: "lease_not_found" | "lease_open" | "lease_applied" | "lease_rejected" | "lease_expired" | "invoice_changed";
+      code: ApplyRefusal;
     };
 
 class FailClosed extends Error {}
@@ -642,7 +637,7 @@ function readSummary(proposal: unknown): string | null {
 // ---------------------------------------------------------------------------------------
 // Cancel, sign-out, sweep
 
-export type CancelResult = { ok: true } | { ok: false; code: "lease_not_found" | "lease_not_cancelable" };
+export type CancelResult = { ok: true } | { ok: false; code: CancelRefusal };
 
 export async function cancelLease(db: Db, actorId: string, leaseId: unknown, dispatch: LeaseDispatch): Promise<CancelResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
@@ -732,7 +727,7 @@ export async function withdrawOutdated(tx: Tx, invoiceId: string, version: numbe
   return rows.map((r) => r.id);
 }
 
-export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: string) {
+export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: ClosedReason) {
   if (leaseIds.length === 0) return;
   try {
     await dispatch.leaseClosed(leaseIds, reason);

@@ -1,4 +1,5 @@
 // The lease domain on a real database (PostgreSQL or PGlite, per run): each transition, each refusal.
+import type { LeaseProposal } from "@/lib/lease-vocabulary";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, invoice } from "@/db/schema";
@@ -48,7 +49,7 @@ const invoiceRow = (id: string) => rows.invoiceRow(t.db, id);
 const eventKinds = (leaseId: string) => rows.eventKinds(t.db, leaseId);
 
 /** A lease inserted by hand with only the contract's seed columns, as an outside check would. */
-async function seedLease(actorId: string, invoiceId: string, status: string, deadline: string, proposal: unknown = null) {
+async function seedLease(actorId: string, invoiceId: string, status: string, deadline: string, proposal: LeaseProposal | null = null) {
   const [row] = await t.db
     .insert(inferenceLease)
     .values({
