@@ -546,6 +546,8 @@ export type ApplyResult =
   | {
       ok: false;
       code: ApplyRefusal;
+      /** Why a lease_rejected lease was closed, so the page can say it without reading again. */
+      closedReason?: ClosedReason | null;
     };
 
 class FailClosed extends Error {}
@@ -571,7 +573,7 @@ export async function applyLease(db: Db, actorId: string, leaseId: unknown): Pro
 
       const refuse = async (code: Exclude<ApplyResult, { ok: true }>["code"]) => {
         await recordEvent(tx, lease.id, "apply_refused", { code });
-        return { ok: false as const, code };
+        return { ok: false as const, code, ...(code === "lease_rejected" ? { closedReason: lease.closedReason } : {}) };
       };
       if ((lease.status === "open" || lease.status === "proposed") && lease.overdue) {
         // Late: record `expired` in this same transaction, then refuse.

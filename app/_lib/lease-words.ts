@@ -10,6 +10,7 @@ import type {
   GenerationFailureCode,
   OpenRefusal,
 } from "@/lib/lease-vocabulary";
+import { isClosedReason } from "@/lib/lease-vocabulary";
 import type { leaseJson } from "@/lib/serialize";
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
@@ -193,6 +194,7 @@ export type Notice = { ok: boolean; text: string; action: string; code: string }
 export type NoticeCode =
   | `summarize.${SummarizeRefusal}`
   | `apply.${ApplyRefusal}`
+  | `apply.lease_rejected.${ClosedReason}`
   | `discard.${CancelRefusal}`
   | `cancel.${CancelRefusal}`
   | `edit.${EditRefusal | "saved" | "unchanged"}`;
@@ -204,14 +206,17 @@ export function noticeOf(
   lease: Pick<LeaseJson, "closed_reason"> | null,
   pattern?: string,
 ): Notice | null {
-  const [action = "", code = "", ...rest] = (param ?? "").split(".");
-  if (!code || rest.length) return null;
+  const [action = "", code = "", reason, ...rest] = (param ?? "").split(".");
+  if (!code || rest.length || (reason !== undefined && !(action === "apply" && code === "lease_rejected"))) return null;
   const refusal = (text: string): Notice => ({ ok: false, text, action, code });
   switch (action) {
     case "summarize":
       return known(SUMMARIZE_WORDS, code) ? refusal(summarizeRefusal(code)) : null;
     case "apply":
-      return known(APPLY_WORDS, code) ? refusal(applyRefusal(code, lease?.closed_reason)) : null;
+      // A closed lease's reason comes with the notice, as apply found it; a notice without
+      // one (an older link) reads it from the page's lease.
+      if (reason !== undefined && !isClosedReason(reason)) return null;
+      return known(APPLY_WORDS, code) ? refusal(applyRefusal(code, reason ?? lease?.closed_reason)) : null;
     case "discard":
       return known(DISCARD_WORDS, code) ? refusal(discardRefusal(code)) : null;
     case "cancel":

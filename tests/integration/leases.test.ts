@@ -272,7 +272,7 @@ describe("apply", () => {
     const open = await seedLease(alice.id, inv.id, "open", "60 seconds");
     expect(await applyLease(t.db, alice.id, open.id)).toEqual({ ok: false, code: "lease_open" });
     await cancelLease(t.db, alice.id, open.id, recorder());
-    expect(await applyLease(t.db, alice.id, open.id)).toEqual({ ok: false, code: "lease_rejected" });
+    expect(await applyLease(t.db, alice.id, open.id)).toEqual({ ok: false, code: "lease_rejected", closedReason: "cancelled" });
     expect((await invoiceRow(inv.id)).summary).toBeNull();
   });
 
