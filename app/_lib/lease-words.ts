@@ -11,7 +11,7 @@ import type {
   OpenRefusal,
 } from "@/lib/lease-vocabulary";
 import { isClosedReason } from "@/lib/lease-vocabulary";
-import type { leaseJson } from "@/lib/serialize";
+import type { leaseJson } from "@/app/_lib/serialize";
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
 export type LeaseEventJson = LeaseJson["events"][number];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { authedRoute, json, problem, readBody } from "@/lib/http";
+import { authedRoute, json, problem, readBody } from "@/app/_lib/http";
 import { text } from "@/lib/input";
 import { openLeaseAs } from "@/app/_lib/open-lease";
 

@@ -1,6 +1,6 @@
-import { authedRoute, json, param, problem } from "@/lib/http";
+import { authedRoute, json, param, problem } from "@/app/_lib/http";
 import { readLease } from "@/lib/leases";
-import { leaseJson } from "@/lib/serialize";
+import { leaseJson } from "@/app/_lib/serialize";
 
 export const GET = authedRoute(async ({ db, actor, params }) => {
   const lease = await readLease(db, actor.id, param(params, "id"));

@@ -1,4 +1,4 @@
-import { authedRoute, json, param, problem, refuseBody } from "@/lib/http";
+import { authedRoute, json, param, problem, refuseBody } from "@/app/_lib/http";
 import { applyLease } from "@/lib/leases";
 
 export const POST = authedRoute(async ({ req, db, actor, params }) => {

@@ -9,10 +9,10 @@
 // goes away (abort, cancel, a failed write), when the client stops reading (heartbeats pile
 // up unread: a half-open connection), and after MAX_STREAM_MS in any case (EventSource
 // reconnects by itself).
-import { authedRoute, json, param, problem } from "@/lib/http";
+import { authedRoute, json, param, problem } from "@/app/_lib/http";
 import { readLease } from "@/lib/leases";
 import { log } from "@/lib/log";
-import { leaseJson } from "@/lib/serialize";
+import { leaseJson } from "@/app/_lib/serialize";
 import { resolveActor } from "@/lib/sessions";
 import { subscribeLease, takeStreamSlot } from "@/app/_lib/lease-feed";
 

@@ -3,10 +3,9 @@ import "server-only";
 // to HTTP in one place. Web Request/Response only, so tests call route handlers directly.
 import type { z } from "zod";
 import { getDb, isConnectionError, isDbUnavailable, type Db } from "@/db/client";
-import { discardSession, requestSession } from "./auth";
-import { log } from "./log";
-import { isForeignOrigin, isStateChanging } from "./origin";
-import { resolveActor, type Actor } from "./sessions";
+import { log } from "@/lib/log";
+import { isForeignOrigin, isStateChanging } from "@/lib/origin";
+import { discardSession, requestSession, resolveActor, type Actor } from "@/lib/sessions";
 
 export const ERROR_STATUS = {
   invalid_request: 422,
