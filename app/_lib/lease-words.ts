@@ -18,6 +18,64 @@ export type LeaseEventJson = LeaseJson["events"][number];
 
 export type LeaseDisplay = "generating" | "proposed" | "applied" | "expired" | "rejected" | "outdated" | "failed";
 
+/** The lease panel's badge for each display. */
+export const BADGE_WORDS = {
+  generating: "Generating",
+  proposed: "Ready for review",
+  applied: "Applied",
+  expired: "Expired",
+  rejected: "Not applied",
+  outdated: "Out of date",
+  failed: "Failed",
+} as const satisfies Record<LeaseDisplay, string>;
+
+/** The lease panel's fixed sentences and headings. */
+export const PANEL_WORDS = {
+  heading: "AI summary",
+  none: "Ask for a summary of this invoice. You review it before anything is saved to the invoice.",
+  generating:
+    "Writing the summary… It will wait here for your review; nothing is saved to the invoice until you apply it. You can close this tab.",
+  proposed: "The summary is ready. Apply saves it to the invoice; Discard throws it away.",
+  timeToFinish: "Time left to finish: ",
+  timeToApply: "Time left to apply: ",
+  timeUp: "Time is up. Checking with the server…",
+  proposalHeading: "Proposed summary",
+  emptySummary: "(empty summary)",
+  timelineHeading: "What happened",
+} as const;
+
+/** The lease panel's buttons. */
+export const BUTTON_WORDS = {
+  summarize: "Summarize",
+  summarizeAgain: "Summarize again",
+  tryAgain: "Try again",
+  cancel: "Cancel",
+  apply: "Apply",
+  discard: "Discard",
+} as const;
+
+/**
+ * How the page hears of changes (app/invoices/[id]/lease-hooks.ts). Only the words are for
+ * people: "live" (pushed), "polling" (asked every 2 s) and "connecting" read alike to a
+ * finance user, the page keeps itself current; `data-channel` tells them apart for tests and
+ * support.
+ */
+export type Channel = "connecting" | "live" | "polling" | "offline" | "lost";
+
+export function channelWords(channel: Channel): string {
+  switch (channel) {
+    case "live":
+    case "polling":
+      return "This status updates by itself.";
+    case "offline":
+      return "The server cannot be reached right now, so this status may be out of date. Trying again…";
+    case "lost":
+      return "You are signed out. Sign in again to follow this summary.";
+    case "connecting":
+      return "Status as of when the page loaded. Reload the page to see changes.";
+  }
+}
+
 const FAILURES = new Set<ClosedReason>(["generation_failed", "dispatch_failed", "actor_mismatch"]);
 
 export function displayOf(lease: Pick<LeaseJson, "status" | "closed_reason">): LeaseDisplay {
