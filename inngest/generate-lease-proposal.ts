@@ -7,7 +7,7 @@ import "server-only";
 // proves the call is the run this lease dispatched (docs/decisions/0008-run-nonce.md).
 import { NonRetriableError } from "inngest";
 import { z } from "zod";
-import { getDb } from "@/db/client";
+import { getDb, type Db } from "@/db/client";
 import {
   failGeneration,
   loadForGeneration,
@@ -82,6 +82,31 @@ function modelProvider(): ModelProvider {
   }
 }
 
+/**
+ * The failure handler's work, run once the run's retries are spent or it threw a
+ * NonRetriableError: close the lease now, so the user learns at once instead of watching it
+ * run down to its deadline. Records `expired` instead when the lease is already past its
+ * deadline. The event gets the code and plain words; the error itself (it may hold SQL text)
+ * the log only. `eventData` is the failed run's lease/opened data, as it came.
+ */
+export async function recordGenerationFailure(
+  db: Db,
+  eventData: unknown,
+  error: { name?: string; message?: string },
+): Promise<Awaited<ReturnType<typeof failGeneration>>> {
+  const { leaseId, runNonce } = FailedLease.parse(eventData);
+  const code = failureCode(error);
+  const result = await failGeneration(db, { leaseId, runNonce, code });
+  log.warn("generation failed", {
+    lease_id: leaseId,
+    code,
+    error: `${error.name}: ${error.message}`,
+    closed: result.closed,
+    ...(result.refused ? { refused: result.refused } : {}),
+  });
+  return result;
+}
+
 export const generateLeaseProposal = inngest.createFunction(
   {
     id: "generate-lease-proposal",
@@ -92,23 +117,8 @@ export const generateLeaseProposal = inngest.createFunction(
     retries: GENERATION_RETRIES,
     // Retries exhausted or a NonRetriableError: close the lease now, so the user learns at
     // once instead of watching it run down to its deadline.
-    onFailure: async ({ event, error, step }) => {
-      const { leaseId, runNonce } = FailedLease.parse(event.data.event?.data);
-      const code = failureCode(error);
-      return step.run("record-failure", async () => {
-        // Records `expired` instead when the lease is already past its deadline. The event
-        // gets the code and plain words; the error itself (it may hold SQL text) the log only.
-        const result = await failGeneration(await getDb(), { leaseId, runNonce, code });
-        log.warn("generation failed", {
-          lease_id: leaseId,
-          code,
-          error: `${error.name}: ${error.message}`,
-          closed: result.closed,
-          ...(result.refused ? { refused: result.refused } : {}),
-        });
-        return result;
-      });
-    },
+    onFailure: async ({ event, error, step }) =>
+      step.run("record-failure", async () => recordGenerationFailure(await getDb(), event.data.event?.data, error)),
   },
   async ({ event, step }): Promise<GenerationOutcome> => {
     const { leaseId, runNonce } = event.data;

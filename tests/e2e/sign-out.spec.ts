@@ -30,8 +30,12 @@ test("sign-out during generation: after signing in again the lease is rejected a
   const replay = await page.request.get(`/api/leases/${leaseId}`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
   expect(replay.status()).toBe(401);
 
-  // Let the model's answer arrive: it must not revive the lease or touch the invoice.
-  await page.waitForTimeout(Number(SERVERS.main.MODEL_LATENCY_MS) + 1_500);
+  // The model's answer arrives after the sign-out: the generation records it as a late
+  // completion (the proof that it did arrive), and it must not revive the lease or touch the invoice.
+  await expect
+    .poll(() => eventKinds(sql, leaseId), { timeout: Number(SERVERS.main.MODEL_LATENCY_MS) + 20_000 })
+    .toContain("late_completion");
+  expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "signed_out", proposal: null });
 
   const signInPage = new SignInPage(page);
   await signInPage.signIn(ALICE, undefined, new RegExp(`/invoices/${invoice.id}$`));
@@ -39,6 +43,7 @@ test("sign-out during generation: after signing in again the lease is rejected a
   await inv.expectDisplay("rejected");
   await expect(inv.state).toHaveText(/stopped because you signed out\. Nothing was changed on the invoice\./);
   await expect(inv.timeline.locator('li[data-kind="revoked"]')).toContainText("Stopped because you signed out");
+  await expect(inv.timeline.locator('li[data-kind="late_completion"]')).toContainText("A summary arrived after the lease had closed");
   await expect(inv.invoiceSummary).toHaveText("No summary yet.");
   await expect(inv.apply).toHaveCount(0);
   await saveScreenshot(page, "lease-signed-out");
