@@ -1,3 +1,4 @@
+import inngestPlugin from "@inngest/eslint-plugin";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -9,6 +10,13 @@ export default tseslint.config(
       // Test helpers parse JSON of many shapes; production code keeps to unknown.
       "@typescript-eslint/no-explicit-any": "off",
     },
+  },
+  {
+    // Inngest's own rules (send awaited, no step inside a step, no variable mutated inside a
+    // step), wherever the SDK is used; as errors, since each is a bug in a durable function.
+    files: ["app/**", "lib/**", "inngest/**", "tests/**"],
+    plugins: { "@inngest": inngestPlugin },
+    rules: Object.fromEntries(Object.keys(inngestPlugin.configs.recommended.rules).map((rule) => [rule, "error"])),
   },
   {
     files: ["app/**", "lib/**", "db/**", "inngest/**"],

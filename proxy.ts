@@ -1,6 +1,6 @@
 // Runs before every route (Next.js 16 "proxy", formerly middleware): security headers on
 // every page and API answer, a fresh CSP nonce per page request, and the cross-site guard
-// for server actions. The API's own guard is in lib/http.ts (refuseCrossSite).
+// for server actions. The API's own guard is in app/_lib/http.ts (refuseCrossSite).
 // Why each header and which proxy headers are trusted: docs/decisions/0011-cross-site-writes-and-headers.md.
 import { NextResponse, type NextRequest } from "next/server";
 import { isForeignOrigin, isStateChanging, ownHost } from "@/lib/origin";
@@ -77,7 +77,7 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
   if (hasMalformedRouterState(request.headers)) return refusal(400, "invalid_request", isApi, https);
 
   // Any write with a foreign Origin stops here: server actions and page posts, and API paths
-  // too (lib/http.ts refuses them again), because a path under /api/ that no route matches is
+  // too (app/_lib/http.ts refuses them again), because a path under /api/ that no route matches is
   // rendered as the not-found page, where Next would take a Next-Action header and answer its
   // own CSRF refusal with a 500 (found by fuzzing). Next's own action check compares Origin
   // with X-Forwarded-Host, which any client can set, so we also replace that header with our

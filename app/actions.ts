@@ -5,34 +5,56 @@
 // summary as confirmed (`discard`), else the user is shown what would go first — in a
 // dialog (SignOutButton asks signOutCheck) or, without JavaScript, on /sign-out.
 import { redirect } from "next/navigation";
+import { z } from "zod";
 import { getDb } from "@/db/client";
 import { revokeSession } from "@/lib/leases";
 import { safeReturnPath, signInPath } from "@/lib/return-path";
 import { inFlightAtSignOut, type AtSignOut } from "@/lib/sign-out";
 import { inngestDispatch } from "@/inngest/dispatch";
-import { cookieSession, getActor, requestedPage } from "@/app/_lib/actor";
+import { action } from "@/app/_lib/action";
+import { cookieSession, requestedPage } from "@/app/_lib/actor";
 
-export async function signOutAction(formData: FormData): Promise<void> {
-  const form = formData instanceof FormData ? formData : new FormData();
-  // The page the user was on (the confirmation page passes it along): where signing in again returns.
-  const next = safeReturnPath(form.get("next")) ?? (await requestedPage());
-  const actor = await getActor();
-  if (actor) {
-    const db = await getDb();
-    const confirmed = new Set(form.getAll("discard").filter((v): v is string => typeof v === "string"));
-    const { proposals } = await inFlightAtSignOut(db, { actorId: actor.id, sessionId: actor.sessionId });
-    if (proposals.some((p) => !confirmed.has(p.leaseId))) {
-      redirect(next ? `/sign-out?${new URLSearchParams({ next })}` : "/sign-out");
+/**
+ * The sign-out form: the page to come back to, and the summaries confirmed as discarded
+ * (a repeated field, so read from the FormData itself). Anything but a form reads as an
+ * empty one: signing out never needs a valid form.
+ */
+const SignOutForm = z
+  .instanceof(FormData)
+  .catch(() => new FormData())
+  .transform((form) => ({
+    next: safeReturnPath(form.get("next")),
+    discard: new Set(form.getAll("discard").filter((v): v is string => typeof v === "string")),
+  }));
+
+export const signOutAction = action({
+  who: "anyone",
+  input: SignOutForm,
+  // SignOutForm accepts any argument.
+  invalid: () => redirect("/sign-in"),
+  run: async (form, { actor }): Promise<void> => {
+    // The page the user was on (the confirmation page passes it along): where signing in again returns.
+    const next = form.next ?? (await requestedPage());
+    if (actor) {
+      const db = await getDb();
+      const { proposals } = await inFlightAtSignOut(db, { actorId: actor.id, sessionId: actor.sessionId });
+      if (proposals.some((p) => !form.discard.has(p.leaseId))) {
+        redirect(next ? `/sign-out?${new URLSearchParams({ next })}` : "/sign-out");
+      }
+      await revokeSession(db, { actorId: actor.id, sessionId: actor.sessionId }, inngestDispatch);
     }
-    await revokeSession(db, { actorId: actor.id, sessionId: actor.sessionId }, inngestDispatch);
-  }
-  (await cookieSession()).destroy();
-  redirect(signInPath(next, { "signed-out": "1" }));
-}
+    (await cookieSession()).destroy();
+    redirect(signInPath(next, { "signed-out": "1" }));
+  },
+});
 
-/** What signing out now would discard, for the sign-out dialog. */
-export async function signOutCheck(): Promise<AtSignOut> {
-  const actor = await getActor();
-  if (!actor) return { proposals: [], generating: 0 };
-  return inFlightAtSignOut(await getDb(), { actorId: actor.id, sessionId: actor.sessionId });
-}
+/** What signing out now would discard, for the sign-out dialog. It takes no argument. */
+export const signOutCheck = action({
+  who: "anyone",
+  input: z.unknown(),
+  invalid: () => ({ proposals: [], generating: 0 }),
+  run: async (_none, { actor }): Promise<AtSignOut> => {
+    if (!actor) return { proposals: [], generating: 0 };
+    return inFlightAtSignOut(await getDb(), { actorId: actor.id, sessionId: actor.sessionId });
+  },
+});

@@ -4,6 +4,7 @@ import path from "node:path";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { log } from "@/lib/log";
 import * as schema from "./schema";
+import { isAlive } from "@/lib/pid";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A transaction handle or the database: the domain takes either. */
@@ -153,15 +154,6 @@ function lockDataDir(dataDir: string): () => void {
     }
   }
   throw new Error(`Could not lock the embedded database at ${dataDir}.`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 // ---------------------------------------------------------------------------------------

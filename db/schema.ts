@@ -12,6 +12,7 @@ import {
   uuid,
   bigserial,
 } from "drizzle-orm/pg-core";
+import type { ClosedReason, EventKind, LeaseProposal } from "../lib/lease-vocabulary";
 
 export const LEASE_STATUSES = ["open", "proposed", "applied", "expired", "rejected"] as const;
 export type LeaseStatus = (typeof LEASE_STATUSES)[number];
@@ -95,7 +96,7 @@ export const inferenceLease = pgTable(
     purpose: text("purpose").notNull(),
     status: text("status").$type<LeaseStatus>().notNull(),
     deadlineAt: timestamp("deadline_at", { withTimezone: true }).notNull(),
-    proposal: jsonb("proposal"),
+    proposal: jsonb("proposal").$type<LeaseProposal>(),
     createdAt: timestamp("created_at", { withTimezone: true }).defaultNow(),
     // Additions of our own: each nullable or defaulted, so a row inserted with only the
     // contract's columns is valid.
@@ -103,7 +104,7 @@ export const inferenceLease = pgTable(
     // The fencing token. Filled from invoice.version by a trigger when an insert leaves it
     // out (see the migration), so a hand-seeded lease is fenced like any other.
     invoiceVersion: integer("invoice_version"),
-    closedReason: text("closed_reason"),
+    closedReason: text("closed_reason").$type<ClosedReason>(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).defaultNow(),
     // A per-lease secret sent only in the lease's own lease/opened event. A proposal must
     // carry it back, so only the generation run this lease dispatched can propose for it.
@@ -145,7 +146,7 @@ export const leaseEvent = pgTable(
       .notNull()
       .references(() => inferenceLease.id, { onDelete: "cascade" }),
     at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
-    kind: text("kind").notNull(),
+    kind: text("kind").$type<EventKind>().notNull(),
     detail: jsonb("detail"),
   },
   (t) => [index("lease_event_lease_idx").on(t.leaseId, t.id)],

@@ -2,9 +2,8 @@ import "server-only";
 import { eq } from "drizzle-orm";
 import { hashPassword } from "@/lib/password";
 import type { Db } from "./client";
+import { DEMO_USERS, demoPassword } from "./demo";
 import { appUser, invoice, invoiceLine } from "./schema";
-
-export const DEFAULT_SEED_PASSWORD = "claimcheck-demo";
 
 type SeedInvoice = {
   number: string;
@@ -17,8 +16,7 @@ type SeedInvoice = {
 
 const DEMO: { email: string; name: string; invoices: SeedInvoice[] }[] = [
   {
-    email: "alice@example.com",
-    name: "Alice Martin",
+    ...DEMO_USERS[0],
     invoices: [
       {
         number: "INV-2026-0142",
@@ -59,8 +57,7 @@ const DEMO: { email: string; name: string; invoices: SeedInvoice[] }[] = [
     ],
   },
   {
-    email: "bob@example.com",
-    name: "Bob Okafor",
+    ...DEMO_USERS[1],
     invoices: [
       {
         number: "INV-2026-0201",
@@ -100,7 +97,7 @@ const DEMO: { email: string; name: string; invoices: SeedInvoice[] }[] = [
 ];
 
 /** Loads the demo users and invoices; does nothing for a user who already exists. */
-export async function seedDemo(db: Db, password: string = DEFAULT_SEED_PASSWORD): Promise<{ created: string[] }> {
+export async function seedDemo(db: Db, password: string = demoPassword()): Promise<{ created: string[] }> {
   const created: string[] = [];
   const passwordHash = await hashPassword(password);
   for (const user of DEMO) {
@@ -142,7 +139,7 @@ export async function seedActors(
 ): Promise<{ created: number }> {
   const invoicesEach = opts.invoicesEach ?? 3;
   const templates = DEMO.flatMap((u) => u.invoices);
-  const passwordHash = await hashPassword(opts.password ?? DEFAULT_SEED_PASSWORD);
+  const passwordHash = await hashPassword(opts.password ?? demoPassword());
   let created = 0;
   for (let n = 1; n <= count; n++) {
     await db.transaction(async (tx) => {

@@ -16,14 +16,4 @@ export const inngest = new Inngest({
   ...(process.env.NODE_ENV === "production" ? { isDev: false } : {}),
 });
 
-export const EVENTS = {
-  leaseOpened: "lease/opened",
-  leaseClosed: "lease/closed",
-} as const;
-
-/**
- * `runNonce` is the lease's secret (inference_lease.run_nonce): the run carries it back to
- * propose and fail, which refuse any other value. It goes to the Inngest server and to no client.
- */
-export type LeaseOpenedData = { leaseId: string; actorId: string; invoiceId: string; purpose: string; runNonce: string };
-export type LeaseClosedData = { leaseId: string; reason: string };
+// The events it sends and receives are typed in ./events.ts.

@@ -1,6 +1,7 @@
 import "server-only";
 import type { LeaseDispatch } from "@/lib/leases";
-import { EVENTS, inngest, type LeaseOpenedData } from "./client";
+import { inngest } from "./client";
+import { leaseClosed, leaseOpened } from "./events";
 
 /**
  * The longest a request waits for the Inngest server to take an event, the SDK's own retries
@@ -28,30 +29,30 @@ async function within<T>(sending: Promise<T>): Promise<T> {
   }
 }
 
+/** One send to the Inngest server, as a promise `within` can bound. */
+async function send(payload: Parameters<typeof inngest.send>[0]) {
+  return inngest.send(payload);
+}
+
 /** The lease domain's outbound side, over Inngest events. Called after commits only. */
 export const inngestDispatch: LeaseDispatch = {
   async leaseOpened(lease) {
-    await within(inngest.send({
-      name: EVENTS.leaseOpened,
-      // Derived from the lease, so a resend is deduplicated by Inngest: one lease, one run.
-      id: `lease-opened-${lease.id}`,
-      data: {
+    await within(send(leaseOpened.create(
+      {
         leaseId: lease.id,
         actorId: lease.actorId,
         invoiceId: lease.invoiceId,
         purpose: lease.purpose,
         // The run hands it back to propose and fail; see proposeLease.
         runNonce: lease.runNonce,
-      } satisfies LeaseOpenedData,
-    }));
+      },
+      // Derived from the lease, so a resend is deduplicated by Inngest: one lease, one run.
+      { id: `lease-opened-${lease.id}` },
+    )));
   },
   async leaseClosed(leaseIds, reason) {
-    await within(inngest.send(
-      leaseIds.map((leaseId) => ({
-        name: EVENTS.leaseClosed,
-        id: `lease-closed-${leaseId}`,
-        data: { leaseId, reason },
-      })),
+    await within(send(
+      leaseIds.map((leaseId) => leaseClosed.create({ leaseId, reason }, { id: `lease-closed-${leaseId}` })),
     ));
   },
 };

@@ -6,7 +6,8 @@ import "server-only";
 // The lease's run nonce comes in the event and goes back to propose and fail as it came: it
 // proves the call is the run this lease dispatched (docs/decisions/0008-run-nonce.md).
 import { NonRetriableError } from "inngest";
-import { getDb } from "@/db/client";
+import { z } from "zod";
+import { getDb, type Db } from "@/db/client";
 import {
   failGeneration,
   loadForGeneration,
@@ -16,7 +17,8 @@ import {
 } from "@/lib/leases";
 import { log } from "@/lib/log";
 import { getModelProvider, ModelOutputError, type ModelProvider } from "@/lib/model";
-import { EVENTS, inngest } from "./client";
+import { inngest } from "./client";
+import { leaseClosed, leaseOpened } from "./events";
 import { watchLeaseClose } from "./lease-close-signal";
 
 /** Retries after the first attempt; the model errors worth retrying are ModelUnavailableError. */
@@ -27,16 +29,15 @@ export type GenerationOutcome =
   | { leaseId: string; outcome: "proposed" }
   | { leaseId: string; outcome: "stopped"; reason: string; status: string | null };
 
-function leaseIdOf(data: unknown): string {
-  const value = (data as { leaseId?: unknown } | null | undefined)?.leaseId;
-  return typeof value === "string" ? value : "";
-}
-
-/** As the event carried it; an event without one matches no lease. */
-function runNonceOf(data: unknown): string {
-  const value = (data as { runNonce?: unknown } | null | undefined)?.runNonce;
-  return typeof value === "string" ? value : "";
-}
+/**
+ * The failed run's lease and nonce, from its lease/opened data. The SDK does not validate the
+ * event a failure handler receives, and a run can fail because its event was malformed: each
+ * field is read on its own, and a missing one reads as "", which matches no lease (a missing
+ * nonce on a real lease records run_mismatch).
+ */
+const FailedLease = z
+  .object({ leaseId: z.string().catch(""), runNonce: z.string().catch("") })
+  .catch({ leaseId: "", runNonce: "" });
 
 /**
  * The code the actor sees for a failed run. The error arrives serialized (name and message),
@@ -75,38 +76,46 @@ function modelProvider(): ModelProvider {
   }
 }
 
+/**
+ * The failure handler's work, run once the run's retries are spent or it threw a
+ * NonRetriableError: close the lease now, so the user learns at once instead of watching it
+ * run down to its deadline. Records `expired` instead when the lease is already past its
+ * deadline. The event gets the code and plain words; the error itself (it may hold SQL text)
+ * the log only. `eventData` is the failed run's lease/opened data, as it came.
+ */
+export async function recordGenerationFailure(
+  db: Db,
+  eventData: unknown,
+  error: { name?: string; message?: string },
+): Promise<Awaited<ReturnType<typeof failGeneration>>> {
+  const { leaseId, runNonce } = FailedLease.parse(eventData);
+  const code = failureCode(error);
+  const result = await failGeneration(db, { leaseId, runNonce, code });
+  log.warn("generation failed", {
+    lease_id: leaseId,
+    code,
+    error: `${error.name}: ${error.message}`,
+    closed: result.closed,
+    ...(result.refused ? { refused: result.refused } : {}),
+  });
+  return result;
+}
+
 export const generateLeaseProposal = inngest.createFunction(
   {
     id: "generate-lease-proposal",
     name: "Generate a lease's proposal",
-    triggers: [{ event: EVENTS.leaseOpened }],
+    triggers: [leaseOpened],
     // Sent by cancel and sign-out once the lease is closed: stop at the next step boundary.
-    cancelOn: [{ event: EVENTS.leaseClosed, if: "event.data.leaseId == async.data.leaseId" }],
+    cancelOn: [{ event: leaseClosed.name, if: "event.data.leaseId == async.data.leaseId" }],
     retries: GENERATION_RETRIES,
     // Retries exhausted or a NonRetriableError: close the lease now, so the user learns at
     // once instead of watching it run down to its deadline.
-    onFailure: async ({ event, error, step }) => {
-      const leaseId = leaseIdOf(event.data.event?.data);
-      const runNonce = runNonceOf(event.data.event?.data);
-      const code = failureCode(error);
-      return step.run("record-failure", async () => {
-        // Records `expired` instead when the lease is already past its deadline. The event
-        // gets the code and plain words; the error itself (it may hold SQL text) the log only.
-        const result = await failGeneration(await getDb(), { leaseId, runNonce, code });
-        log.warn("generation failed", {
-          lease_id: leaseId,
-          code,
-          error: `${error.name}: ${error.message}`,
-          closed: result.closed,
-          ...(result.refused ? { refused: result.refused } : {}),
-        });
-        return result;
-      });
-    },
+    onFailure: async ({ event, error, step }) =>
+      step.run("record-failure", async () => recordGenerationFailure(await getDb(), event.data.event?.data, error)),
   },
   async ({ event, step }): Promise<GenerationOutcome> => {
-    const leaseId = leaseIdOf(event.data);
-    const runNonce = runNonceOf(event.data);
+    const { leaseId, runNonce } = event.data;
 
     // A cheap gate before any model work: stop (recording `expired` if due) unless the
     // lease is open and in time. Only what the run needs goes into its step state.

@@ -6,6 +6,7 @@ import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { appUser, inferenceLease, invoice, type Invoice } from "@/db/schema";
+import type { ClosedReason } from "./lease-vocabulary";
 
 export const LIST_STATES = ["proposed", "generating", "expired", "stopped", "none", "applied"] as const;
 export type ListState = (typeof LIST_STATES)[number];
@@ -13,7 +14,7 @@ export type ListState = (typeof LIST_STATES)[number];
 export type ListLease = {
   id: string;
   state: Exclude<ListState, "none">;
-  closedReason: string | null;
+  closedReason: ClosedReason | null;
   deadlineAt: Date;
   /** When it reached its last state (applied, discarded...), by the database clock. */
   closedAt: Date | null;

@@ -18,21 +18,17 @@ import { log } from "./log";
 import { outcome, tracedLeaseOp } from "./tracing";
 import { PURPOSES, type InvoiceForModel, type Purpose } from "./model/types";
 
-export type EventKind =
-  | "opened"
-  | "proposed"
-  | "applied"
-  | "expired"
-  | "cancelled"
-  | "revoked"
-  | "invoice_changed"
-  | "late_completion"
-  | "actor_mismatch"
-  | "run_mismatch"
-  | "generation_failed"
-  | "dispatch_failed"
-  | "apply_refused"
-  | "cancel_refused";
+import type {
+  ApplyRefusal,
+  CancelRefusal,
+  ClosedReason,
+  EventKind,
+  GenerationFailureCode,
+  LeaseProposal,
+  OpenRefusal,
+} from "./lease-vocabulary";
+
+export type { EventKind, GenerationFailureCode };
 
 /** How the outside world learns of a lease: Inngest in the app, a recorder in tests. */
 export type LeaseDispatch = {
@@ -42,10 +38,10 @@ export type LeaseDispatch = {
    */
   leaseOpened(lease: { id: string; actorId: string; invoiceId: string; purpose: string; runNonce: string }): Promise<void>;
   /** Tells a running generation to stop. Best effort: the lease is already closed. */
-  leaseClosed(leaseIds: string[], reason: string): Promise<void>;
+  leaseClosed(leaseIds: string[], reason: ClosedReason): Promise<void>;
 };
 
-export type LeaseEventView = { id: number; at: Date; kind: string; detail: unknown };
+export type LeaseEventView = { id: number; at: Date; kind: EventKind; detail: unknown };
 export type LeaseView = {
   id: string;
   actorId: string;
@@ -54,8 +50,8 @@ export type LeaseView = {
   status: LeaseStatus;
   deadlineAt: Date;
   createdAt: Date | null;
-  proposal: unknown;
-  closedReason: string | null;
+  proposal: LeaseProposal | null;
+  closedReason: ClosedReason | null;
   /** The database clock when this view was read, so a client can count down honestly. */
   now: Date;
   events: LeaseEventView[];
@@ -120,7 +116,7 @@ export type OpenResult =
   | { ok: true; created: boolean; lease: InferenceLease }
   | {
       ok: false;
-      code: "invoice_not_found" | "purpose_not_allowed" | "lease_in_flight" | "dispatch_failed" | "not_signed_in";
+      code: OpenRefusal;
     };
 
 export const openLease = tracedLeaseOp("lease.open", async function openLease(
@@ -248,13 +244,13 @@ const overdueInFlight = sql<boolean>`(${inferenceLease.status} in ('open','propo
  * are written out: drizzle renders a column of the outer table unqualified here, and the
  * subquery's own `id` would capture it.
  */
-const eventsJson = sql<{ id: number; at: string; kind: string; detail: unknown }[]>`coalesce((
+const eventsJson = sql<{ id: number; at: string; kind: EventKind; detail: unknown }[]>`coalesce((
   select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id)
   from lease_event e where e.lease_id = inference_lease.id), '[]'::json)`;
 
 const leaseWithTimeline = { ...leaseWithNow, overdueInFlight, events: eventsJson };
 
-type LeaseWithTimeline = InferenceLease & { now: Date; overdueInFlight: boolean; events: { id: number; at: string; kind: string; detail: unknown }[] };
+type LeaseWithTimeline = InferenceLease & { now: Date; overdueInFlight: boolean; events: { id: number; at: string; kind: EventKind; detail: unknown }[] };
 
 function viewOf(row: LeaseWithTimeline): LeaseView {
   const { overdueInFlight: _due, events, ...lease } = row;
@@ -340,7 +336,7 @@ export type AttemptView = {
   id: string;
   actorName: string;
   status: LeaseStatus;
-  closedReason: string | null;
+  closedReason: ClosedReason | null;
   createdAt: Date | null;
   events: LeaseEventView[];
 };
@@ -516,7 +512,7 @@ const runMatches = (runNonce: unknown) =>
  */
 export const proposeLease = tracedLeaseOp("lease.propose", async function proposeLease(
   db: Db,
-  input: { leaseId: string; actorId: string; runNonce: string; proposal: { summary: string; model: string } },
+  input: { leaseId: string; actorId: string; runNonce: string; proposal: LeaseProposal },
 ): Promise<ProposeResult> {
   const { leaseId, actorId, runNonce, proposal } = input;
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
@@ -591,8 +587,7 @@ export const GENERATION_FAILURES = {
   model_not_configured: "The model is not configured.",
   invoice_not_found: "The invoice could not be read.",
   internal_error: "Something went wrong on our side.",
-} as const;
-export type GenerationFailureCode = keyof typeof GENERATION_FAILURES;
+} as const satisfies Record<GenerationFailureCode, string>;
 
 /**
  * A generation that cannot finish closes its lease at once, so the user learns now, not at the
@@ -637,14 +632,10 @@ export type ApplyResult =
   | { ok: true; invoiceVersion: number }
   | {
       ok: false;
-      code:
-        | "lease_not_found"
-        | "lease_open"
-        | "lease_applied"
-        | "lease_rejected"
-        | "lease_expired"
-        | "invoice_changed"
-        | "not_signed_in";
+      // not_signed_in only when a sessionId is given (the HTTP route checks the session here).
+      code: ApplyRefusal | "not_signed_in";
+      /** Why a lease_rejected lease was closed, so the page can say it without reading again. */
+      closedReason?: ClosedReason | null;
     };
 
 class FailClosed extends Error {}
@@ -678,7 +669,7 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
 
       const refuse = async (code: Exclude<ApplyResult, { ok: true }>["code"]) => {
         await recordEvent(tx, lease.id, "apply_refused", { code });
-        return { ok: false as const, code };
+        return { ok: false as const, code, ...(code === "lease_rejected" ? { closedReason: lease.closedReason } : {}) };
       };
       if ((lease.status === "open" || lease.status === "proposed") && lease.overdue) {
         // Late: record `expired` in this same transaction, then refuse.
@@ -744,7 +735,7 @@ function readSummary(proposal: unknown): string | null {
 // ---------------------------------------------------------------------------------------
 // Cancel, sign-out, sweep
 
-export type CancelResult = { ok: true } | { ok: false; code: "lease_not_found" | "lease_not_cancelable" };
+export type CancelResult = { ok: true } | { ok: false; code: CancelRefusal };
 
 export const cancelLease = tracedLeaseOp("lease.cancel", async function cancelLease(db: Db, actorId: string, leaseId: unknown, dispatch: LeaseDispatch): Promise<CancelResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
@@ -834,7 +825,7 @@ export const withdrawOutdated = tracedLeaseOp("lease.withdraw", async function w
   return rows.map((r) => r.id);
 }, (_args, result) => result ?? []);
 
-export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: string) {
+export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: ClosedReason) {
   if (leaseIds.length === 0) return;
   try {
     await dispatch.leaseClosed(leaseIds, reason);

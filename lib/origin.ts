@@ -1,4 +1,4 @@
-// Which origin is ours, for the cross-site write checks of the route layer (lib/http.ts) and
+// Which origin is ours, for the cross-site write checks of the route layer (app/_lib/http.ts) and
 // of proxy.ts (server actions). See docs/decisions/0011-cross-site-writes-and-headers.md.
 //
 // APP_URL, when set, names the public origin exactly (scheme, host and port): needed behind

@@ -3,7 +3,8 @@
 // actors, load-0001@example.test and on, with K invoices each (default 3), same password.
 import { dbOptionsFromEnv, openDb } from "@/db/client";
 import { migrateDb } from "@/db/migrate";
-import { DEFAULT_SEED_PASSWORD, seedActors, seedDemo } from "@/db/seed";
+import { demoPassword } from "@/db/demo";
+import { seedActors, seedDemo } from "@/db/seed";
 
 function count(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -28,7 +29,7 @@ for (let i = 0; i < args.length; i++) {
   }
 }
 
-const password = process.env.SEED_PASSWORD ?? DEFAULT_SEED_PASSWORD;
+const password = demoPassword();
 const handle = await openDb(dbOptionsFromEnv());
 try {
   await migrateDb(handle);

@@ -17,6 +17,8 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { DEMO_USERS, demoPassword } from "../db/demo";
+import { TSX_SERVER_FLAGS } from "./tsx-server";
 
 const ROOT = process.cwd();
 const BIN = path.join(ROOT, "node_modules", ".bin");
@@ -25,9 +27,7 @@ const TSX = path.join(BIN, "tsx");
 const INNGEST_CLI = path.join(BIN, "inngest-cli");
 
 const HOST = "127.0.0.1";
-// The default lives in db/seed.ts (DEFAULT_SEED_PASSWORD); importing it would need the
-// react-server condition, so it is repeated here.
-const DEMO_PASSWORD = process.env.SEED_PASSWORD || "claimcheck-demo";
+const DEMO_PASSWORD = demoPassword();
 
 const say = (line: string) => console.info(`[dev] ${line}`);
 
@@ -144,7 +144,7 @@ async function main() {
 
   const where = process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded PGlite in .data/";
   say(`migrating and seeding ${where}…`);
-  const seed = start("db-seed", TSX, ["--conditions=react-server", "tools/db-seed.ts"]);
+  const seed = start("db-seed", TSX, [...TSX_SERVER_FLAGS, "tools/db-seed.ts"]);
   const seedCode = await seed.exited;
   children.splice(children.indexOf(seed), 1);
   if (seedCode !== 0) {
@@ -185,7 +185,7 @@ async function main() {
         `    Inngest server  ${INNGEST_URL}   (runs and steps)`,
         `    Inngest serve   ${SERVE_URL}`,
         `    database        ${where}`,
-        `    demo logins     alice@example.com / bob@example.com, password "${DEMO_PASSWORD}"`,
+        `    demo logins     ${DEMO_USERS.map((u) => u.email).join(" / ")}, password "${DEMO_PASSWORD}"`,
         "  Ctrl-C stops everything.",
         "",
       ].join("\n"),

@@ -6,9 +6,8 @@ import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "@/db/client";
-import { SESSION_COOKIE, sessionOptions, type Session } from "@/lib/auth";
 import { REQUEST_PATH_HEADER, safeReturnPath, signInPath } from "@/lib/return-path";
-import { resolveActor, type Actor, type SessionData } from "@/lib/sessions";
+import { resolveActor, SESSION_COOKIE, sessionOptions, type Actor, type Session, type SessionData } from "@/lib/sessions";
 
 export type PageActor = Actor & { sessionId: string };
 
@@ -18,7 +17,7 @@ export async function cookieSession(): Promise<Session> {
   try {
     return await getIronSession<SessionData>(store, sessionOptions());
   } catch {
-    // Unsealing threw (see lib/auth.ts requestSession): read it as no cookie; writes still go to the store.
+    // Unsealing threw (see lib/sessions.ts requestSession): read it as no cookie; writes still go to the store.
     return getIronSession<SessionData>({ get: () => undefined, set: store.set.bind(store) }, sessionOptions());
   }
 }

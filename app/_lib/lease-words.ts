@@ -1,13 +1,82 @@
 // Plain words for a finance user: what a lease's state, its timeline and every refusal mean.
 // Client-safe (no server imports): the lease panel and the server actions both use it.
-import type { leaseJson } from "@/lib/serialize";
+import type { LeaseStatus } from "@/db/schema";
+import type { UpdateInvoiceResult } from "@/lib/invoices";
+import type {
+  ApplyRefusal,
+  CancelRefusal,
+  ClosedReason,
+  EventKind,
+  GenerationFailureCode,
+  OpenRefusal,
+} from "@/lib/lease-vocabulary";
+import { isClosedReason } from "@/lib/lease-vocabulary";
+import type { leaseJson } from "@/app/_lib/serialize";
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
 export type LeaseEventJson = LeaseJson["events"][number];
 
 export type LeaseDisplay = "generating" | "proposed" | "applied" | "expired" | "rejected" | "outdated" | "failed";
 
-const FAILURES = new Set(["generation_failed", "dispatch_failed", "actor_mismatch"]);
+/** The lease panel's badge for each display. */
+export const BADGE_WORDS = {
+  generating: "Generating",
+  proposed: "Ready for review",
+  applied: "Applied",
+  expired: "Expired",
+  rejected: "Not applied",
+  outdated: "Out of date",
+  failed: "Failed",
+} as const satisfies Record<LeaseDisplay, string>;
+
+/** The lease panel's fixed sentences and headings. */
+export const PANEL_WORDS = {
+  heading: "AI summary",
+  none: "Ask for a summary of this invoice. You review it before anything is saved to the invoice.",
+  generating:
+    "Writing the summary… It will wait here for your review; nothing is saved to the invoice until you apply it. You can close this tab.",
+  proposed: "The summary is ready. Apply saves it to the invoice; Discard throws it away.",
+  timeToFinish: "Time left to finish: ",
+  timeToApply: "Time left to apply: ",
+  timeUp: "Time is up. Checking with the server…",
+  proposalHeading: "Proposed summary",
+  emptySummary: "(empty summary)",
+  timelineHeading: "What happened",
+} as const;
+
+/** The lease panel's buttons. */
+export const BUTTON_WORDS = {
+  summarize: "Summarize",
+  summarizeAgain: "Summarize again",
+  tryAgain: "Try again",
+  cancel: "Cancel",
+  apply: "Apply",
+  discard: "Discard",
+} as const;
+
+/**
+ * How the page hears of changes (app/invoices/[id]/lease-hooks.ts). Only the words are for
+ * people: "live" (pushed), "polling" (asked every 2 s) and "connecting" read alike to a
+ * finance user, the page keeps itself current; `data-channel` tells them apart for tests and
+ * support.
+ */
+export type Channel = "connecting" | "live" | "polling" | "offline" | "lost";
+
+export function channelWords(channel: Channel): string {
+  switch (channel) {
+    case "live":
+    case "polling":
+      return "This status updates by itself.";
+    case "offline":
+      return "The server cannot be reached right now, so this status may be out of date. Trying again…";
+    case "lost":
+      return "You are signed out. Sign in again to follow this summary.";
+    case "connecting":
+      return "Status as of when the page loaded. Reload the page to see changes.";
+  }
+}
+
+const FAILURES = new Set<ClosedReason>(["generation_failed", "dispatch_failed", "actor_mismatch"]);
 
 export function displayOf(lease: Pick<LeaseJson, "status" | "closed_reason">): LeaseDisplay {
   switch (lease.status) {
@@ -58,7 +127,8 @@ export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | 
       ? "Time ran out before the summary was applied, so nothing was changed on the invoice."
       : "Time ran out before the summary was ready, so nothing was changed on the invoice.";
   }
-  switch (lease.closed_reason) {
+  const reason = lease.closed_reason;
+  switch (reason) {
     case "cancelled":
       return lease.events.some((e) => e.kind === "proposed")
         ? "You discarded this summary. Nothing was changed on the invoice."
@@ -79,9 +149,19 @@ export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | 
       return "The summary service could not be reached, so no summary was started. Nothing was changed on the invoice.";
     case "actor_mismatch":
       return "The summary was refused because it was written for a different user. Nothing was changed on the invoice.";
-    default:
+    // deadline_passed goes with status expired (above); a rejected lease without a reason was
+    // closed by hand, outside the app.
+    case "deadline_passed":
+    case null:
       return "This summary was stopped. Nothing was changed on the invoice.";
+    default:
+      return unreachable(reason);
   }
+}
+
+/** A switch that forgot a value of its union fails `tsc` here. */
+function unreachable(value: never): never {
+  throw new Error(`no words for ${String(value)}`);
 }
 
 const APPLY_WORDS = {
@@ -92,10 +172,10 @@ const APPLY_WORDS = {
   lease_open: "The summary is still being written. You can apply it once it appears.",
   lease_not_found: "We could not find this summary. Reload the page to see where things stand.",
   lease_rejected: "This summary was closed, so it cannot be applied. Nothing was changed on the invoice.",
-} as const;
+} as const satisfies Record<ApplyRefusal, string>;
 
 /** Why Apply was refused. A rejected lease says why it was closed (discarded elsewhere, signed out...). */
-export function applyRefusal(code: string, closedReason?: string | null): string {
+export function applyRefusal(code: ApplyRefusal, closedReason?: ClosedReason | null): string {
   if (code === "lease_rejected") {
     if (closedReason === "cancelled")
       return "This summary was discarded (perhaps in another tab), so it cannot be applied. Nothing was changed on the invoice.";
@@ -103,82 +183,114 @@ export function applyRefusal(code: string, closedReason?: string | null): string
       return "This summary was stopped when you signed out, so it cannot be applied. Nothing was changed on the invoice.";
     if (closedReason === "invoice_changed") return APPLY_WORDS.invoice_changed;
   }
-  return APPLY_WORDS[code as keyof typeof APPLY_WORDS] ?? "The summary could not be applied. Reload the page and try again.";
+  return APPLY_WORDS[code];
 }
 
-export function discardRefusal(code: string): string {
-  if (code === "lease_not_cancelable")
-    return "This summary can no longer be discarded: it was already applied, discarded, or its time ran out.";
-  return "We could not find this summary. Reload the page to see where things stand.";
+const NOT_FOUND = "We could not find this summary. Reload the page to see where things stand.";
+
+const DISCARD_WORDS = {
+  lease_not_cancelable:
+    "This summary can no longer be discarded: it was already applied, discarded, or its time ran out.",
+  lease_not_found: NOT_FOUND,
+} as const satisfies Record<CancelRefusal, string>;
+
+const CANCEL_WORDS = {
+  lease_not_cancelable:
+    "This summary can no longer be cancelled: it was already finished, applied, discarded, or its time ran out.",
+  lease_not_found: NOT_FOUND,
+} as const satisfies Record<CancelRefusal, string>;
+
+export function discardRefusal(code: CancelRefusal): string {
+  return DISCARD_WORDS[code];
 }
 
-export function cancelRefusal(code: string): string {
-  if (code === "lease_not_cancelable")
-    return "This summary can no longer be cancelled: it was already finished, applied, discarded, or its time ran out.";
-  return "We could not find this summary. Reload the page to see where things stand.";
+export function cancelRefusal(code: CancelRefusal): string {
+  return CANCEL_WORDS[code];
 }
 
-export function summarizeRefusal(code: string): string {
-  switch (code) {
-    case "dispatch_failed":
-      return "The summary service did not respond, so no summary was started. Try again in a moment.";
-    case "lease_in_flight":
-      return "A summary for this invoice is already under way. Reload the page to see it.";
-    case "invoice_not_found":
-      return "We could not find this invoice.";
-    case "not_signed_in":
-      return "You were signed out, so no summary was started. Sign in again to continue.";
-    default:
-      return "The summary could not be started. Try again in a moment.";
-  }
+/** Summarize's refusals: the domain's, and a form that did not parse. */
+export type SummarizeRefusal = OpenRefusal | "invalid_request";
+
+const SUMMARIZE_WORDS = {
+  dispatch_failed: "The summary service did not respond, so no summary was started. Try again in a moment.",
+  lease_in_flight: "A summary for this invoice is already under way. Reload the page to see it.",
+  invoice_not_found: "We could not find this invoice.",
+  not_signed_in: "You were signed out, so no summary was started. Sign in again to continue.",
+  purpose_not_allowed: "The summary could not be started. Try again in a moment.",
+  invalid_request: "The summary could not be started. Try again in a moment.",
+} as const satisfies Record<SummarizeRefusal, string>;
+
+export function summarizeRefusal(code: SummarizeRefusal): string {
+  return SUMMARIZE_WORDS[code];
 }
+
+export type EditRefusal = Extract<UpdateInvoiceResult, { ok: false }>["code"];
 
 /** `pattern`: how a date is typed in the viewer's locale (datePattern in format.ts). */
-export function editRefusal(code: string, pattern = "YYYY-MM-DD"): string {
+export function editRefusal(code: EditRefusal, pattern = "YYYY-MM-DD"): string {
   switch (code) {
     case "invoice_changed":
       return "This invoice was changed somewhere else after you opened it, so your edit was not saved. Reload the page to see the latest version, then edit again.";
     case "invoice_not_found":
       return "We could not find this invoice.";
-    default:
+    case "invalid_request":
       return `Check the fields: every field needs a value, dates are written ${pattern}, and the due date cannot be before the issue date.`;
+    default:
+      return unreachable(code);
   }
 }
 
 /**
  * What an action has to say after it sent the browser back to the page (a `notice` search
- * parameter, so it works as a plain form post too): "<action>.<code>". Unknown codes say
- * nothing, so the parameter cannot put words of its own in the page.
+ * parameter, so it works as a plain form post too): "<action>.<code>". Only the codes an
+ * action sends have words; any other says nothing, so the parameter cannot put words of its
+ * own in the page.
  */
 export type Notice = { ok: boolean; text: string; action: string; code: string };
+
+/** Every notice an action sends, as "<action>.<code>": what noticeOf reads back. */
+export type NoticeCode =
+  | `summarize.${SummarizeRefusal}`
+  | `apply.${ApplyRefusal}`
+  | `apply.lease_rejected.${ClosedReason}`
+  | `discard.${CancelRefusal}`
+  | `cancel.${CancelRefusal}`
+  | `edit.${EditRefusal | "saved" | "unchanged"}`;
+
+const known = <T extends string>(table: Record<T, string>, code: string): code is T => Object.hasOwn(table, code);
 
 export function noticeOf(
   param: string | undefined,
   lease: Pick<LeaseJson, "closed_reason"> | null,
   pattern?: string,
 ): Notice | null {
-  const [action = "", code = "", ...rest] = (param ?? "").split(".");
-  if (!code || rest.length || !/^[a-z_]+$/.test(code)) return null;
+  const [action = "", code = "", reason, ...rest] = (param ?? "").split(".");
+  if (!code || rest.length || (reason !== undefined && !(action === "apply" && code === "lease_rejected"))) return null;
   const refusal = (text: string): Notice => ({ ok: false, text, action, code });
   switch (action) {
     case "summarize":
-      return refusal(summarizeRefusal(code));
+      return known(SUMMARIZE_WORDS, code) ? refusal(summarizeRefusal(code)) : null;
     case "apply":
-      return refusal(applyRefusal(code, lease?.closed_reason));
+      // A closed lease's reason comes with the notice, as apply found it; a notice without
+      // one (an older link) reads it from the page's lease.
+      if (reason !== undefined && !isClosedReason(reason)) return null;
+      return known(APPLY_WORDS, code) ? refusal(applyRefusal(code, reason ?? lease?.closed_reason)) : null;
     case "discard":
-      return refusal(discardRefusal(code));
+      return known(DISCARD_WORDS, code) ? refusal(discardRefusal(code)) : null;
     case "cancel":
-      return refusal(cancelRefusal(code));
+      return known(CANCEL_WORDS, code) ? refusal(cancelRefusal(code)) : null;
     case "edit":
       if (code === "saved") return { ok: true, text: "Changes saved.", action, code };
       if (code === "unchanged") return { ok: true, text: "Nothing to save: no field was changed.", action, code };
-      return refusal(editRefusal(code, pattern));
+      return code === "invoice_changed" || code === "invoice_not_found" || code === "invalid_request"
+        ? refusal(editRefusal(code, pattern))
+        : null;
     default:
       return null;
   }
 }
 
-const EVENT_WORDS: Record<string, string> = {
+const EVENT_WORDS = {
   opened: "Summary requested",
   proposed: "Summary ready for review",
   applied: "Summary applied to the invoice",
@@ -193,7 +305,7 @@ const EVENT_WORDS: Record<string, string> = {
   dispatch_failed: "The summary service could not be reached",
   apply_refused: "Apply refused",
   cancel_refused: "Discard refused",
-};
+} as const satisfies Record<EventKind, string>;
 
 /** `earlier`: the events before this one, which some words depend on. */
 export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJson[] = []): string {
@@ -202,37 +314,52 @@ export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJs
     const what = changedWords(detailOf(event)?.fields) ?? "The invoice was edited";
     return `Withdrawn: ${what.charAt(0).toLowerCase()}${what.slice(1)}`;
   }
-  const words = EVENT_WORDS[event.kind] ?? event.kind.replaceAll("_", " ");
+  const words = EVENT_WORDS[event.kind];
   if (event.kind === "generation_failed") {
     // The event's own short message (lib/leases.ts GENERATION_FAILURES), never an error text.
-    const code = (event.detail as { code?: string } | null)?.code;
-    const why = code ? FAILURE_SHORT[code] : undefined;
-    if (why) return `${words}: ${why}`;
+    const code = detailOf(event)?.code;
+    if (typeof code === "string" && known(FAILURE_SHORT, code)) return `${words}: ${FAILURE_SHORT[code]}`;
   }
   if (event.kind === "apply_refused" || event.kind === "cancel_refused") {
-    const detail = event.detail as { code?: string; status?: string } | null;
-    const why = detail?.code ?? (detail?.status ? `lease_${detail.status}` : undefined);
-    if (why) return `${words}: ${REFUSAL_SHORT[why] ?? why.replaceAll("_", " ")}`;
+    // apply_refused names its code, cancel_refused the status it found.
+    const detail = detailOf(event);
+    const why = typeof detail?.code === "string" ? detail.code : typeof detail?.status === "string" ? `lease_${detail.status}` : "";
+    if (known(REFUSAL_SHORT, why)) return `${words}: ${REFUSAL_SHORT[why]}`;
   }
   return words;
 }
 
-const FAILURE_SHORT: Record<string, string> = {
+const FAILURE_SHORT = {
   model_unavailable: "the model could not be reached",
   model_output_invalid: "the model's answer could not be used",
   model_not_configured: "the model is not set up",
   invoice_not_found: "the invoice could not be read",
   internal_error: "something went wrong on our side",
-};
+} as const satisfies Record<GenerationFailureCode, string>;
 
-const REFUSAL_SHORT: Record<string, string> = {
+const REFUSAL_SHORT = {
   lease_open: "the summary was not ready yet",
   lease_proposed: "the summary was waiting for review",
   lease_applied: "already applied",
   lease_rejected: "the summary had been closed",
   lease_expired: "time had run out",
+  lease_not_found: "the summary could not be found",
   invoice_changed: "the invoice had been edited",
-};
+} as const satisfies Record<ApplyRefusal | `lease_${LeaseStatus}`, string>;
+
+/** The invoice list's line for a stopped (rejected) lease, by why it was closed. */
+export const LIST_STOPPED_WORDS = {
+  cancelled: "Summary discarded. Nothing was changed.",
+  signed_out: "Summary stopped when you signed out. Nothing was changed.",
+  invoice_changed: "Summary out of date: the invoice was edited after it was requested. Nothing was changed.",
+  generation_failed: "The summary could not be written. Nothing was changed.",
+  dispatch_failed: "The summary could not be started. Nothing was changed.",
+  actor_mismatch: "The summary was refused. Nothing was changed.",
+} as const satisfies Record<Exclude<ClosedReason, "deadline_passed">, string>;
+
+export function listStoppedWords(reason: ClosedReason | null): string {
+  return reason && known(LIST_STOPPED_WORDS, reason) ? LIST_STOPPED_WORDS[reason] : "Summary stopped. Nothing was changed.";
+}
 
 /** "1:05" for a number of whole seconds. */
 export function countdown(seconds: number): string {

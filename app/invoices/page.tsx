@@ -5,6 +5,7 @@ import { getDb } from "@/db/client";
 import { DUE_FILTERS, listInvoicesWithState, ListQuery, SORTS, type ListRow, type ListState } from "@/lib/invoice-list";
 import { requireActor } from "@/app/_lib/actor";
 import { formatDate, formatDateTime, formatMoney, type Viewer } from "@/app/_lib/format";
+import { listStoppedWords } from "@/app/_lib/lease-words";
 import { getViewer } from "@/app/_lib/viewer";
 import { ZoneSync } from "@/app/invoices/[id]/zone-sync";
 import { ListRefresher, TimeLeft } from "./list-live";
@@ -32,15 +33,6 @@ const SORT_OPTIONS: Record<(typeof SORTS)[number], string> = {
   attention: "Needs attention first",
   "due-soonest": "Due date, soonest first",
   "due-latest": "Due date, latest first",
-};
-
-const STOPPED: Record<string, string> = {
-  cancelled: "Summary discarded. Nothing was changed.",
-  signed_out: "Summary stopped when you signed out. Nothing was changed.",
-  invoice_changed: "Summary out of date: the invoice was edited after it was requested. Nothing was changed.",
-  generation_failed: "The summary could not be written. Nothing was changed.",
-  dispatch_failed: "The summary could not be started. Nothing was changed.",
-  actor_mismatch: "The summary was refused. Nothing was changed.",
 };
 
 function StateLine({ row, viewer, serverNow }: { row: ListRow; viewer: Viewer; serverNow: string }) {
@@ -72,7 +64,7 @@ function StateLine({ row, viewer, serverNow }: { row: ListRow; viewer: Viewer; s
       words = `Summary applied by ${lease!.actorName}${lease!.closedAt ? ` on ${when(lease!.closedAt)}` : ""}.`;
       break;
     case "stopped":
-      words = STOPPED[lease!.closedReason ?? ""] ?? "Summary stopped. Nothing was changed.";
+      words = listStoppedWords(lease!.closedReason);
       break;
   }
   return (

@@ -6,24 +6,31 @@ import { formOf } from "@/lib/input";
 import { clientAddress } from "@/lib/rate-limit";
 import { safeReturnPath } from "@/lib/return-path";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
+import { stateAction } from "@/app/_lib/action";
 import { cookieSession } from "@/app/_lib/actor";
 
 export type SignInState = { message: string | null; email: string };
 
-export async function signInAction(_previous: SignInState, formData: FormData): Promise<SignInState> {
-  const form = formOf(SignInInput).safeParse(formData);
-  const email = formData instanceof FormData ? String(formData.get("email") ?? "").slice(0, 320) : "";
-  if (!form.success) return { message: "Enter your email and your password.", email };
-  const result = await attemptSignIn(await getDb(), { ...form.data, address: clientAddress(await headers()) });
-  if (!result.ok && result.code === "too_many_attempts") {
-    const minutes = Math.ceil(result.retryAfterSeconds / 60);
-    return { message: `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, email };
-  }
-  if (!result.ok) return { message: "That email and password do not match an account.", email };
-  const session = await cookieSession();
-  session.sid = result.sessionId;
-  session.uid = result.actor.id;
-  await session.save();
-  // Back to the page the user was on, when it is one of ours; anything else is ignored.
-  redirect((formData instanceof FormData && safeReturnPath(formData.get("next"))) || "/invoices");
-}
+/** The email as typed, kept in the form after a refusal. */
+const typedEmail = (raw: unknown) => (raw instanceof FormData ? String(raw.get("email") ?? "").slice(0, 320) : "");
+
+export const signInAction = stateAction({
+  who: "public",
+  input: formOf(SignInInput),
+  invalid: (raw): SignInState => ({ message: "Enter your email and your password.", email: typedEmail(raw) }),
+  run: async (form, { raw }): Promise<SignInState> => {
+    const email = typedEmail(raw);
+    const result = await attemptSignIn(await getDb(), { ...form, address: clientAddress(await headers()) });
+    if (!result.ok && result.code === "too_many_attempts") {
+      const minutes = Math.ceil(result.retryAfterSeconds / 60);
+      return { message: `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, email };
+    }
+    if (!result.ok) return { message: "That email and password do not match an account.", email };
+    const session = await cookieSession();
+    session.sid = result.sessionId;
+    session.uid = result.actor.id;
+    await session.save();
+    // Back to the page the user was on, when it is one of ours; anything else is ignored.
+    redirect((raw instanceof FormData && safeReturnPath(raw.get("next"))) || "/invoices");
+  },
+});

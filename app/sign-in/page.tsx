@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { DEFAULT_SEED_PASSWORD } from "@/db/seed";
+import { DEMO_USERS, demoPassword as seededPassword } from "@/db/demo";
 import { safeReturnPath } from "@/lib/return-path";
 import { getActor } from "@/app/_lib/actor";
 import { SignInForm } from "./sign-in-form";
@@ -17,7 +17,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Searc
   if (await getActor()) redirect(next ?? "/invoices");
   const signedOut = first(params["signed-out"]) === "1";
   // The demo logins are a development convenience; a production page never shows them.
-  const demoPassword = process.env.NODE_ENV === "development" ? process.env.SEED_PASSWORD || DEFAULT_SEED_PASSWORD : null;
+  const demoPassword = process.env.NODE_ENV === "development" ? seededPassword() : null;
   return (
     <div className="sign-in">
       <div className="card">
@@ -31,7 +31,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Searc
         <SignInForm next={next} />
         {demoPassword ? (
           <p className="notice notice--info small">
-            Demo logins: <code>alice@example.com</code> or <code>bob@example.com</code>, password <code>{demoPassword}</code>
+            Demo logins: <code>{DEMO_USERS[0].email}</code> or <code>{DEMO_USERS[1].email}</code>, password <code>{demoPassword}</code>
           </p>
         ) : null}
       </div>

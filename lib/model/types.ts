@@ -62,8 +62,3 @@ export class ModelConfigError extends ModelOutputError {
     super(message, options);
   }
 }
-
-/** True when retrying the same request later may succeed (Inngest should retry). */
-export function isRetriableModelError(error: unknown): boolean {
-  return error instanceof ModelUnavailableError;
-}

@@ -115,7 +115,7 @@ test("with JavaScript off, a refusal is shown in the page after the redirect, on
   // Discarded elsewhere (another device, through the API) while this page still offers Apply.
   expect((await context.request.post(`/api/leases/${leaseId}/cancel`)).status()).toBe(200);
   await inv.apply.click();
-  await expect(page).toHaveURL(/\?notice=apply\.lease_rejected$/);
+  await expect(page).toHaveURL(/\?notice=apply\.lease_rejected\.cancelled$/);
   await inv.expectDisplay("rejected");
   await expect(inv.message).toHaveText(
     "This summary was discarded (perhaps in another tab), so it cannot be applied. Nothing was changed on the invoice.",

@@ -7,6 +7,7 @@ import path from "node:path";
 import type { Page, Route } from "@playwright/test";
 import { expect, expectAccessible, saveScreenshot, SCREENSHOT_DIR, test } from "./support/fixtures";
 import { eventDetails, eventKinds, invoiceRow, leaseRow, leasesFor, seedClosedLease, userId } from "./support/db";
+import { expectRunEnded } from "./support/inngest";
 import { InvoicePage } from "./support/pages";
 import { ALICE } from "./support/settings";
 
@@ -85,10 +86,11 @@ test("an edit while the summary is being written withdraws it too, and tells the
   await inv.expectDisplay("outdated");
   await expect(inv.state).toContainText("the invoice number and due date were changed");
   expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "invoice_changed", proposal: null });
-  // The generation was told to stop; if it still finishes, its completion is refused.
-  await inv.page.waitForTimeout(4_000);
+  // The edit reaches the model call (docs/decisions/0025): the run ends, nothing is proposed,
+  // and no answer comes back late.
+  await expectRunEnded("main", leaseId);
   expect((await leaseRow(sql, leaseId)).proposal).toBeNull();
-  expect((await eventKinds(sql, leaseId)).filter((k) => k !== "late_completion")).toEqual(["opened", "invoice_changed"]);
+  expect(await eventKinds(sql, leaseId)).toEqual(["opened", "invoice_changed"]);
 });
 
 test("Cancel while the summary is being written: the lease closes, the timeline says so, nothing is proposed", async ({ page, sql, openInvoice }) => {
@@ -111,11 +113,11 @@ test("Cancel while the summary is being written: the lease closes, the timeline 
   await saveScreenshot(page, "lease-cancelled");
   await expectAccessible(page, "lease cancelled while generating");
 
-  // The model's answer (3 s on this server) never becomes a proposal.
-  await page.waitForTimeout(4_000);
+  // The cancel reaches the model call: the run ends, nothing is proposed, no late answer.
+  await expectRunEnded("main", leaseId);
   const lease = await leaseRow(sql, leaseId);
   expect(lease).toMatchObject({ status: "rejected", proposal: null });
-  expect((await eventKinds(sql, leaseId)).filter((k) => k !== "late_completion")).toEqual(["opened", "cancelled"]);
+  expect(await eventKinds(sql, leaseId)).toEqual(["opened", "cancelled"]);
   expect((await invoiceRow(sql, invoice.id)).summary).toBeNull();
   await page.reload();
   await inv.expectDisplay("rejected");

@@ -357,7 +357,7 @@ describe("sessions table", () => {
     const [bobSession] = await t.db.select().from(appSession).where(eq(appSession.userId, bob.id));
     // Forge a cookie whose sid is bob's session but uid is alice: sealed with the real key.
     const { sealData } = await import("iron-session");
-    const { sessionOptions } = await import("@/lib/auth");
+    const { sessionOptions } = await import("@/lib/sessions");
     const opts = sessionOptions();
     const sealed = await sealData({ sid: bobSession!.id, uid: alice.id }, { password: opts.password });
     expect((await api("GET", "/api/session", { cookie: `claimcheck_session=${sealed}` })).status).toBe(401);

@@ -1,6 +1,7 @@
 // An edit withdraws the leases in flight on its invoice, in its own transaction
 // (docs/decisions/0013): rejected/invoice_changed with its event, the generation told to stop,
 // and apply's answer for such a lease stays 409 invoice_changed.
+import type { LeaseProposal } from "@/lib/lease-vocabulary";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, leaseEvent } from "@/db/schema";
@@ -26,7 +27,7 @@ function recorder(): LeaseDispatch & { closed: [string[], string][] } {
   };
 }
 
-async function seedLease(actorId: string, invoiceId: string, status: string, deadline = "60 seconds", proposal: unknown = null) {
+async function seedLease(actorId: string, invoiceId: string, status: string, deadline = "60 seconds", proposal: LeaseProposal | null = null) {
   const [row] = await t.db
     .insert(inferenceLease)
     .values({ actorId, invoiceId, purpose: "summarize_invoice", status: status as never, deadlineAt: sql`now() + ${deadline}::interval`, proposal })

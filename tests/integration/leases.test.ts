@@ -1,4 +1,5 @@
 // The lease domain on a real database (PostgreSQL or PGlite, per run): each transition, each refusal.
+import type { LeaseProposal } from "@/lib/lease-vocabulary";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, invoice } from "@/db/schema";
@@ -43,12 +44,27 @@ async function setup() {
   return { alice, inv };
 }
 
+/**
+ * The database's own refusal of a write: its SQLSTATE and the constraint it names, from the
+ * driver's error (postgres.js says constraint_name, PGlite constraint) under drizzle's wrapper.
+ */
+async function refusalOf(write: Promise<unknown>): Promise<{ code: unknown; constraint: unknown }> {
+  try {
+    await write;
+  } catch (error) {
+    let e = error as { code?: unknown; constraint?: unknown; constraint_name?: unknown; cause?: unknown } | undefined;
+    while (e && e.code === undefined && e.cause) e = e.cause as typeof e;
+    return { code: e?.code, constraint: e?.constraint_name ?? e?.constraint };
+  }
+  throw new Error("the database accepted the write");
+}
+
 const leaseRow = (id: string) => rows.leaseRow(t.db, id);
 const invoiceRow = (id: string) => rows.invoiceRow(t.db, id);
 const eventKinds = (leaseId: string) => rows.eventKinds(t.db, leaseId);
 
 /** A lease inserted by hand with only the contract's seed columns, as an outside check would. */
-async function seedLease(actorId: string, invoiceId: string, status: string, deadline: string, proposal: unknown = null) {
+async function seedLease(actorId: string, invoiceId: string, status: string, deadline: string, proposal: LeaseProposal | null = null) {
   const [row] = await t.db
     .insert(inferenceLease)
     .values({
@@ -271,7 +287,7 @@ describe("apply", () => {
     const open = await seedLease(alice.id, inv.id, "open", "60 seconds");
     expect(await applyLease(t.db, alice.id, open.id)).toEqual({ ok: false, code: "lease_open" });
     await cancelLease(t.db, alice.id, open.id, recorder());
-    expect(await applyLease(t.db, alice.id, open.id)).toEqual({ ok: false, code: "lease_rejected" });
+    expect(await applyLease(t.db, alice.id, open.id)).toEqual({ ok: false, code: "lease_rejected", closedReason: "cancelled" });
     expect((await invoiceRow(inv.id)).summary).toBeNull();
   });
 
@@ -280,8 +296,13 @@ describe("apply", () => {
     const bob = await makeUser(t.db, "Bob");
     const lease = await seedLease(alice.id, inv.id, "proposed", "60 seconds", { summary: "x" });
     await t.db.update(invoice).set({ ownerId: bob.id }).where(eq(invoice.id, inv.id));
-    expect(await applyLease(t.db, alice.id, lease.id)).toMatchObject({ ok: false });
+    expect(await applyLease(t.db, alice.id, lease.id)).toEqual({ ok: false, code: "invoice_changed" });
     expect((await invoiceRow(inv.id)).summary).toBeNull();
+    // Closed as it would be by an edit, with the reason on record: no longer alice's to apply.
+    expect(await leaseRow(lease.id)).toMatchObject({ status: "rejected", closedReason: "invoice_changed" });
+    expect(await rows.leaseEvents(t.db, lease.id)).toEqual([
+      { kind: "invoice_changed", detail: { by: "apply", lease_version: inv.version, invoice_version: null } },
+    ]);
   });
 });
 
@@ -359,7 +380,13 @@ describe("read, generation load, failure, sweep", () => {
   it("the database refuses a second lease in flight for one invoice and purpose", async () => {
     const { alice, inv } = await setup();
     await seedLease(alice.id, inv.id, "open", "60 seconds");
-    await expect(seedLease(alice.id, inv.id, "proposed", "60 seconds")).rejects.toThrow();
-    await expect(seedLease(alice.id, inv.id, "bogus", "60 seconds")).rejects.toThrow();
+    expect(await refusalOf(seedLease(alice.id, inv.id, "proposed", "60 seconds"))).toEqual({
+      code: "23505", // unique_violation
+      constraint: "inference_lease_one_in_flight",
+    });
+    expect(await refusalOf(seedLease(alice.id, inv.id, "bogus", "60 seconds"))).toEqual({
+      code: "23514", // check_violation
+      constraint: "inference_lease_status_check",
+    });
   });
 });

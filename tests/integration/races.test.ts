@@ -1,5 +1,6 @@
 // Races, 50 rounds each. On PostgreSQL these are real concurrent transactions on a pool of
 // connections; on PGlite (one connection) they interleave at statement boundaries.
+import type { EventKind } from "@/lib/lease-vocabulary";
 import { eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, invoice, leaseEvent } from "@/db/schema";
@@ -9,7 +10,8 @@ import { api, signInCookie } from "../support/api";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 
 const ROUNDS = 50;
-const TRANSITIONS = ["applied", "cancelled", "expired"];
+/** The transitions the race can end in, and the status each leaves. */
+const STATUS_AFTER: Partial<Record<EventKind, string>> = { applied: "applied", cancelled: "rejected", expired: "expired" };
 
 let t: TestDb;
 beforeAll(async () => {
@@ -49,11 +51,11 @@ describe(`races (${ROUNDS} rounds each)`, () => {
       const [row] = await t.db.select().from(inferenceLease).where(eq(inferenceLease.id, lease!.id));
       const [invRow] = await t.db.select().from(invoice).where(eq(invoice.id, inv.id));
       const events = await t.db.select({ kind: leaseEvent.kind }).from(leaseEvent).where(eq(leaseEvent.leaseId, lease!.id));
-      const transitions = events.map((e) => e.kind).filter((k) => TRANSITIONS.includes(k));
+      const transitions = events.map((e) => e.kind).filter((k) => k in STATUS_AFTER);
 
       expect(["applied", "rejected", "expired"]).toContain(row!.status);
       expect(transitions).toHaveLength(1);
-      expect({ applied: "applied", cancelled: "rejected", expired: "expired" }[transitions[0]!]).toBe(row!.status);
+      expect(STATUS_AFTER[transitions[0]!]).toBe(row!.status);
       if (row!.status === "applied") {
         expect(invRow).toMatchObject({ summary: `Summary ${round}`, version: inv.version + 1 });
         expect(results[0]).toMatchObject({ value: { ok: true } });

@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { signBody } from "@/tools/inngest-local/signing";
+import { isAlive } from "@/lib/pid";
 
 export const TEST_DIST_DIR = ".next-test";
 export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0123456789";
@@ -558,14 +559,5 @@ async function lock(dir: string, timeoutMs = 10 * 60_000): Promise<() => void> {
     if (owner && !isAlive(owner)) fs.rmSync(dir, { recursive: true, force: true });
     if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for the build lock ${dir} (held by ${owner})`);
     await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -27,7 +27,8 @@ export default async function setup(project: TestProject) {
   templateUrl.pathname = `/${template}`;
   // Migrate through the app's own code path, in a child so `server-only` resolves empty.
   const { execFileSync } = await import("node:child_process");
-  execFileSync("npx", ["tsx", "--conditions=react-server", "tools/db-migrate.ts"], {
+  const { TSX_SERVER_FLAGS } = await import("../../tools/tsx-server");
+  execFileSync("npx", ["tsx", ...TSX_SERVER_FLAGS, "tools/db-migrate.ts"], {
     env: { ...process.env, DATABASE_URL: templateUrl.toString() },
     stdio: "inherit",
   });

@@ -102,31 +102,6 @@ function engine() {
   });
 }
 
-/** An engine for the function's onFailure handler (@inngest/test only runs the main handler). */
-function failureEngine(error: { name: string; message: string }) {
-  const fn = generateLeaseProposal as unknown as { createExecution(opts: { partialOptions: object }): unknown };
-  const asFailure = Object.create(generateLeaseProposal, {
-    createExecution: {
-      value: (opts: { partialOptions: object }) =>
-        fn.createExecution({ ...opts, partialOptions: { ...opts.partialOptions, handlerKind: "failure" } }),
-    },
-  });
-  return new InngestTestEngine({
-    function: asFailure,
-    events: [
-      {
-        name: "inngest/function.failed",
-        data: {
-          function_id: "claimcheck-generate-lease-proposal",
-          run_id: "01JTESTRUN",
-          error: { ...error, stack: "" },
-          event: { name: "lease/opened", data: { leaseId: LEASE_ID, actorId: ACTOR_ID, runNonce: RUN_NONCE } },
-        },
-      },
-    ],
-  });
-}
-
 beforeEach(() => {
   vi.clearAllMocks();
   watches = [];
@@ -391,39 +366,8 @@ describe("generate-lease-proposal: completions that come too late or for someone
   });
 });
 
-describe("generate-lease-proposal: onFailure", () => {
-  // Expiring an overdue lease first is failGeneration's own job (tests/integration/leases.test.ts).
-  it("records generation_failed and closes the lease through failGeneration, with the run's nonce", async () => {
-    const { result, error } = await failureEngine({ name: "NonRetriableError", message: "ModelOutputError: bad JSON" }).execute();
-
-    expect(error).toBeUndefined();
-    expect(result).toEqual({ closed: true });
-    expect(failGeneration).toHaveBeenCalledTimes(1);
-    expect(failGeneration).toHaveBeenCalledWith(expect.anything(), {
-      leaseId: LEASE_ID,
-      runNonce: RUN_NONCE,
-      code: "model_output_invalid",
-    });
-  });
-
-  it("a database fault reaches the actor as internal_error; its SQL text goes to the server log only", async () => {
-    const sqlError = {
-      name: "PostgresError",
-      message:
-        'duplicate key value violates unique constraint "lease_event_pkey": insert into "lease_event" ("lease_id", "kind") values ($1, $2) -- 6f1c1a52-6d55-4a0e-9a43-3f2f2b8f1a01',
-    };
-    await failureEngine(sqlError).execute();
-
-    // failGeneration (which writes the event) gets only the code; it adds the plain words.
-    expect(failGeneration).toHaveBeenCalledWith(expect.anything(), { leaseId: LEASE_ID, runNonce: RUN_NONCE, code: "internal_error" });
-    expect(JSON.stringify(failGeneration.mock.calls[0]![1])).not.toMatch(/insert into|lease_event|\$1/);
-    const { log } = await import("@/lib/log");
-    expect(vi.mocked(log.warn)).toHaveBeenCalledWith(
-      "generation failed",
-      expect.objectContaining({ lease_id: LEASE_ID, code: "internal_error", error: expect.stringContaining("insert into") }),
-    );
-  });
-});
+// The failure handler's body, recordGenerationFailure, runs on a real database in
+// tests/integration/generation-function.test.ts.
 
 describe("failureCode", () => {
   it.each([

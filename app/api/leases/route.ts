@@ -1,9 +1,7 @@
 import { z } from "zod";
-import { appEnv } from "@/lib/env";
-import { json, problem, readBody, sessionCheckedRoute } from "@/lib/http";
+import { json, problem, readBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { text } from "@/lib/input";
-import { openLease } from "@/lib/leases";
-import { inngestDispatch } from "@/inngest/dispatch";
+import { openLeaseAs } from "@/app/_lib/open-lease";
 
 // Types only: the actor comes from the session, and any actor field in the body is dropped.
 const OpenLease = z.object({ invoice_id: text().max(200), purpose: text().max(200) });
@@ -12,14 +10,7 @@ const OpenLease = z.object({ invoice_id: text().max(200), purpose: text().max(20
 export const POST = sessionCheckedRoute(async ({ req, db, actor, notSignedIn, unlessSignedOut }) => {
   const body = await readBody(req, OpenLease);
   if (!body.ok) return unlessSignedOut(problem(body.code));
-  const input = {
-    actorId: actor.id,
-    sessionId: actor.sessionId,
-    invoiceId: body.value.invoice_id,
-    purpose: body.value.purpose,
-    ttlSeconds: appEnv().leaseTtlSeconds,
-  };
-  const result = await openLease(db, input, inngestDispatch);
+  const result = await openLeaseAs(db, actor, { invoiceId: body.value.invoice_id, purpose: body.value.purpose });
   if (!result.ok) return result.code === "not_signed_in" ? notSignedIn() : unlessSignedOut(problem(result.code));
   const { lease } = result;
   return json(

@@ -1,8 +1,8 @@
 import { getDb } from "@/db/client";
-import { requestSession } from "@/lib/auth";
-import { authedRoute, json, problem, publicRoute, readBody, refuseBody } from "@/lib/http";
+import { requestSession } from "@/lib/sessions";
+import { authedRoute, json, problem, publicRoute, readBody, refuseBody } from "@/app/_lib/http";
 import { revokeSession } from "@/lib/leases";
-import { actorJson } from "@/lib/serialize";
+import { actorJson } from "@/app/_lib/serialize";
 import { clientAddress } from "@/lib/rate-limit";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
 import { inngestDispatch } from "@/inngest/dispatch";

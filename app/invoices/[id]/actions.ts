@@ -1,6 +1,6 @@
 "use server";
-// The invoice page's actions. Each one: the actor from the session (never from the form),
-// the form parsed with zod, one domain call, and then the browser is sent back to the
+// The invoice page's actions, each written with the action wrapper (app/_lib/action.ts): the
+// actor from the session (never from the form), the form parsed with zod, one domain call, and then the browser is sent back to the
 // invoice page, with a `notice` code when there is something to say (lease-words.ts noticeOf
 // turns it into words). Redirecting rather than answering makes every action work as a plain
 // form post with JavaScript off (post, redirect, get: a reload repeats nothing); with
@@ -9,79 +9,78 @@ import { redirect, RedirectType } from "next/navigation";
 import { headers } from "next/headers";
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { appEnv } from "@/lib/env";
 import { isUuid } from "@/lib/ids";
+import { signInPath } from "@/lib/return-path";
 import { formOf, positiveInt4, text } from "@/lib/input";
 import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
-import { applyLease, cancelLease, openLease } from "@/lib/leases";
+import { applyLease, cancelLease } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
-import { requireActor } from "@/app/_lib/actor";
+import { action, rawField, stateAction } from "@/app/_lib/action";
 import { datePattern, parseDate } from "@/app/_lib/format";
-import { editRefusal } from "@/app/_lib/lease-words";
+import { openLeaseAs } from "@/app/_lib/open-lease";
+import { editRefusal, type NoticeCode } from "@/app/_lib/lease-words";
 import { localeFrom } from "@/app/_lib/viewer";
 
 // Actions are callable by id over HTTP with any arguments: each one parses its FormData
-// with formOf, so a missing or foreign argument is a refusal, never a crash.
+// with formOf (through the action wrapper), so a missing or foreign argument is a refusal,
+// never a crash.
 const id = text().trim().max(100);
 const SummarizeForm = formOf(z.object({ invoice_id: id }));
 const LeaseForm = formOf(z.object({ lease_id: id, invoice_id: id }));
 
 /** Back to the invoice page (the invoice list when the id is not one), with what to say. */
-function backTo(invoiceId: string | undefined, notice?: string): never {
+function backTo(invoiceId: string | undefined, notice?: NoticeCode): never {
   if (!invoiceId || !isUuid(invoiceId)) redirect("/invoices", RedirectType.replace);
   const query = notice ? `?notice=${encodeURIComponent(notice)}` : "";
   // replace: with JavaScript on, the action's redirect must not add a history entry per click.
   redirect(`/invoices/${invoiceId}${query}`, RedirectType.replace);
 }
 
-// The argument may be anything a caller sent (an action is callable by id): never assume a form.
-const field = (formData: unknown, name: string) => {
-  if (!(formData instanceof FormData)) return undefined;
-  const value = formData.get(name);
-  return typeof value === "string" ? value.trim() : undefined;
-};
+export const summarizeAction = action({
+  who: "actor",
+  input: SummarizeForm,
+  invalid: (raw) => backTo(rawField(raw, "invoice_id"), "summarize.invalid_request"),
+  run: async ({ invoice_id }, { actor }) => {
+    // A second click (or tab) gets the lease already in flight; the database decides.
+    const result = await openLeaseAs(await getDb(), actor, { invoiceId: invoice_id, purpose: "summarize_invoice" });
+    backTo(invoice_id, result.ok ? undefined : `summarize.${result.code}`);
+  },
+});
 
-export async function summarizeAction(formData: FormData): Promise<void> {
-  const actor = await requireActor();
-  const form = SummarizeForm.safeParse(formData);
-  if (!form.success) backTo(field(formData, "invoice_id"), "summarize.invalid_request");
-  const input = {
-    actorId: actor.id,
-    sessionId: actor.sessionId,
-    invoiceId: form.data.invoice_id,
-    purpose: "summarize_invoice",
-    ttlSeconds: appEnv().leaseTtlSeconds,
-  };
-  // A second click (or tab) gets the lease already in flight; the database decides.
-  const result = await openLease(await getDb(), input, inngestDispatch);
-  backTo(form.data.invoice_id, result.ok ? undefined : `summarize.${result.code}`);
-}
-
-export async function applyAction(formData: FormData): Promise<void> {
-  const actor = await requireActor();
-  const form = LeaseForm.safeParse(formData);
-  if (!form.success) backTo(field(formData, "invoice_id"), "apply.lease_not_found");
-  const result = await applyLease(await getDb(), actor.id, form.data.lease_id);
-  // On success the panel's own state line says what happened; no second message.
-  backTo(form.data.invoice_id, result.ok ? undefined : `apply.${result.code}`);
-}
+export const applyAction = action({
+  who: "actor",
+  input: LeaseForm,
+  invalid: (raw) => backTo(rawField(raw, "invoice_id"), "apply.lease_not_found"),
+  run: async ({ lease_id, invoice_id }, { actor }) => {
+    const result = await applyLease(await getDb(), actor.id, lease_id);
+    // On success the panel's own state line says what happened; no second message. A closed
+    // lease's refusal names why it was closed, as apply found it (the page's latest lease may
+    // be a newer one by then).
+    if (result.ok) backTo(invoice_id);
+    // Only when a session id is passed (the HTTP route); here the wrapper has checked the session.
+    if (result.code === "not_signed_in") redirect(signInPath(`/invoices/${invoice_id}`));
+    backTo(
+      invoice_id,
+      result.code === "lease_rejected" && result.closedReason ? `apply.lease_rejected.${result.closedReason}` : `apply.${result.code}`,
+    );
+  },
+});
 
 /** Discard (a proposal) and Cancel (a generation) are the same close; only the words differ. */
-async function close(formData: FormData, verb: "discard" | "cancel"): Promise<void> {
-  const actor = await requireActor();
-  const form = LeaseForm.safeParse(formData);
-  if (!form.success) backTo(field(formData, "invoice_id"), `${verb}.lease_not_found`);
-  const result = await cancelLease(await getDb(), actor.id, form.data.lease_id, inngestDispatch);
-  backTo(form.data.invoice_id, result.ok ? undefined : `${verb}.${result.code}`);
-}
+const close = (verb: "discard" | "cancel") =>
+  action({
+    who: "actor",
+    input: LeaseForm,
+    invalid: (raw) => backTo(rawField(raw, "invoice_id"), `${verb}.lease_not_found`),
+    run: async ({ lease_id, invoice_id }, { actor }) => {
+      const result = await cancelLease(await getDb(), actor.id, lease_id, inngestDispatch);
+      backTo(invoice_id, result.ok ? undefined : `${verb}.${result.code}`);
+    },
+  });
 
-export async function discardAction(formData: FormData): Promise<void> {
-  return close(formData, "discard");
-}
+export const discardAction = close("discard");
 
-export async function cancelAction(formData: FormData): Promise<void> {
-  return close(formData, "cancel");
-}
+export const cancelAction = close("cancel");
 
 const EditForm = formOf(
   z.object({
@@ -97,36 +96,43 @@ const EditForm = formOf(
 type EditFields = "number" | "counterparty" | "issued_on" | "due_on";
 export type EditResult = { ok: boolean; message: string | null; values?: Record<EditFields, string> };
 
+/** How the viewer types a date: what a refusal tells them to write. */
+async function viewerPattern() {
+  const locale = localeFrom((await headers()).get("accept-language"));
+  return { locale, pattern: datePattern(locale) };
+}
+
 /**
  * Saved (or nothing to save): back to the page, like the other actions. Refused: the form's
  * state, with what was typed, so nothing is lost; with JavaScript off React renders that
  * state into the page the post answers with.
  */
-export async function editInvoiceAction(_previous: EditResult, formData: FormData): Promise<EditResult> {
-  const actor = await requireActor();
-  const locale = localeFrom((await headers()).get("accept-language"));
-  const pattern = datePattern(locale);
-  const form = EditForm.safeParse(formData);
-  if (!form.success) return { ok: false, message: editRefusal("invalid_request", pattern) };
-  const { invoice_id, expected_version, ...values } = form.data;
-  const db = await getDb();
-  const current = await getInvoice(db, actor.id, invoice_id);
-  if (!current) return { ok: false, message: editRefusal("invoice_not_found") };
+export const editInvoiceAction = stateAction({
+  who: "actor",
+  input: EditForm,
+  invalid: async (): Promise<EditResult> => ({ ok: false, message: editRefusal("invalid_request", (await viewerPattern()).pattern) }),
+  run: async (form, { actor }): Promise<EditResult> => {
+    const { locale, pattern } = await viewerPattern();
+    const { invoice_id, expected_version, ...values } = form;
+    const db = await getDb();
+    const current = await getInvoice(db, actor.id, invoice_id);
+    if (!current) return { ok: false, message: editRefusal("invoice_not_found") };
 
-  // Dates arrive as the viewer's locale writes them (or ISO); an unreadable one is refused.
-  const issued = parseDate(values.issued_on, locale);
-  const due = parseDate(values.due_on, locale);
-  if (!issued || !due) return { ok: false, message: editRefusal("invalid_request", pattern), values };
-  const typed = { number: values.number.trim(), counterparty: values.counterparty.trim(), issued_on: issued, due_on: due };
+    // Dates arrive as the viewer's locale writes them (or ISO); an unreadable one is refused.
+    const issued = parseDate(values.issued_on, locale);
+    const due = parseDate(values.due_on, locale);
+    if (!issued || !due) return { ok: false, message: editRefusal("invalid_request", pattern), values };
+    const typed = { number: values.number.trim(), counterparty: values.counterparty.trim(), issued_on: issued, due_on: due };
 
-  // Only the fields that differ: saving an untouched form must not bump the version, which
-  // would withdraw a summary waiting to be applied.
-  const shown = { number: current.number, counterparty: current.counterparty, issued_on: current.issuedOn, due_on: current.dueOn };
-  const changed = Object.fromEntries(Object.entries(typed).filter(([key, value]) => value !== shown[key as EditFields]));
-  if (Object.keys(changed).length === 0) backTo(invoice_id, "edit.unchanged");
-  const patch = InvoicePatch.safeParse({ ...changed, expected_version });
-  if (!patch.success) return { ok: false, message: editRefusal("invalid_request", pattern), values };
-  const result = await updateInvoice(db, actor.id, invoice_id, patch.data, inngestDispatch);
-  if (!result.ok) return { ok: false, message: editRefusal(result.code, pattern), values };
-  backTo(invoice_id, "edit.saved");
-}
+    // Only the fields that differ: saving an untouched form must not bump the version, which
+    // would withdraw a summary waiting to be applied.
+    const shown = { number: current.number, counterparty: current.counterparty, issued_on: current.issuedOn, due_on: current.dueOn };
+    const changed = Object.fromEntries(Object.entries(typed).filter(([key, value]) => value !== shown[key as EditFields]));
+    if (Object.keys(changed).length === 0) backTo(invoice_id, "edit.unchanged");
+    const patch = InvoicePatch.safeParse({ ...changed, expected_version });
+    if (!patch.success) return { ok: false, message: editRefusal("invalid_request", pattern), values };
+    const result = await updateInvoice(db, actor.id, invoice_id, patch.data, inngestDispatch);
+    if (!result.ok) return { ok: false, message: editRefusal(result.code, pattern), values };
+    backTo(invoice_id, "edit.saved");
+  },
+});

@@ -4,7 +4,7 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
 import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice } from "@/lib/leases";
-import { leaseJson } from "@/lib/serialize";
+import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
 import { datePattern, formatDate, formatDateTime, formatMoney, localizeDates } from "@/app/_lib/format";
 import { noticeOf } from "@/app/_lib/lease-words";

@@ -2,8 +2,8 @@
 // expired): a route handler may set cookies, a page may not. It clears only a cookie that
 // is already dead, so a cross-site link here cannot sign anyone out.
 import { getDb } from "@/db/client";
-import { discardSession, requestSession } from "@/lib/auth";
-import { publicRoute } from "@/lib/http";
+import { discardSession, requestSession } from "@/lib/sessions";
+import { publicRoute } from "@/app/_lib/http";
 import { safeReturnPath, signInPath } from "@/lib/return-path";
 import { resolveActor } from "@/lib/sessions";
 

@@ -1,4 +1,5 @@
 // What the run's Inngest stand-in did: its /runs list, filtered to one lease.
+import { expect } from "@playwright/test";
 type Run = { id: string; functionId: string; status: string; event: { name: string; data: Record<string, unknown> } };
 
 export async function generationRuns(server: "main" | "short", leaseId: string): Promise<Run[]> {
@@ -7,4 +8,11 @@ export async function generationRuns(server: "main" | "short", leaseId: string):
   if (!res.ok) throw new Error(`GET /runs answered ${res.status}`);
   const runs = (await res.json()) as Run[];
   return runs.filter((run) => run.event?.data?.leaseId === leaseId);
+}
+
+/** Waits until the lease's one generation run has ended, by returning or by being cancelled. */
+export async function expectRunEnded(server: "main" | "short", leaseId: string): Promise<void> {
+  await expect
+    .poll(async () => (await generationRuns(server, leaseId)).map((run) => run.status), { timeout: 20_000 })
+    .toEqual([expect.stringMatching(/^(completed|cancelled)$/)]);
 }

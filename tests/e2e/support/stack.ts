@@ -8,6 +8,7 @@ import path from "node:path";
 import postgres from "postgres";
 import { ensureBuild, ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../../support/app-server";
 import { SERVERS, type ServerName } from "./settings";
+import { TSX_SERVER_FLAGS } from "../../../tools/tsx-server";
 
 export { ROOT };
 export const LOG_DIR = path.join(ROOT, "test-results", "e2e-logs");
@@ -42,7 +43,7 @@ export async function createDatabase(adminUrl: string): Promise<E2eDatabase> {
   url.pathname = `/${name}`;
   const env = { ...process.env, DATABASE_URL: url.toString() };
   for (const tool of ["tools/db-migrate.ts", "tools/db-seed.ts"]) {
-    const run = spawnSync(TSX_BIN, ["--conditions=react-server", tool], { cwd: ROOT, env, encoding: "utf8" });
+    const run = spawnSync(TSX_BIN, [...TSX_SERVER_FLAGS, tool], { cwd: ROOT, env, encoding: "utf8" });
     if (run.status !== 0) throw new Error(`${tool} failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
   }
   return {

@@ -1,8 +1,8 @@
-import { authedRoute, json, param, problem, readBody } from "@/lib/http";
+import { authedRoute, json, param, problem, readBody } from "@/app/_lib/http";
 import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
 import { latestLeaseForInvoice } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
-import { invoiceDetailJson } from "@/lib/serialize";
+import { invoiceDetailJson } from "@/app/_lib/serialize";
 
 export const GET = authedRoute(async ({ db, actor, params }) => {
   const invoice = await getInvoice(db, actor.id, param(params, "id"));

@@ -1,6 +1,6 @@
-import { json, param, problem, sessionCheckedRoute } from "@/lib/http";
+import { json, param, problem, sessionCheckedRoute } from "@/app/_lib/http";
 import { readLeaseForSession } from "@/lib/leases";
-import { leaseJson } from "@/lib/serialize";
+import { leaseJson } from "@/app/_lib/serialize";
 
 // The session is checked in the read's own statement (one transaction per read).
 export const GET = sessionCheckedRoute(async ({ db, actor, params, notSignedIn, unlessSignedOut }) => {

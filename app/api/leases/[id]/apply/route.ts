@@ -1,4 +1,4 @@
-import { json, param, problem, refuseBody, sessionCheckedRoute } from "@/lib/http";
+import { json, param, problem, refuseBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { applyLease } from "@/lib/leases";
 
 // The session is checked (and held, FOR SHARE) in the apply's own transaction, before anything is written.

@@ -1,4 +1,4 @@
-import { authedRoute, json, param, problem, refuseBody } from "@/lib/http";
+import { authedRoute, json, param, problem, refuseBody } from "@/app/_lib/http";
 import { cancelLease } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
 

@@ -9,11 +9,11 @@
 // goes away (abort, cancel, a failed write), when the client stops reading (heartbeats pile
 // up unread: a half-open connection), and after MAX_STREAM_MS in any case (EventSource
 // reconnects by itself).
-import { json, param, problem, sessionCheckedRoute } from "@/lib/http";
+import { json, param, problem, sessionCheckedRoute } from "@/app/_lib/http";
 import { isUuid } from "@/lib/ids";
 import { readLeaseForSession, type LeaseView } from "@/lib/leases";
 import { log } from "@/lib/log";
-import { leaseJson } from "@/lib/serialize";
+import { leaseJson } from "@/app/_lib/serialize";
 import { subscribeLease, takeStreamSlot } from "@/app/_lib/lease-feed";
 
 export const dynamic = "force-dynamic";

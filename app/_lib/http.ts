@@ -3,11 +3,10 @@ import "server-only";
 // to HTTP in one place. Web Request/Response only, so tests call route handlers directly.
 import type { z } from "zod";
 import { getDb, isConnectionError, isDbUnavailable, type Db } from "@/db/client";
-import { discardSession, requestSession } from "./auth";
-import { isUuid } from "./ids";
-import { log } from "./log";
-import { isForeignOrigin, isStateChanging } from "./origin";
-import { resolveActor, type Actor } from "./sessions";
+import { isUuid } from "@/lib/ids";
+import { log } from "@/lib/log";
+import { isForeignOrigin, isStateChanging } from "@/lib/origin";
+import { discardSession, requestSession, resolveActor, type Actor } from "@/lib/sessions";
 
 export const ERROR_STATUS = {
   invalid_request: 422,
@@ -16,10 +15,8 @@ export const ERROR_STATUS = {
   not_signed_in: 401,
   invoice_not_found: 404,
   lease_not_found: 404,
-  not_found: 404,
   cross_origin: 403,
   lease_open: 409,
-  lease_proposed: 409,
   lease_applied: 409,
   lease_rejected: 409,
   lease_expired: 409,

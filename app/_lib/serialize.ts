@@ -1,7 +1,7 @@
 import type { Invoice } from "@/db/schema";
-import type { InvoiceDetail } from "./invoices";
-import type { LeaseView } from "./leases";
-import type { Actor } from "./sessions";
+import type { InvoiceDetail } from "@/lib/invoices";
+import type { LeaseView } from "@/lib/leases";
+import type { Actor } from "@/lib/sessions";
 
 // The API speaks snake_case JSON; the domain speaks camelCase. Mapped here, once.
 

@@ -1,0 +1,140 @@
+// The words a finance user reads about a lease (app/_lib/lease-words.ts): every kind, reason
+// and refusal has its own sentence, and a notice in the address says only what an action sent.
+import { describe, expect, it } from "vitest";
+import {
+  applyRefusal,
+  changedWords,
+  channelWords,
+  closedWords,
+  countdown,
+  displayOf,
+  eventWords,
+  listStoppedWords,
+  noticeOf,
+  type LeaseEventJson,
+  type LeaseJson,
+} from "@/app/_lib/lease-words";
+import { CLOSED_REASONS, EVENT_KINDS, type EventKind } from "@/lib/lease-vocabulary";
+
+const at = "2026-11-30T10:00:00.000Z";
+const event = (kind: EventKind, detail: unknown = null): LeaseEventJson => ({ at, kind, detail });
+const lease = (over: Partial<LeaseJson>): Pick<LeaseJson, "status" | "closed_reason" | "events"> => ({
+  status: "rejected",
+  closed_reason: null,
+  events: [event("opened")],
+  ...over,
+});
+
+/** Words for people: no code names leaking through (an underscore), nothing empty. */
+const plain = (words: string) => words.length > 0 && !words.includes("_");
+
+describe("eventWords", () => {
+  it("has plain words of its own for every event kind", () => {
+    const all = EVENT_KINDS.map((kind) => eventWords(event(kind)));
+    for (const words of all) expect(plain(words), words).toBe(true);
+    expect(new Set(all).size).toBe(EVENT_KINDS.length);
+  });
+
+  it("says why a generation failed, from the event's own code; an unknown code adds nothing", () => {
+    expect(eventWords(event("generation_failed", { code: "model_output_invalid" }))).toBe(
+      "The summary could not be written: the model's answer could not be used",
+    );
+    expect(eventWords(event("generation_failed", { code: "DROP TABLE" }))).toBe("The summary could not be written");
+  });
+
+  it("says why apply and discard were refused: apply by its code, discard by the status it found", () => {
+    expect(eventWords(event("apply_refused", { code: "lease_expired" }))).toBe("Apply refused: time had run out");
+    expect(eventWords(event("cancel_refused", { status: "applied" }))).toBe("Discard refused: already applied");
+    expect(eventWords(event("cancel_refused", { status: "nonsense" }))).toBe("Discard refused");
+  });
+
+  it("a cancel before any proposal is a cancel, after one a discard; an edit's withdrawal names the fields", () => {
+    expect(eventWords(event("cancelled"), [event("opened")])).toBe("Summary cancelled while it was being written");
+    expect(eventWords(event("cancelled"), [event("opened"), event("proposed")])).toBe("Summary discarded");
+    expect(eventWords(event("invoice_changed", { by: "edit", fields: ["counterparty", "due_on"] }))).toBe(
+      "Withdrawn: the counterparty and due date were changed",
+    );
+  });
+});
+
+describe("closedWords and displayOf", () => {
+  it("has plain words for a lease rejected for every closed reason, and for none", () => {
+    for (const reason of [...CLOSED_REASONS, null]) {
+      const words = closedWords(lease({ closed_reason: reason }));
+      expect(plain(words), `${reason}: ${words}`).toBe(true);
+      expect(words).toMatch(/Nothing was changed/);
+    }
+  });
+
+  it("tells a failure, an edit's withdrawal and a user's own close apart", () => {
+    expect(displayOf({ status: "rejected", closed_reason: "generation_failed" })).toBe("failed");
+    expect(displayOf({ status: "rejected", closed_reason: "invoice_changed" })).toBe("outdated");
+    expect(displayOf({ status: "rejected", closed_reason: "cancelled" })).toBe("rejected");
+    expect(displayOf({ status: "open", closed_reason: null })).toBe("generating");
+  });
+
+  it("an expiry says whether the summary had been ready", () => {
+    expect(closedWords(lease({ status: "expired", closed_reason: "deadline_passed" }))).toMatch(/before the summary was ready/);
+    expect(closedWords(lease({ status: "expired", closed_reason: "deadline_passed", events: [event("opened"), event("proposed")] }))).toMatch(
+      /before the summary was applied/,
+    );
+  });
+});
+
+describe("noticeOf", () => {
+  const rejected = { closed_reason: "signed_out" as const };
+
+  it("turns every code an action sends into words", () => {
+    expect(noticeOf("summarize.lease_in_flight", null)).toMatchObject({ ok: false, action: "summarize", text: expect.stringMatching(/already under way/) });
+    expect(noticeOf("summarize.invalid_request", null)?.text).toBe("The summary could not be started. Try again in a moment.");
+    expect(noticeOf("discard.lease_not_cancelable", null)?.text).toMatch(/can no longer be discarded/);
+    expect(noticeOf("cancel.lease_not_cancelable", null)?.text).toMatch(/can no longer be cancelled/);
+    expect(noticeOf("edit.saved", null)).toEqual({ ok: true, text: "Changes saved.", action: "edit", code: "saved" });
+    expect(noticeOf("edit.invalid_request", null, "DD.MM.YYYY")?.text).toMatch(/dates are written DD\.MM\.YYYY/);
+  });
+
+  it("a refused apply says why that lease was closed: from the notice when it carries the reason, else from the page's lease", () => {
+    expect(noticeOf("apply.lease_rejected.cancelled", rejected)?.text).toMatch(/^This summary was discarded \(perhaps in another tab\)/);
+    expect(noticeOf("apply.lease_rejected", rejected)?.text).toMatch(/^This summary was stopped when you signed out/);
+    expect(noticeOf("apply.lease_rejected", null)?.text).toBe(applyRefusal("lease_rejected"));
+  });
+
+  it("says nothing for a code no action sends, so the address cannot put words in the page", () => {
+    for (const param of [
+      undefined,
+      "",
+      "summarize",
+      "summarize.",
+      "summarize.You have been hacked",
+      "apply.lease_rejected.not_a_reason",
+      "apply.lease_open.cancelled",
+      "discard.lease_not_cancelable.extra",
+      "apply.lease_rejected.cancelled.extra",
+      "edit.toString",
+      "apply.__proto__",
+      "unknown.lease_open",
+    ]) {
+      expect(noticeOf(param, rejected), String(param)).toBeNull();
+    }
+  });
+});
+
+describe("the rest of the panel's and list's words", () => {
+  it("changedWords lists one, two or more fields in a sentence, and ignores unknown ones", () => {
+    expect(changedWords(["number"])).toBe("The invoice number was changed");
+    expect(changedWords(["number", "issued_on", "due_on"])).toBe("The invoice number, issue date and due date were changed");
+    expect(changedWords(["owner_id"])).toBeNull();
+    expect(changedWords("number")).toBeNull();
+  });
+
+  it("countdown writes whole minutes and seconds, never below zero", () => {
+    expect(countdown(65.9)).toBe("1:05");
+    expect(countdown(0)).toBe("0:00");
+    expect(countdown(-3)).toBe("0:00");
+  });
+
+  it("every channel and every stopped reason in the list has plain words", () => {
+    for (const channel of ["connecting", "live", "polling", "offline", "lost"] as const) expect(plain(channelWords(channel))).toBe(true);
+    for (const reason of [...CLOSED_REASONS, null]) expect(plain(listStoppedWords(reason))).toBe(true);
+  });
+});
