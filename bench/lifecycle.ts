@@ -51,7 +51,7 @@ const SECONDS = Number(option("seconds", "8"));
 const WORKERS = option("workers", "1,8,32").split(",").map(Number);
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const SCALE = args.includes("--scale");
-/** `--cpu-prof`: the app of the main runs writes CPU profiles (node --cpu-prof), summed up at the end. */
+/** `--cpu-prof`: the app of the main runs writes CPU profiles (the inspector's), summed up at the end. */
 const CPU_PROF = args.includes("--cpu-prof");
 const PROFILE_DIR = path.join("test-results", "bench-cpu-prof");
 const PASSWORD = "claimcheck-bench-password";
@@ -374,7 +374,10 @@ try {
     databaseUrl: dbUrl,
     name: "bench",
     model: { provider: "local", latencyMs: 0 },
-    ...(CPU_PROF ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` } } : {}),
+    // node refuses --cpu-prof in NODE_OPTIONS; a preloaded script profiles through the inspector.
+    ...(CPU_PROF
+      ? { env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) } }
+      : {}),
   });
   const httpSamples: Record<number, HttpSamples> = {};
   let reads: Awaited<ReturnType<typeof readsPerSecond>> | undefined;
