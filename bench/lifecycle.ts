@@ -51,7 +51,7 @@ const SECONDS = Number(option("seconds", "8"));
 const WORKERS = option("workers", "1,8,32").split(",").map(Number);
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const SCALE = args.includes("--scale");
-/** `--cpu-prof`: the app of the main runs writes CPU profiles (node --cpu-prof), summed up at the end. */
+/** `--cpu-prof`: the app of the main runs writes CPU profiles (the inspector's), summed up at the end. */
 const CPU_PROF = args.includes("--cpu-prof");
 const PROFILE_DIR = path.join("test-results", "bench-cpu-prof");
 const PASSWORD = "claimcheck-bench-password";
@@ -336,6 +336,24 @@ async function countStatements(databaseUrl: string, workers: Worker[]) {
 // ---------------------------------------------------------------------------------------
 // Main
 
+function figuresOf(runs: Record<string, Record<number, Loop>>, httpSamples: Record<number, HttpSamples>) {
+  return WORKERS.map((n) => ({
+    workers: n,
+    raw_per_s: runs.raw![n]!.perSecond,
+    domain_per_s: runs.domain![n]!.perSecond,
+    http_per_s: runs.http![n]!.perSecond,
+    domain_ratio: round(runs.domain![n]!.perSecond / runs.raw![n]!.perSecond, 3),
+    http_ratio: round(runs.http![n]!.perSecond / runs.raw![n]!.perSecond, 3),
+    raw_xacts: runs.raw![n]!.xactsPerLifecycle,
+    domain_xacts: runs.domain![n]!.xactsPerLifecycle,
+    http_xacts: runs.http![n]!.xactsPerLifecycle,
+    click_to_proposed: distribution(httpSamples[n]!.clickToProposed),
+    click_to_applied: distribution(httpSamples[n]!.clickToApplied),
+    apply_to_pushed: distribution(httpSamples[n]!.applyToPushed),
+    http_failures: runs.http![n]!.failures,
+  }));
+}
+
 async function seed(handle: DbHandle, sql: postgres.Sql): Promise<Worker[]> {
   await migrateDb(handle);
   await seedActors(handle.db, MAX_WORKERS, { password: PASSWORD, invoicesEach: 1 });
@@ -374,7 +392,10 @@ try {
     databaseUrl: dbUrl,
     name: "bench",
     model: { provider: "local", latencyMs: 0 },
-    ...(CPU_PROF ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` } } : {}),
+    // node refuses --cpu-prof in NODE_OPTIONS; a preloaded script profiles through the inspector.
+    ...(CPU_PROF
+      ? { env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) } }
+      : {}),
   });
   const httpSamples: Record<number, HttpSamples> = {};
   let reads: Awaited<ReturnType<typeof readsPerSecond>> | undefined;
@@ -410,6 +431,11 @@ try {
   const cancel = await cancelDuringGeneration(dbUrl, workers.slice(0, 8));
   console.info(`[bench] cancel during a ${CANCEL_GENERATION_MS} ms generation x8: p95 ${cancel.answered.p95} ms`);
 
+  const out = path.join("bench", "results", `lifecycle-${new Date().toISOString().slice(0, 10)}-${LABEL}.json`);
+  const write = () => fs.writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
+  const figuresNow = () => figuresOf(runs, httpSamples);
+  Object.assign(result, { figures: figuresNow(), runs, reads_8_workers: reads, statements, cancel, app_cpu_profile: profile });
+  write(); // before the long scale phase, so its figures are kept whatever happens there
   let scale;
   if (SCALE) {
     const httpAt8 = async (appUrl: string, cookies: Map<number, string>) => {
@@ -421,21 +447,7 @@ try {
     scale = await scaleBench({ sql, handle, workers, dbUrl, password: PASSWORD, seconds: SECONDS, empty: runs, reads, httpAt8, emptyRequests });
   }
 
-  const figures = WORKERS.map((n) => ({
-    workers: n,
-    raw_per_s: runs.raw![n]!.perSecond,
-    domain_per_s: runs.domain![n]!.perSecond,
-    http_per_s: runs.http![n]!.perSecond,
-    domain_ratio: round(runs.domain![n]!.perSecond / runs.raw![n]!.perSecond, 3),
-    http_ratio: round(runs.http![n]!.perSecond / runs.raw![n]!.perSecond, 3),
-    raw_xacts: runs.raw![n]!.xactsPerLifecycle,
-    domain_xacts: runs.domain![n]!.xactsPerLifecycle,
-    http_xacts: runs.http![n]!.xactsPerLifecycle,
-    click_to_proposed: distribution(httpSamples[n]!.clickToProposed),
-    click_to_applied: distribution(httpSamples[n]!.clickToApplied),
-    apply_to_pushed: distribution(httpSamples[n]!.applyToPushed),
-    http_failures: runs.http![n]!.failures,
-  }));
+  const figures = figuresNow();
   Object.assign(result, { figures, runs, reads_8_workers: reads, statements, cancel, scale, app_cpu_profile: profile, machine_after: machine() });
 
   console.info("\n| workers | raw/s | domain/s (ratio) | http/s (ratio) | xacts raw/domain/http | click→proposed p50/p95 | click→applied p50/p95 | apply→pushed p50/p95 |");
@@ -461,8 +473,7 @@ try {
     for (const r of profile.by_function) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
   }
 
-  const out = path.join("bench", "results", `lifecycle-${new Date().toISOString().slice(0, 10)}-${LABEL}.json`);
-  fs.writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
+  write();
   console.info(`wrote ${out}`);
 } finally {
   await handle.close();
