@@ -42,4 +42,23 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The lease module's boundary: only lib/leases/ writes inference_lease or lease_event, so
+    // every transition keeps its conditional statement, its event and the database clock.
+    files: ["app/**", "lib/**", "db/**", "inngest/**"],
+    ignores: ["lib/leases/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name=/^(insert|update|delete)$/][arguments.0.name=/^(inferenceLease|leaseEvent)$/]",
+          message: "Only lib/leases/ writes leases and their events: call its transitions instead.",
+        },
+        {
+          selector: "TemplateElement[value.raw=/(insert\\s+into|update|delete\\s+from)\\s+\"?(inference_lease|lease_event)\\b/i]",
+          message: "Only lib/leases/ writes leases and their events: call its transitions instead.",
+        },
+      ],
+    },
+  },
 );

@@ -1,6 +1,6 @@
 // `npm run bench sweep` (the default of `npm run bench`): what the expiry sweep's partial index buys, measured as a ratio in one run.
 // Fills a fresh database with many closed leases and a few overdue ones, then times the
-// sweep (lib/leases.ts expireOverdue) with the index and without it, on PostgreSQL when
+// sweep (lib/leases/close.ts expireOverdue) with the index and without it, on PostgreSQL when
 // DATABASE_URL is set (else the local server at 127.0.0.1:5432) and on PGlite.
 import fs from "node:fs";
 import path from "node:path";

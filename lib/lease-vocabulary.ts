@@ -1,5 +1,5 @@
 // The lease lifecycle's words, defined once: why a lease closed, what its audit trail records,
-// and the proposal it holds. db/schema.ts types its columns with these ($type), lib/leases.ts
+// and the proposal it holds. db/schema.ts types its columns with these ($type), lib/leases/
 // writes them, and app/_lib/lease-words.ts keys every user-facing sentence by them, so a new
 // reason or kind fails `tsc` until someone has said what it means to the user.
 // Client-safe: no server imports (the lease panel's words import the types).
@@ -65,7 +65,7 @@ export const GENERATION_FAILURE_CODES = [
 ] as const;
 export type GenerationFailureCode = (typeof GENERATION_FAILURE_CODES)[number];
 
-/** Why apply was refused (lib/leases.ts applyLease), as the API and the page receive it. */
+/** Why apply was refused (lib/leases/apply.ts applyLease), as the API and the page receive it. */
 export type ApplyRefusal =
   | "lease_not_found"
   | "lease_open"

@@ -112,7 +112,7 @@ type Detail = Record<string, unknown> | null;
 const detailOf = (event: { detail: unknown }): Detail =>
   event.detail && typeof event.detail === "object" ? (event.detail as Detail) : null;
 
-/** The edit that withdrew this lease, if an edit did (see withdrawOutdated in lib/leases.ts). */
+/** The edit that withdrew this lease, if an edit did (see withdrawOutdated in lib/leases/close.ts). */
 function withdrawal(lease: Pick<LeaseJson, "events">): Detail {
   const event = lease.events.find((e) => e.kind === "invoice_changed" && detailOf(e)?.by === "edit");
   return event ? detailOf(event) : null;
@@ -316,7 +316,7 @@ export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJs
   }
   const words = EVENT_WORDS[event.kind];
   if (event.kind === "generation_failed") {
-    // The event's own short message (lib/leases.ts GENERATION_FAILURES), never an error text.
+    // The event's own short message (lib/leases/generate.ts GENERATION_FAILURES), never an error text.
     const code = detailOf(event)?.code;
     if (typeof code === "string" && known(FAILURE_SHORT, code)) return `${words}: ${FAILURE_SHORT[code]}`;
   }

@@ -1,0 +1,115 @@
+import "server-only";
+// Apply (check 3): the only write of an invoice's summary, by the lease's own actor, while it
+// is proposed and unexpired and the invoice is as it was.
+import type { Db } from "@/db/client";
+import { inferenceLease, invoice } from "@/db/schema";
+import { isUuid } from "@/lib/ids";
+import type { ApplyRefusal, ClosedReason } from "@/lib/lease-vocabulary";
+import { log } from "@/lib/log";
+import { outcome, tracedLeaseOp } from "@/lib/tracing";
+import { and, eq, sql } from "drizzle-orm";
+import { dbNow, expireDue, holdLiveSession, isOverdue, recordEvent } from "./shared";
+
+export type ApplyResult =
+  | { ok: true; invoiceVersion: number }
+  | {
+      ok: false;
+      // not_signed_in only when a sessionId is given (the HTTP route checks the session here).
+      code: ApplyRefusal | "not_signed_in";
+      /** Why a lease_rejected lease was closed, so the page can say it without reading again. */
+      closedReason?: ClosedReason | null;
+    };
+
+class FailClosed extends Error {}
+
+/**
+ * With `sessionId`, the session must be live (checked first, in this transaction, and held
+ * FOR SHARE as openLease does), else `not_signed_in` and nothing is written: the route then
+ * needs no transaction of its own to resolve the session.
+ */
+export const applyLease = tracedLeaseOp("lease.apply", async function applyLease(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
+  if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
+  try {
+    return await db.transaction(async (tx): Promise<ApplyResult> => {
+      if (opts.sessionId !== undefined && !(await holdLiveSession(tx, actorId, opts.sessionId))) {
+        return { ok: false, code: "not_signed_in" };
+      }
+      const [lease] = await tx
+        .select({
+          id: inferenceLease.id,
+          status: inferenceLease.status,
+          invoiceId: inferenceLease.invoiceId,
+          invoiceVersion: inferenceLease.invoiceVersion,
+          closedReason: inferenceLease.closedReason,
+          proposal: inferenceLease.proposal,
+          overdue: isOverdue,
+        })
+        .from(inferenceLease)
+        .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)))
+        .for("update");
+      if (!lease) return { ok: false, code: "lease_not_found" };
+
+      const refuse = async (code: Exclude<ApplyResult, { ok: true }>["code"]) => {
+        await recordEvent(tx, lease.id, "apply_refused", { code });
+        return { ok: false as const, code, ...(code === "lease_rejected" ? { closedReason: lease.closedReason } : {}) };
+      };
+      if ((lease.status === "open" || lease.status === "proposed") && lease.overdue) {
+        // Late: record `expired` in this same transaction, then refuse.
+        await expireDue(tx, eq(inferenceLease.id, lease.id), "apply");
+        return refuse("lease_expired");
+      }
+      // Withdrawn by an edit (withdrawOutdated): the answer says why, as it did when apply found it.
+      if (lease.status === "rejected" && lease.closedReason === "invoice_changed") return refuse("invoice_changed");
+      if (lease.status !== "proposed") return refuse(`lease_${lease.status}`);
+
+      const [inv] = await tx
+        .select({ version: invoice.version })
+        .from(invoice)
+        .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId)))
+        .for("update");
+      const summary = readSummary(lease.proposal);
+      if (!inv || inv.version !== lease.invoiceVersion || summary === null) {
+        await tx
+          .update(inferenceLease)
+          .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: dbNow })
+          .where(eq(inferenceLease.id, lease.id));
+        await recordEvent(tx, lease.id, "invoice_changed", {
+          by: "apply",
+          lease_version: lease.invoiceVersion,
+          invoice_version: inv?.version ?? null,
+        });
+        return { ok: false, code: "invoice_changed" };
+      }
+
+      const written = await tx
+        .update(invoice)
+        .set({ summary, version: sql`${invoice.version} + 1`, updatedAt: dbNow })
+        .where(
+          and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId), eq(invoice.version, inv.version)),
+        )
+        .returning({ version: invoice.version });
+      if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);
+
+      await tx
+        .update(inferenceLease)
+        .set({ status: "applied", closedReason: null, updatedAt: dbNow })
+        .where(and(eq(inferenceLease.id, lease.id), eq(inferenceLease.status, "proposed")));
+      await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version });
+      return { ok: true, invoiceVersion: written[0]!.version };
+    });
+  } catch (error) {
+    if (error instanceof FailClosed) {
+      log.warn("apply failed closed", { lease_id: leaseId, reason: error.message });
+      return { ok: false, code: "invoice_changed" };
+    }
+    throw error;
+  }
+}, ([, , leaseId], result) => (result?.ok === false && result.code === "lease_not_found" ? [] : [leaseId]), (result) => outcome(result));
+
+function readSummary(proposal: unknown): string | null {
+  if (proposal && typeof proposal === "object" && "summary" in proposal) {
+    const summary = (proposal as { summary: unknown }).summary;
+    if (typeof summary === "string" && summary.trim()) return summary;
+  }
+  return null;
+}

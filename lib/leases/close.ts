@@ -1,0 +1,130 @@
+import "server-only";
+// Closing leases: cancel, sign-out, an edit that outdates them, and the expiry sweep.
+import type { Db, Tx } from "@/db/client";
+import { inferenceLease, appSession } from "@/db/schema";
+import { isUuid } from "@/lib/ids";
+import type { CancelRefusal, ClosedReason } from "@/lib/lease-vocabulary";
+import { log } from "@/lib/log";
+import { outcome, tracedLeaseOp } from "@/lib/tracing";
+import { and, asc, eq, gt, inArray, lte, sql } from "drizzle-orm";
+import { dbNow, expireDue, inFlight, recordEvent, recordEvents } from "./shared";
+import { LeaseDispatch } from "./types";
+
+export type CancelResult = { ok: true } | { ok: false; code: CancelRefusal };
+
+export const cancelLease = tracedLeaseOp("lease.cancel", async function cancelLease(db: Db, actorId: string, leaseId: unknown, dispatch: LeaseDispatch): Promise<CancelResult> {
+  if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
+  const result = await db.transaction(async (tx): Promise<CancelResult> => {
+    const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
+    const [row] = await tx
+      .update(inferenceLease)
+      .set({ status: "rejected", closedReason: "cancelled", updatedAt: dbNow })
+      .where(and(mine, inFlight, gt(inferenceLease.deadlineAt, dbNow)))
+      .returning({ id: inferenceLease.id });
+    if (row) {
+      await recordEvent(tx, leaseId, "cancelled");
+      return { ok: true };
+    }
+    const [current] = await tx.select({ status: inferenceLease.status }).from(inferenceLease).where(mine);
+    if (!current) return { ok: false, code: "lease_not_found" };
+    const expired = await expireDue(tx, mine, "cancel");
+    await recordEvent(tx, leaseId, "cancel_refused", { status: expired.length ? "expired" : current.status });
+    return { ok: false, code: "lease_not_cancelable" };
+  });
+  if (result.ok) await tellClosed(dispatch, [leaseId], "cancelled");
+  return result;
+}, ([, , leaseId], result) => (result?.ok === false && result.code === "lease_not_found" ? [] : [leaseId]), (result) => outcome(result));
+
+/**
+ * Sign-out: ends the server-side session and closes, as `rejected`, the leases that
+ * session opened. Both in one transaction; the running generations are told after.
+ */
+export const revokeSession = tracedLeaseOp("lease.revoke", async function revokeSession(
+  db: Db,
+  input: { actorId: string; sessionId: string },
+  dispatch: LeaseDispatch,
+): Promise<{ revoked: string[] }> {
+  const { actorId, sessionId } = input;
+  const revoked = await db.transaction(async (tx) => {
+    await tx
+      .update(appSession)
+      .set({ revokedAt: dbNow })
+      .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`));
+    const mine = and(eq(inferenceLease.sessionId, sessionId), eq(inferenceLease.actorId, actorId));
+    await expireDue(tx, mine, "sign_out");
+    const rows = await tx
+      .update(inferenceLease)
+      .set({ status: "rejected", closedReason: "signed_out", updatedAt: dbNow })
+      .where(and(mine, inFlight))
+      .returning({ id: inferenceLease.id });
+    const ids = rows.map((r) => r.id);
+    await recordEvents(tx, ids, "revoked", { reason: "signed_out" });
+    return ids;
+  });
+  await tellClosed(dispatch, revoked, "signed_out");
+  return { revoked };
+}, (_args, result) => result?.revoked ?? []);
+
+/**
+ * An edit's first step, in its transaction before the invoice row is written: locks the
+ * invoice's leases in flight. Apply locks its lease and then the invoice; taking the locks in
+ * that same order keeps an edit and an apply from deadlocking.
+ */
+export async function lockLeasesInFlight(tx: Tx, invoiceId: string): Promise<void> {
+  await tx
+    .select({ id: inferenceLease.id })
+    .from(inferenceLease)
+    .where(and(eq(inferenceLease.invoiceId, invoiceId), inFlight))
+    .for("update");
+}
+
+/**
+ * An edit's last step, in its transaction after it wrote `version`: a lease in flight fenced
+ * at an older version can never be applied, so it is closed now (rejected, invoice_changed)
+ * rather than at the next Apply, and the page hears of it at once. Overdue ones are recorded
+ * expired instead. `fields` names what the edit changed, so the page can say what is out of
+ * date; values are not recorded (the event may outlive the actor's access to the invoice).
+ * The caller tells running generations to stop (tellClosed) after its commit.
+ */
+export const withdrawOutdated = tracedLeaseOp("lease.withdraw", async function withdrawOutdated(tx: Tx, invoiceId: string, version: number, fields: string[]): Promise<string[]> {
+  const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
+  await expireDue(tx, onInvoice, "edit");
+  const rows = await tx
+    .update(inferenceLease)
+    .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: dbNow })
+    .where(and(onInvoice, inFlight, sql`${inferenceLease.invoiceVersion} is distinct from ${version}`))
+    .returning({ id: inferenceLease.id, fence: inferenceLease.invoiceVersion });
+  for (const row of rows) {
+    await recordEvent(tx, row.id, "invoice_changed", { by: "edit", lease_version: row.fence, invoice_version: version, fields });
+  }
+  return rows.map((r) => r.id);
+}, (_args, result) => result ?? []);
+
+export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: ClosedReason) {
+  if (leaseIds.length === 0) return;
+  try {
+    await dispatch.leaseClosed(leaseIds, reason);
+  } catch (error) {
+    // The lease is closed either way: a generation that was not told to stop will find it
+    // closed when it proposes, and leave a late_completion event.
+    log.warn("lease/closed not delivered", { lease_ids: leaseIds, error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+/** The sweep: records `expired` for overdue in-flight leases, oldest deadline first, in one bounded batch. */
+export const expireOverdue = tracedLeaseOp("lease.expire", async function expireOverdue(db: Db, batchSize: number = 200): Promise<{ expired: string[] }> {
+  return db.transaction(async (tx) => {
+    // Two statements on purpose: an `IN (subquery LIMIT n FOR UPDATE SKIP LOCKED)` may be
+    // rescanned by the planner and touch more than n rows.
+    const due = await tx
+      .select({ id: inferenceLease.id })
+      .from(inferenceLease)
+      .where(and(inFlight, lte(inferenceLease.deadlineAt, dbNow)))
+      .orderBy(asc(inferenceLease.deadlineAt))
+      .limit(batchSize)
+      .for("update", { skipLocked: true });
+    if (due.length === 0) return { expired: [] };
+    const expired = await expireDue(tx, inArray(inferenceLease.id, due.map((d) => d.id)), "sweep");
+    return { expired };
+  });
+}, (_args, result) => result?.expired ?? []);

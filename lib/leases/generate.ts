@@ -1,0 +1,208 @@
+import "server-only";
+// Generate (check 2): load, then propose. Nothing here is held across the model call.
+import type { Db } from "@/db/client";
+import { inferenceLease, invoice, type LeaseStatus } from "@/db/schema";
+import { isUuid } from "@/lib/ids";
+import type { GenerationFailureCode, LeaseProposal } from "@/lib/lease-vocabulary";
+import { log } from "@/lib/log";
+import type { InvoiceForModel, Purpose } from "@/lib/model/types";
+import { outcome, tracedLeaseOp } from "@/lib/tracing";
+import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
+import { dbNow, expireDue, isOverdue, isPurpose, overdueInFlight, recordEvent } from "./shared";
+
+export type GenerationInput =
+  | { ok: true; lease: { id: string; actorId: string; purpose: Purpose; deadlineAt: Date; remainingMs: number }; invoice: InvoiceForModel }
+  | { ok: false; reason: "lease_not_found" | "not_open" | "expired" | "invoice_not_found"; status?: LeaseStatus };
+
+/** The invoice's lines as one JSON array, in the order the page shows them. */
+const linesJson = sql<{ description: string; quantity: number; unitPriceCents: number }[]>`coalesce((
+  select json_agg(json_build_object('description', l.description, 'quantity', l.quantity, 'unitPriceCents', l.unit_price_cents)
+    order by l.position, l.id)
+  from invoice_line l where l.invoice_id = invoice.id), '[]'::json)`;
+
+/**
+ * Reads what a generation needs: the lease if it is open and in time, and its invoice read as
+ * the lease's actor. One read statement, remaining time on the database clock; a write
+ * transaction only for a lease in flight past its deadline, which is recorded `expired`.
+ */
+export async function loadForGeneration(db: Db, leaseId: string): Promise<GenerationInput> {
+  if (!isUuid(leaseId)) return { ok: false, reason: "lease_not_found" };
+  return readForGeneration(db, leaseId, false);
+}
+
+async function readForGeneration(db: Db, leaseId: string, recorded: boolean): Promise<GenerationInput> {
+  const [row] = await db
+    .select({
+      id: inferenceLease.id,
+      actorId: inferenceLease.actorId,
+      purpose: inferenceLease.purpose,
+      status: inferenceLease.status,
+      deadlineAt: inferenceLease.deadlineAt,
+      remainingMs: sql<number>`greatest(0, floor(extract(epoch from (${inferenceLease.deadlineAt} - now())) * 1000))`.mapWith(Number),
+      overdueInFlight,
+      // Scoped to the lease's actor (the join): a lease can never read someone else's invoice.
+      invoice: getTableColumns(invoice),
+      lines: linesJson,
+    })
+    .from(inferenceLease)
+    .leftJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), eq(invoice.ownerId, inferenceLease.actorId)))
+    .where(eq(inferenceLease.id, leaseId));
+  if (!row) return { ok: false, reason: "lease_not_found" };
+  if (row.overdueInFlight) {
+    // Still in flight after our expiry found nothing to do: a writer we cannot see yet.
+    if (recorded) return { ok: false, reason: "not_open", status: row.status };
+    const expired = await db.transaction((tx) => expireDue(tx, eq(inferenceLease.id, leaseId), "generate"));
+    if (expired.length) return { ok: false, reason: "expired", status: "expired" };
+    // Closed meanwhile by someone else (the sweep, a cancel): read what it is now.
+    return readForGeneration(db, leaseId, true);
+  }
+  if (row.status !== "open" || !isPurpose(row.purpose)) return { ok: false, reason: "not_open", status: row.status };
+  const inv = row.invoice;
+  if (!inv) return { ok: false, reason: "invoice_not_found" };
+  return {
+    ok: true,
+    lease: { id: row.id, actorId: row.actorId, purpose: row.purpose, deadlineAt: row.deadlineAt, remainingMs: row.remainingMs },
+    invoice: {
+      id: inv.id,
+      number: inv.number,
+      counterparty: inv.counterparty,
+      currency: inv.currency,
+      totalCents: inv.totalCents,
+      issuedOn: inv.issuedOn,
+      dueOn: inv.dueOn,
+      lines: row.lines,
+    },
+  };
+}
+
+export type ProposeResult =
+  | { ok: true }
+  | { ok: false; code: "lease_not_found" | "run_mismatch" | "actor_mismatch" | "late_completion"; status?: LeaseStatus };
+
+/** The lease's run nonce equals `runNonce`, compared in the database: the nonce is never read out. */
+const runMatches = (runNonce: unknown) =>
+  typeof runNonce === "string" ? sql<boolean>`(${inferenceLease.runNonce} = ${runNonce})` : sql<boolean>`false`;
+
+/**
+ * Check 2's write: one conditional UPDATE. If it changes no row the completion comes from a
+ * run this lease did not dispatch, is late, or names the wrong actor; we re-read only to say
+ * which, and write nothing but the event.
+ *
+ * `runNonce` is what the lease/opened event carried (never re-read here): a call that did not
+ * come from the run the lease dispatched cannot know it. Such a proposal changes nothing at
+ * all, not even an overdue or mismatched lease's status, so a forger cannot close leases either.
+ */
+export const proposeLease = tracedLeaseOp("lease.propose", async function proposeLease(
+  db: Db,
+  input: { leaseId: string; actorId: string; runNonce: string; proposal: LeaseProposal },
+): Promise<ProposeResult> {
+  const { leaseId, actorId, runNonce, proposal } = input;
+  if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
+  const result = await db.transaction(async (tx): Promise<ProposeResult> => {
+    if (isUuid(actorId) && typeof runNonce === "string") {
+      const [row] = await tx
+        .update(inferenceLease)
+        .set({ status: "proposed", proposal, updatedAt: dbNow })
+        .where(
+          and(
+            eq(inferenceLease.id, leaseId),
+            eq(inferenceLease.status, "open"),
+            eq(inferenceLease.actorId, actorId),
+            eq(inferenceLease.runNonce, runNonce),
+            gt(inferenceLease.deadlineAt, dbNow),
+          ),
+        )
+        .returning({ id: inferenceLease.id });
+      if (row) {
+        await recordEvent(tx, leaseId, "proposed", { model: proposal.model, summary_chars: proposal.summary.length });
+        return { ok: true };
+      }
+    }
+    const [current] = await tx
+      .select({
+        status: inferenceLease.status,
+        actorId: inferenceLease.actorId,
+        overdue: isOverdue,
+        runMatches: runMatches(runNonce),
+      })
+      .from(inferenceLease)
+      .where(eq(inferenceLease.id, leaseId));
+    if (!current) return { ok: false, code: "lease_not_found" };
+    if (!current.runMatches) {
+      await recordEvent(tx, leaseId, "run_mismatch", { step: "propose", status: current.status });
+      return { ok: false, code: "run_mismatch", status: current.status };
+    }
+    if (current.actorId !== actorId) {
+      // A completion made for someone else fails closed, and the lease with it.
+      const closed = await tx
+        .update(inferenceLease)
+        .set({ status: "rejected", closedReason: "actor_mismatch", updatedAt: dbNow })
+        .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.status, "open")))
+        .returning({ id: inferenceLease.id });
+      await recordEvent(tx, leaseId, "actor_mismatch", {
+        claimed_actor: isUuid(actorId) ? actorId : "invalid",
+        status: closed.length ? "rejected" : current.status,
+        // Whether this completion closed the lease, so the timeline tells a transition from a refusal.
+        closed: closed.length > 0,
+      });
+      return { ok: false, code: "actor_mismatch", status: closed.length ? "rejected" : current.status };
+    }
+    let status = current.status;
+    if (status === "open" && current.overdue) {
+      await expireDue(tx, eq(inferenceLease.id, leaseId), "propose");
+      status = "expired";
+    }
+    await recordEvent(tx, leaseId, "late_completion", { status, model: proposal.model });
+    return { ok: false, code: "late_completion", status };
+  });
+  if (!result.ok) log.warn("completion not proposed", { lease_id: leaseId, code: result.code, status: result.status });
+  return result;
+}, ([, input]) => [input.leaseId], (result) => outcome(result));
+
+/**
+ * Why a generation failed, as the actor sees it: a stable code and plain words. The error
+ * itself (SQL text, hosts, ids) goes to the server log only.
+ */
+export const GENERATION_FAILURES = {
+  model_unavailable: "The model could not be reached.",
+  model_output_invalid: "The model's answer could not be used.",
+  model_not_configured: "The model is not configured.",
+  invoice_not_found: "The invoice could not be read.",
+  internal_error: "Something went wrong on our side.",
+} as const satisfies Record<GenerationFailureCode, string>;
+
+/**
+ * A generation that cannot finish closes its lease at once, so the user learns now, not at the
+ * deadline. Like propose, it needs the run's nonce: any other caller writes only `run_mismatch`.
+ */
+export const failGeneration = tracedLeaseOp("lease.fail_generation", async function failGeneration(
+  db: Db,
+  input: { leaseId: string; runNonce: string; code: GenerationFailureCode },
+): Promise<{ closed: boolean; refused?: "run_mismatch" }> {
+  const { leaseId, runNonce, code } = input;
+  if (!isUuid(leaseId)) return { closed: false };
+  return db.transaction(async (tx) => {
+    const [lease] = await tx
+      .select({ status: inferenceLease.status, runMatches: runMatches(runNonce) })
+      .from(inferenceLease)
+      .where(eq(inferenceLease.id, leaseId));
+    if (!lease) return { closed: false };
+    if (!lease.runMatches) {
+      await recordEvent(tx, leaseId, "run_mismatch", { step: "fail", status: lease.status });
+      return { closed: false, refused: "run_mismatch" as const };
+    }
+    // Past its deadline the lease is expired, not failed: record that first.
+    await expireDue(tx, eq(inferenceLease.id, leaseId), "generation_failed");
+    const closed = await tx
+      .update(inferenceLease)
+      .set({ status: "rejected", closedReason: "generation_failed", updatedAt: dbNow })
+      .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.status, "open"), eq(inferenceLease.runNonce, runNonce)))
+      .returning({ id: inferenceLease.id });
+    await recordEvent(tx, leaseId, "generation_failed", {
+      code,
+      message: GENERATION_FAILURES[code] ?? GENERATION_FAILURES.internal_error,
+      closed: closed.length > 0,
+    });
+    return { closed: closed.length > 0 };
+  });
+}, ([, input]) => [input.leaseId], (result) => ({ "claimcheck.closed": result.closed }));

@@ -1,0 +1,103 @@
+import "server-only";
+// Open (check 1): the claim check. One transaction: the session held, the invoice the actor's, at
+// most one lease in flight per invoice and purpose, the deadline on the database clock.
+import type { Db } from "@/db/client";
+import { inferenceLease, invoice, type InferenceLease } from "@/db/schema";
+import { isUuid } from "@/lib/ids";
+import type { OpenRefusal } from "@/lib/lease-vocabulary";
+import { log } from "@/lib/log";
+import { outcome, tracedLeaseOp } from "@/lib/tracing";
+import { and, eq, sql } from "drizzle-orm";
+import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent } from "./shared";
+import { LeaseDispatch } from "./types";
+
+export type OpenResult =
+  | { ok: true; created: boolean; lease: InferenceLease }
+  | {
+      ok: false;
+      code: OpenRefusal;
+    };
+
+export const openLease = tracedLeaseOp("lease.open", async function openLease(
+  db: Db,
+  input: { actorId: string; sessionId: string | null; invoiceId: unknown; purpose: unknown; ttlSeconds: number },
+  dispatch: LeaseDispatch,
+): Promise<OpenResult> {
+  const { actorId, sessionId, invoiceId, purpose, ttlSeconds } = input;
+  if (!isPurpose(purpose)) return { ok: false, code: "purpose_not_allowed" };
+  if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
+
+  // The lease in flight can close between our insert (which it blocked) and our read of it;
+  // then one more attempt opens afresh.
+  let outcome: OpenResult | "closed_meanwhile" = "closed_meanwhile";
+  for (let attempt = 0; attempt < 2 && outcome === "closed_meanwhile"; attempt++) {
+    outcome = await db.transaction(async (tx): Promise<OpenResult | "closed_meanwhile"> => {
+      // Holds sign-out back until this lease is committed (its UPDATE of the session row
+      // waits on this share lock), so sign-out then sees the lease and closes it; and a
+      // session signed out (or past its end) a moment ago opens nothing.
+      if (sessionId && !(await holdLiveSession(tx, actorId, sessionId))) return { ok: false, code: "not_signed_in" };
+      // Shared lock: an edit running beside us either commits first (we read its version) or
+      // waits for our commit and then sees this lease, which it withdraws (withdrawOutdated).
+      const [inv] = await tx
+        .select({ id: invoice.id, version: invoice.version })
+        .from(invoice)
+        .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)))
+        .for("share");
+      if (!inv) return { ok: false, code: "invoice_not_found" };
+
+      // A lease past its deadline no longer holds the in-flight slot.
+      const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
+      await expireDue(tx, scope, "open");
+
+      // The partial unique index decides who wins a race of opens: the losers' inserts wait
+      // for the winner to commit, then do nothing, and read the winner's row below.
+      const [created] = await tx
+        .insert(inferenceLease)
+        .values({
+          actorId,
+          invoiceId,
+          purpose,
+          status: "open",
+          deadlineAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
+          sessionId,
+          invoiceVersion: inv.version,
+        })
+        .onConflictDoNothing()
+        .returning();
+      if (created) {
+        await recordEvent(tx, created.id, "opened", { ttl_seconds: ttlSeconds, invoice_version: inv.version });
+        return { ok: true, created: true, lease: created };
+      }
+      const [existing] = await tx.select().from(inferenceLease).where(and(scope, inFlight));
+      if (!existing) return "closed_meanwhile";
+      if (existing.actorId !== actorId) return { ok: false, code: "lease_in_flight" };
+      return { ok: true, created: false, lease: existing };
+    });
+  }
+
+  if (outcome === "closed_meanwhile") return { ok: false, code: "lease_in_flight" };
+  if (!outcome.ok || !outcome.created) return outcome;
+  try {
+    await dispatch.leaseOpened(outcome.lease);
+  } catch (error) {
+    // The full error (it can name hosts and keys' ids) goes to the log; the event, which the
+    // actor reads, gets a code and plain words.
+    const message = error instanceof Error ? error.message : String(error);
+    log.warn("lease dispatch failed", { lease_id: outcome.lease.id, error: message });
+    await db.transaction(async (tx) => {
+      const closed = await tx
+        .update(inferenceLease)
+        .set({ status: "rejected", closedReason: "dispatch_failed", updatedAt: dbNow })
+        .where(and(eq(inferenceLease.id, outcome.lease.id), inFlight))
+        .returning({ id: inferenceLease.id });
+      if (closed.length) {
+        await recordEvent(tx, outcome.lease.id, "dispatch_failed", {
+          code: "service_unavailable",
+          message: "The generation service could not be reached.",
+        });
+      }
+    });
+    return { ok: false, code: "dispatch_failed" };
+  }
+  return outcome;
+}, (_args, result) => (result?.ok ? [result.lease.id] : []), (result) => ({ ...outcome(result), "claimcheck.created": result.ok && result.created }));

@@ -1,0 +1,224 @@
+import "server-only";
+// Reading leases: one statement for the lease, its timeline and the database clock; a write only
+// for a lease in flight past its deadline, which is recorded expired first.
+import type { Db, Tx } from "@/db/client";
+import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease, type LeaseStatus } from "@/db/schema";
+import { isUuid } from "@/lib/ids";
+import type { ClosedReason, EventKind } from "@/lib/lease-vocabulary";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { expireDue, leaseWithNow, overdueInFlight } from "./shared";
+import { LeaseEventView, LeaseView } from "./types";
+
+async function loadEvents(tx: Tx | Db, leaseId: string): Promise<LeaseEventView[]> {
+  return tx
+    .select({ id: leaseEvent.id, at: leaseEvent.at, kind: leaseEvent.kind, detail: leaseEvent.detail })
+    .from(leaseEvent)
+    .where(eq(leaseEvent.leaseId, leaseId))
+    .orderBy(asc(leaseEvent.id));
+}
+
+
+async function view(tx: Tx, lease: InferenceLease & { now: Date }): Promise<LeaseView> {
+  return {
+    id: lease.id,
+    actorId: lease.actorId,
+    invoiceId: lease.invoiceId,
+    purpose: lease.purpose,
+    status: lease.status,
+    deadlineAt: lease.deadlineAt,
+    createdAt: lease.createdAt,
+    proposal: lease.proposal,
+    closedReason: lease.closedReason,
+    now: lease.now,
+    events: await loadEvents(tx, lease.id),
+  };
+}
+
+
+/** In flight and past its deadline by the database clock: a read must record `expired` first. */
+
+/**
+ * The lease's timeline as one JSON array, read in the same statement as the lease. Table names
+ * are written out: drizzle renders a column of the outer table unqualified here, and the
+ * subquery's own `id` would capture it.
+ */
+const eventsJson = sql<{ id: number; at: string; kind: EventKind; detail: unknown }[]>`coalesce((
+  select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id)
+  from lease_event e where e.lease_id = inference_lease.id), '[]'::json)`;
+
+const leaseWithTimeline = { ...leaseWithNow, overdueInFlight, events: eventsJson };
+
+type LeaseWithTimeline = InferenceLease & { now: Date; overdueInFlight: boolean; events: { id: number; at: string; kind: EventKind; detail: unknown }[] };
+
+function viewOf(row: LeaseWithTimeline): LeaseView {
+  const { overdueInFlight: _due, events, ...lease } = row;
+  return {
+    id: lease.id,
+    actorId: lease.actorId,
+    invoiceId: lease.invoiceId,
+    purpose: lease.purpose,
+    status: lease.status,
+    deadlineAt: lease.deadlineAt,
+    createdAt: lease.createdAt,
+    proposal: lease.proposal,
+    closedReason: lease.closedReason,
+    now: lease.now,
+    events: events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail })),
+  };
+}
+
+/**
+ * The actor's lease, with its timeline; recorded `expired` first if its deadline passed.
+ * One read statement (lease, timeline and the database clock in one snapshot) unless the lease
+ * is in flight past its deadline: only then a transaction records `expired` and reads again.
+ */
+export async function readLease(db: Db, actorId: string, leaseId: unknown): Promise<LeaseView | null> {
+  if (!isUuid(leaseId)) return null;
+  const [row] = await db
+    .select(leaseWithTimeline)
+    .from(inferenceLease)
+    .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
+  if (!row) return null;
+  return row.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId) : viewOf(row);
+}
+
+async function readLeaseRecordingExpiry(db: Db, actorId: string, leaseId: string): Promise<LeaseView | null> {
+  return db.transaction(async (tx) => {
+    const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
+    await expireDue(tx, mine, "read");
+    const [lease] = await tx.select(leaseWithNow).from(inferenceLease).where(mine);
+    return lease ? view(tx, lease) : null;
+  });
+}
+
+/**
+ * readLease for an event stream's push: the session that opened the stream must still be live
+ * (not revoked, not past its end by the database clock), checked in the same statement as
+ * the read, so a push costs one statement. `signed_out` when it is not; the lease (or null) else.
+ */
+export async function readLeaseForSession(
+  db: Db,
+  session: { actorId: string; sessionId: string },
+  leaseId: unknown,
+): Promise<LeaseView | null | "signed_out"> {
+  const { actorId, sessionId } = session;
+  if (!isUuid(leaseId) || !isUuid(sessionId)) return null;
+  const live = sql<boolean>`exists (select 1 from app_session s where s.id = ${sessionId} and s.user_id = ${actorId}
+    and s.revoked_at is null and s.expires_at > now())`;
+  const [row] = await db
+    .select({ ...leaseWithTimeline, sessionLive: live })
+    .from(inferenceLease)
+    .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
+  if (!row) return null;
+  const { sessionLive, ...lease } = row;
+  if (!sessionLive) return "signed_out";
+  return lease.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId) : viewOf(lease);
+}
+
+/** The actor's most recent lease on an invoice (in flight or not), for the invoice page. */
+export async function latestLeaseForInvoice(db: Db, actorId: string, invoiceId: string): Promise<LeaseView | null> {
+  return db.transaction(async (tx) => {
+    const mine = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.actorId, actorId));
+    await expireDue(tx, mine, "read");
+    const [lease] = await tx
+      .select(leaseWithNow)
+      .from(inferenceLease)
+      .where(mine)
+      .orderBy(desc(inferenceLease.createdAt), desc(inferenceLease.id))
+      .limit(1);
+    return lease ? view(tx, lease) : null;
+  });
+}
+
+export type AttemptView = {
+  id: string;
+  actorName: string;
+  status: LeaseStatus;
+  closedReason: ClosedReason | null;
+  createdAt: Date | null;
+  events: LeaseEventView[];
+};
+
+const newestFirst = [desc(inferenceLease.createdAt), desc(inferenceLease.id)] as const;
+
+/**
+ * Every attempt (lease) on an invoice the actor owns, newest first, one page of them, each
+ * with its timeline and the name of whoever asked: the invoice's own record, so it includes
+ * attempts by a former owner. Overdue ones are recorded expired first, as every read does.
+ */
+export async function invoiceAttempts(
+  db: Db,
+  actorId: string,
+  invoiceId: string,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; attempts: AttemptView[] }> {
+  return db.transaction(async (tx) => {
+    const [owned] = await tx
+      .select({ id: invoice.id })
+      .from(invoice)
+      .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)));
+    if (!owned) return { total: 0, attempts: [] };
+    const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
+    await expireDue(tx, onInvoice, "read");
+    const [{ total } = { total: 0 }] = await tx
+      .select({ total: sql<number>`count(*)`.mapWith(Number) })
+      .from(inferenceLease)
+      .where(onInvoice);
+    const leases = await tx
+      .select({
+        id: inferenceLease.id,
+        actorName: appUser.name,
+        status: inferenceLease.status,
+        closedReason: inferenceLease.closedReason,
+        createdAt: inferenceLease.createdAt,
+      })
+      .from(inferenceLease)
+      .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
+      .where(onInvoice)
+      .orderBy(...newestFirst)
+      .limit(page.limit)
+      .offset(page.offset);
+    const events = leases.length
+      ? await tx
+          .select({ leaseId: leaseEvent.leaseId, id: leaseEvent.id, at: leaseEvent.at, kind: leaseEvent.kind, detail: leaseEvent.detail })
+          .from(leaseEvent)
+          .where(inArray(leaseEvent.leaseId, leases.map((l) => l.id)))
+          .orderBy(asc(leaseEvent.id))
+      : [];
+    return {
+      total,
+      attempts: leases.map((l) => ({
+        ...l,
+        events: events.filter((e) => e.leaseId === l.id).map(({ leaseId: _lease, ...e }) => e),
+      })),
+    };
+  });
+}
+
+/**
+ * The attempt whose summary is on the invoice: the latest applied one (only an apply writes
+ * the summary), who applied it and when, and its place in the newest-first history.
+ */
+export async function appliedAttempt(
+  db: Db,
+  actorId: string,
+  invoiceId: string,
+): Promise<{ id: string; actorName: string; appliedAt: Date; position: number } | null> {
+  const [row] = await db
+    .select({
+      id: inferenceLease.id,
+      actorName: appUser.name,
+      appliedAt: leaseEvent.at,
+      position: sql<number>`(select count(*) from ${inferenceLease} newer
+        where newer.invoice_id = ${inferenceLease.invoiceId}
+          and (newer.created_at, newer.id) > (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number),
+    })
+    .from(inferenceLease)
+    .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), eq(invoice.ownerId, actorId)))
+    .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
+    .innerJoin(leaseEvent, and(eq(leaseEvent.leaseId, inferenceLease.id), eq(leaseEvent.kind, "applied")))
+    .where(and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.status, "applied")))
+    .orderBy(desc(leaseEvent.at), desc(leaseEvent.id))
+    .limit(1);
+  return row ?? null;
+}
