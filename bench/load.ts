@@ -572,8 +572,11 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
   await probe(new Recorder(), base, sessions, 3); // warm-up: the first calls of a fresh server compile code
   console.info(`[streams] API probe without streams, ${opts.probe} s...`);
   const cpu0 = cpuSeconds(appPid);
+  const wait0 = runQueueSeconds(appPid);
+  const quietStarted = Date.now();
   await probe(probeQuiet, base, sessions, opts.probe);
   const cpuQuiet = cpu0 === null ? null : round((cpuSeconds(appPid)! - cpu0) / opts.probe);
+  const waitQuiet = waitedShare(appPid, wait0, quietStarted);
 
   // Each session opens a lease on each of its invoices (sessions of one actor share them).
   for (const s of sessions) {
@@ -611,9 +614,14 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
   console.info(`[streams] API probe with ${openBefore} streams open, ${opts.probe} s...`);
   const probeStarted = Date.now();
   const cpu1 = cpuSeconds(appPid);
+  const wait1 = runQueueSeconds(appPid);
   await probe(probeStreams, base, sessions, opts.probe);
   const cpuStreams = cpu1 === null ? null : round((cpuSeconds(appPid)! - cpu1) / opts.probe);
+  const waitStreams = waitedShare(appPid, wait1, probeStarted);
   const openAfter = streams.filter((st) => !st.ended).length;
+  // A stream ends when its lease closes; one whose lease reached its deadline during the probe
+  // says the lease TTL was too short for how long this machine took, not that the app dropped it.
+  const endedExpired = streams.filter((st) => st.ended && st.lease?.status === "expired").length;
 
   // Discard them all: every stream must end once its lease is terminal.
   for (const s of sessions) {
@@ -628,7 +636,10 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
   // Again without streams: the machine's load drifts, so bracket the measurement.
   console.info(`[streams] API probe after the streams ended, ${opts.probe} s...`);
   const probeAfter = new Recorder();
+  const wait2 = runQueueSeconds(appPid);
+  const afterStarted = Date.now();
   await probe(probeAfter, base, sessions, opts.probe);
+  const waitAfter = waitedShare(appPid, wait2, afterStarted);
   for (const s of sessions) await s.actor.signOut();
 
   const result = {
@@ -636,11 +647,14 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
     streams_requested: opts.streams,
     streams_opened: streams.length,
     streams_refused: refused,
-    streams_open_during_probe: { at_start: openBefore, at_end: openAfter },
+    streams_open_during_probe: { at_start: openBefore, at_end: openAfter, ended_by_lease_deadline: endedExpired },
     probe_seconds: opts.probe,
     probe_ms: Date.now() - probeStarted,
     probe_clients: opts.probeClients,
     app_cpu_cores: { without_streams: cpuQuiet, settling_after_open: settleCpu, with_streams: cpuStreams },
+    // Share of each probe's wall time the app's main thread spent runnable but waiting for a
+    // CPU: a busy machine, not the app, when it is large (it sets a floor under the latencies).
+    app_main_thread_runqueue_share: { without_streams: waitQuiet, with_streams: waitStreams, after_streams: waitAfter },
     api_without_streams: { ...percentiles(probeQuiet.all()), count: probeQuiet.all().length, per_second: round(probeQuiet.all().length / opts.probe) },
     api_with_streams: { ...percentiles(probeStreams.all()), count: probeStreams.all().length, per_second: round(probeStreams.all().length / opts.probe) },
     api_after_streams: { ...percentiles(probeAfter.all()), count: probeAfter.all().length, per_second: round(probeAfter.all().length / opts.probe) },
@@ -649,7 +663,12 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
     setup_routes: rec.table(),
   };
   if (refused) failures.push(`streams phase: ${refused} of ${opts.streams} streams refused`);
-  if (openAfter < openBefore) failures.push(`streams phase: ${openBefore - openAfter} streams ended during the probe`);
+  if (openAfter < openBefore) {
+    failures.push(
+      `streams phase: ${openBefore - openAfter} streams ended during the probe` +
+        (endedExpired ? ` (${endedExpired} because their lease reached its deadline: the phase took longer than --lease-ttl ${opts.leaseTtl} s on this machine)` : ""),
+    );
+  }
   if (stillOpen) failures.push(`streams phase: ${stillOpen} streams still open 10 s after their lease was discarded`);
   const p95 = result.api_with_streams.p95 ?? Infinity;
   if (opts.p95Budget > 0 && p95 > opts.p95Budget) failures.push(`streams phase: API p95 ${p95} ms with ${openBefore} streams open, over the ${opts.p95Budget} ms budget`);
@@ -707,6 +726,13 @@ function cpuSeconds(pid: number | null): number | null {
   } catch {
     return null;
   }
+}
+
+/** The share of the wall time since `startedAt` the main thread spent waiting for a CPU. */
+function waitedShare(pid: number | null, waitedBefore: number | null, startedAt: number): number | null {
+  const now = runQueueSeconds(pid);
+  if (now === null || waitedBefore === null) return null;
+  return round((now - waitedBefore) / ((Date.now() - startedAt) / 1000));
 }
 
 /** Seconds the process's main thread has waited on a run queue so far (Linux /proc/<pid>/schedstat). */
@@ -905,6 +931,9 @@ async function main() {
       console.info(`  without streams: ${fmt(streams.api_without_streams)} (${streams.api_without_streams.count} calls, ${streams.api_without_streams.per_second}/s)`);
       console.info(`  with streams:    ${fmt(streams.api_with_streams)} (${streams.api_with_streams.count} calls, ${streams.api_with_streams.per_second}/s)`);
       console.info(`  after they end:  ${fmt(streams.api_after_streams)} (${streams.api_after_streams.count} calls, ${streams.api_after_streams.per_second}/s)`);
+      const w = streams.app_main_thread_runqueue_share;
+      const pct = (x: number | null) => (x === null ? "?" : `${Math.round(x * 100)} %`);
+      console.info(`  the app's main thread waited for a CPU ${pct(w.without_streams)} / ${pct(w.with_streams)} / ${pct(w.after_streams)} of each probe's time`);
     }
     console.info(`\nDatabase: ${report.leases} leases ${JSON.stringify(report.byOutcome)}; in flight past the deadline after the sweep: ${report.overdueInFlight.length}`);
     console.info(`machine load average: before ${machineBefore.loadavg.join(" ")}, after the load ${machineAfterLoad.loadavg.join(" ")}`);

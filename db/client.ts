@@ -192,6 +192,12 @@ export function isConnectionError(error: unknown): boolean {
   return errorChain(error).some(({ code }) => typeof code === "string" && LOST_CODES.has(code));
 }
 
+/** deadlock_detected, serialization_failure: the server rolled the whole transaction back. */
+const LOCK_CONFLICT_CODES = new Set(["40P01", "40001"]);
+function isLockConflictVictim(error: unknown): boolean {
+  return errorChain(error).some(({ code }) => typeof code === "string" && LOCK_CONFLICT_CODES.has(code));
+}
+
 /** Is the database unavailable for now, so that the answer is 503 and a later retry may work? */
 export function isDbUnavailable(error: unknown): boolean {
   return errorChain(error).some(
@@ -204,6 +210,11 @@ export function isDbUnavailable(error: unknown): boolean {
  * been rolled back by the server, so running it again once, on a fresh pool, is safe: the
  * callbacks in lib/ only touch the database (events are dispatched after commit). A failure
  * during COMMIT itself is ambiguous (it may have committed), so it is not retried.
+ *
+ * A transaction PostgreSQL chose as a deadlock's (or a serialization failure's) victim was
+ * rolled back whole, before COMMIT, so it runs again too, up to twice: two edits of an invoice
+ * racing an open on it can deadlock (tests/integration/edit-open-race.pg.test.ts,
+ * docs/decisions/0017), and the loser answered 500.
  */
 function retryingTransactions(pool: () => Db, onConnectionLost: (failed: Db) => void): Db["transaction"] {
   return async (run, config) => {
@@ -217,6 +228,10 @@ function retryingTransactions(pool: () => Db, onConnectionLost: (failed: Db) => 
           return result;
         }, config);
       } catch (error) {
+        if (isLockConflictVictim(error) && !ranToCommit && attempt < 3) {
+          log.warn("transaction retried after PostgreSQL aborted it to break a lock conflict", { error: String(error) });
+          continue;
+        }
         if (!isConnectionError(error)) throw error;
         onConnectionLost(db);
         if (attempt >= 2 || ranToCommit) throw error;

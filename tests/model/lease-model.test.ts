@@ -569,6 +569,33 @@ class ChangeOwner extends Step {
   }
 }
 
+/**
+ * Another writer than the app changes the invoice (an import, an administrator's SQL): its
+ * version moves, and no lease is withdrawn. Only apply's fencing check then stands between a
+ * proposal made for the old invoice and the new one.
+ */
+class WriteBehindTheApp extends Step {
+  constructor(readonly inv: number) {
+    super();
+  }
+  check() {
+    return true;
+  }
+  name() {
+    return `writeBehindTheApp(invoice ${this.inv})`;
+  }
+  predict(): Prediction {
+    return { answer: "done", effect: (next) => void (next.invoices[this.inv]!.version += 1) };
+  }
+  async act(m: Model, r: Real) {
+    await r.db.db
+      .update(invoice)
+      .set({ version: sql`${invoice.version} + 1` })
+      .where(eq(invoice.id, m.invoices[this.inv]!.id));
+    return { answer: "done" };
+  }
+}
+
 class Sweep extends Step {
   check() {
     return true;
@@ -711,6 +738,7 @@ const commandArbs = [
     w(1, fc.tuple(any, any).map(([s, l]) => new Read(s, l))),
     w(1, fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Edit(s, i))),
     w(1, fc.tuple(idx(INVOICES), idx(ACTORS)).map(([i, a]) => new ChangeOwner(i, a))),
+    w(1, idx(INVOICES).map((i) => new WriteBehindTheApp(i))),
     w(1, fc.constant(new Sweep())),
     w(2, fc.integer({ min: 0, max: 150 }).map((ms) => new Wait(ms))),
     w(
