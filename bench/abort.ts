@@ -12,7 +12,7 @@
 //   - from the moment the cancel is sent (an upper bound, the request's own work included);
 //   - from the cancel's answer (negative when the drop came first).
 //
-//   npx tsx --conditions=react-server bench/abort.ts [--runs N]     (DATABASE_URL: the server)
+//   npm run -s tsx:server -- bench/abort.ts [--runs N]     (DATABASE_URL: the server)
 //
 // `measureCloseToDrop` is exported for `npm run bench` (the lifecycle bench) to call.
 import fs from "node:fs";

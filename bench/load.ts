@@ -23,6 +23,7 @@ import path from "node:path";
 import postgres from "postgres";
 import { ROOT, startAppServer, type AppServer } from "@/tests/support/app-server";
 import { checkDatabase, type InvariantReport } from "./load-invariants";
+import { TSX_SERVER_FLAGS } from "../tools/tsx-server";
 
 // ---------------------------------------------------------------------------------------
 // Options
@@ -681,7 +682,7 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
 async function runTool(args: string[], env: Record<string, string>) {
   const tsx = path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [tsx, "--conditions=react-server", ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: "inherit" });
+    const child = spawn(process.execPath, [tsx, ...TSX_SERVER_FLAGS, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: "inherit" });
     child.once("error", reject);
     child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${args.join(" ")} exited with ${code}`))));
   });
