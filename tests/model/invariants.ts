@@ -1,6 +1,6 @@
 // The lease guarantee as checks on the database, run after every command of a schedule.
 // They read only rows of the schedule's own invoices, so schedules can share a database.
-import { asc, inArray } from "drizzle-orm";
+import { asc, inArray, sql } from "drizzle-orm";
 import { expect } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent, type LeaseStatus } from "@/db/schema";
 import type { TestDb } from "../support/db";
@@ -27,6 +27,9 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
       sessionId: inferenceLease.sessionId,
       fence: inferenceLease.invoiceVersion,
       deadlineAt: inferenceLease.deadlineAt,
+      // Microseconds since the epoch: a JavaScript Date keeps milliseconds only, and an event a
+      // fraction of a millisecond before the deadline would compare as equal to it.
+      deadlineUs: sql<number>`(extract(epoch from ${inferenceLease.deadlineAt}) * 1000000)::float8`.mapWith(Number),
     })
     .from(inferenceLease)
     .where(inArray(inferenceLease.invoiceId, invoiceIds));
@@ -45,7 +48,13 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
 
   const events = leases.length
     ? await db.db
-        .select({ leaseId: leaseEvent.leaseId, kind: leaseEvent.kind, detail: leaseEvent.detail, at: leaseEvent.at })
+        .select({
+          leaseId: leaseEvent.leaseId,
+          kind: leaseEvent.kind,
+          detail: leaseEvent.detail,
+          at: leaseEvent.at,
+          atUs: sql<number>`(extract(epoch from ${leaseEvent.at}) * 1000000)::float8`.mapWith(Number),
+        })
         .from(leaseEvent)
         .where(inArray(leaseEvent.leaseId, leases.map((l) => l.id)))
         .orderBy(asc(leaseEvent.id))
@@ -83,7 +92,7 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
     // event's `at` is the time of the transaction that wrote it).
     for (const e of mine) {
       if (e.kind === "proposed" || e.kind === "applied") {
-        expect(e.at.getTime(), `${where}: ${e.kind} before the deadline`).toBeLessThan(l.deadlineAt.getTime());
+        expect(e.atUs, `${where}: ${e.kind} before the deadline (µs)`).toBeLessThan(l.deadlineUs);
       }
     }
     // Applied only over the invoice version it was opened against (the fencing token).
