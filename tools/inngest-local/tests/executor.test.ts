@@ -94,6 +94,12 @@ describe("inngest-local executor", () => {
       inngest.createFunction({ id: "race", triggers: [{ event: "exec/race" }] }, async ({ step }) =>
         Promise.race([step.waitForEvent("wait", { event: "exec/never", timeout: "3s" }).then(() => "wait"), step.sleep("nap", "1s").then(() => "sleep")]),
       ),
+      // The SDK's race mode (group.parallel): the first member to end settles the race.
+      inngest.createFunction({ id: "race-mode", triggers: [{ event: "exec/race-mode" }] }, async ({ step, group }) =>
+        group.parallel({ mode: "race" }, () =>
+          Promise.race([step.waitForEvent("wait", { event: "exec/never", timeout: "20s" }).then(() => "wait"), step.sleep("nap", "1s").then(() => "sleep")]),
+        ),
+      ),
       inngest.createFunction({ id: "all", triggers: [{ event: "exec/all" }] }, async ({ event, step }) => {
         const [got] = await Promise.all([
           step.waitForEvent("wait", { event: "exec/release", timeout: "20s", if: `async.data.k == "${String(event.data.k)}"` }),
@@ -182,6 +188,21 @@ describe("inngest-local executor", () => {
       const [wait, nap] = ["wait", "nap"].map((n) => run.steps.find((s) => s.name === n)!);
       expect(Date.parse(nap!.endedAt!)).toBeLessThan(Date.parse(wait!.endedAt!));
       expect(Date.parse(nap!.startedAt)).toBeLessThan(Date.parse(wait!.endedAt!));
+    });
+
+    // A known gap, found at the end of session 14: under the SDK's race mode the stand-in
+    // still resumes the run only when the wait times out (the run does not end within 10 s).
+    // Whether the SDK needs the run's stack (ctx.stack) ordered by completion, or another
+    // resume, is not yet worked out. `it.fails` keeps the gap visible: it turns red once fixed.
+    it.fails("group.parallel race mode: a 1 s sleep settles the race with a 20 s wait at once, not when the wait times out", async () => {
+      const k = key();
+      await send("exec/race-mode", { k });
+      // Half the wait's timeout: a run that waited for the wait could not end in time.
+      const run = await finalRun("race-mode", k, 10_000);
+      expect(run).toMatchObject({ status: "completed", output: "sleep" });
+      const nap = run.steps.find((s) => s.name === "nap")!;
+      expect(nap.status).toBe("completed");
+      expect(Date.parse(run.endedAt!) - Date.parse(run.startedAt)).toBeLessThan(20_000);
     });
 
     it("Promise.all of a wait and a sleep: the event sent during the sleep is the one the wait gets", async () => {
