@@ -143,23 +143,18 @@ export function publicRoute(handler: (req: Request, res: Response) => Promise<Re
   };
 }
 
-export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
+/**
+ * What every actor route shares: the cross-site refusal first; a read that lost its
+ * connection is run once more (the pool reconnects); a write is not, since it may have
+ * committed: its transactions retry themselves (db/client.ts); anything else is 503 or 500.
+ */
+function guardedRoute(body: (req: Request, context: RouteContext) => Promise<Response>) {
   const route = async (req: Request, context: RouteContext, retried = false): Promise<Response> => {
     try {
       const refused = refuseCrossSite(req);
       if (refused) return refused;
-      const res = new Response();
-      const session = await requestSession(req, res);
-      const db = await getDb();
-      const actor = await resolveActor(db, session);
-      if (!actor) {
-        discardSession(req, session);
-        return problem("not_signed_in", res.headers);
-      }
-      return await handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session });
+      return await body(req, context);
     } catch (error) {
-      // A read that lost its connection is run once more (the pool reconnects); a write is
-      // not, since it may have committed: its transactions retry themselves (db/client.ts).
       if (!retried && (req.method === "GET" || req.method === "HEAD") && isConnectionError(error)) {
         log.warn("read retried after a lost database connection", { path: new URL(req.url).pathname, error: String(error) });
         return route(req, context, true);
@@ -168,6 +163,20 @@ export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
     }
   };
   return (req: Request, context: RouteContext) => route(req, context);
+}
+
+export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
+  return guardedRoute(async (req, context) => {
+    const res = new Response();
+    const session = await requestSession(req, res);
+    const db = await getDb();
+    const actor = await resolveActor(db, session);
+    if (!actor) {
+      discardSession(req, session);
+      return problem("not_signed_in", res.headers);
+    }
+    return handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session });
+  });
 }
 
 /** The actor and session a cookie names, not yet checked against the session row. */
@@ -190,30 +199,19 @@ export type Claimed = Omit<Authed, "actor"> & {
  * refusal goes through `unlessSignedOut`, so a dead session is 401 as under authedRoute.
  */
 export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Response>) {
-  const route = async (req: Request, context: RouteContext, retried = false): Promise<Response> => {
-    try {
-      const refused = refuseCrossSite(req);
-      if (refused) return refused;
-      const res = new Response();
-      const session = await requestSession(req, res);
-      const db = await getDb();
-      const notSignedIn = () => {
-        discardSession(req, session);
-        return problem("not_signed_in", res.headers);
-      };
-      if (!isUuid(session.sid) || !isUuid(session.uid)) return notSignedIn();
-      const actor = { id: session.uid, sessionId: session.sid };
-      const unlessSignedOut = async (answer: Response) => ((await resolveActor(db, session)) ? answer : notSignedIn());
-      return await handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session, notSignedIn, unlessSignedOut });
-    } catch (error) {
-      if (!retried && (req.method === "GET" || req.method === "HEAD") && isConnectionError(error)) {
-        log.warn("read retried after a lost database connection", { path: new URL(req.url).pathname, error: String(error) });
-        return route(req, context, true);
-      }
-      return internalError(req, error);
-    }
-  };
-  return (req: Request, context: RouteContext) => route(req, context);
+  return guardedRoute(async (req, context) => {
+    const res = new Response();
+    const session = await requestSession(req, res);
+    const db = await getDb();
+    const notSignedIn = () => {
+      discardSession(req, session);
+      return problem("not_signed_in", res.headers);
+    };
+    if (!isUuid(session.sid) || !isUuid(session.uid)) return notSignedIn();
+    const actor = { id: session.uid, sessionId: session.sid };
+    const unlessSignedOut = async (answer: Response) => ((await resolveActor(db, session)) ? answer : notSignedIn());
+    return handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session, notSignedIn, unlessSignedOut });
+  });
 }
 
 /** Seconds a client should wait before trying again after a 503 service_unavailable. */

@@ -17,8 +17,8 @@ async function loadEvents(tx: Tx | Db, leaseId: string): Promise<LeaseEventView[
     .orderBy(asc(leaseEvent.id));
 }
 
-
-async function view(tx: Tx, lease: InferenceLease & { now: Date }): Promise<LeaseView> {
+/** The lease as its readers see it, with the timeline read alongside. */
+function toView(lease: InferenceLease & { now: Date }, events: LeaseEventView[]): LeaseView {
   return {
     id: lease.id,
     actorId: lease.actorId,
@@ -30,12 +30,13 @@ async function view(tx: Tx, lease: InferenceLease & { now: Date }): Promise<Leas
     proposal: lease.proposal,
     closedReason: lease.closedReason,
     now: lease.now,
-    events: await loadEvents(tx, lease.id),
+    events,
   };
 }
 
-
-/** In flight and past its deadline by the database clock: a read must record `expired` first. */
+async function view(tx: Tx, lease: InferenceLease & { now: Date }): Promise<LeaseView> {
+  return toView(lease, await loadEvents(tx, lease.id));
+}
 
 /**
  * The lease's timeline as one JSON array, read in the same statement as the lease. Table names
@@ -52,19 +53,7 @@ type LeaseWithTimeline = InferenceLease & { now: Date; overdueInFlight: boolean;
 
 function viewOf(row: LeaseWithTimeline): LeaseView {
   const { overdueInFlight: _due, events, ...lease } = row;
-  return {
-    id: lease.id,
-    actorId: lease.actorId,
-    invoiceId: lease.invoiceId,
-    purpose: lease.purpose,
-    status: lease.status,
-    deadlineAt: lease.deadlineAt,
-    createdAt: lease.createdAt,
-    proposal: lease.proposal,
-    closedReason: lease.closedReason,
-    now: lease.now,
-    events: events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail })),
-  };
+  return toView(lease, events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail })));
 }
 
 /**

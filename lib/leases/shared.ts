@@ -66,4 +66,5 @@ export function toDate(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
 }
 
-export const overdueInFlight = sql<boolean>`(${inferenceLease.status} in ('open','proposed') and ${inferenceLease.deadlineAt} <= now())`;
+/** In flight and past its deadline by the database clock: a read must record `expired` first. */
+export const overdueInFlight = sql<boolean>`(${inFlight} and ${isOverdue})`;
