@@ -8,18 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, NonRetriableError } from "inngest";
 import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { startSdkApp, type SdkApp } from "./sdk-app";
+import { sleep, startSdkApp, waitFor, type SdkApp } from "./sdk-app";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 8000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** A raw request, so tests can set Host and Origin as a browser elsewhere would. */
 function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {

@@ -10,18 +10,8 @@ import { Inngest, referenceFunction } from "inngest";
 import { createDefer } from "inngest/experimental";
 import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { startSdkApp, type SdkApp } from "./sdk-app";
+import { sleep, startSdkApp, waitFor, type SdkApp } from "./sdk-app";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 8000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** One request the app answered: which step it was asked for, and the ops it answered with. */
 type Served = { fnId: string; stepId: string; status: number; ops: { op: string; displayName?: string }[] };

@@ -38,3 +38,15 @@ export async function startSdkApp(path = "/api/inngest"): Promise<SdkApp> {
       }),
   };
 }
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Polls `fn` every 25 ms until it gives a truthy value, or fails naming `what`. */
+export async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 8000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
