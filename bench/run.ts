@@ -4,10 +4,13 @@
 //              and the local Inngest stand-in, with latencies and database work per lifecycle
 //              (bench/lifecycle.ts)
 //   page       the invoice page's first-load JavaScript and LCP in Chromium (bench/page.ts)
+//   timeline   where one lifecycle's wall time goes: the client's marks against the app's
+//              OpenTelemetry spans, one lifecycle at a time (bench/timeline.ts)
 const BENCHES = {
   sweep: () => import("./sweep"),
   lifecycle: () => import("./lifecycle"),
   page: () => import("./page"),
+  timeline: () => import("./timeline"),
 } as const;
 
 const chosen = (process.argv[2] && !process.argv[2].startsWith("-") ? process.argv[2] : "sweep") as keyof typeof BENCHES;

@@ -1,7 +1,7 @@
 import "server-only";
-// Check 2 of the lease contract, as an Inngest function: load-lease → generate → propose.
-// Each step is a short database transaction or the model call, never both at once, and the
-// write is the lease core's conditional update (`proposeLease`). What the model sees is the
+// Check 2 of the lease contract, as an Inngest function: generate (one read, then the model
+// call) → propose (the lease core's conditional update, `proposeLease`). No transaction is
+// open across the model call. What the model sees is the
 // purpose, the invoice (read as the lease's actor) and the actor id: no cookie, no secret.
 // The lease's run nonce comes in the event and goes back to propose and fail as it came: it
 // proves the call is the run this lease dispatched (docs/decisions/0008-run-nonce.md).
@@ -117,27 +117,13 @@ export const generateLeaseProposal = inngest.createFunction(
   async ({ event, step }): Promise<GenerationOutcome> => {
     const { leaseId, runNonce } = event.data;
 
-    // A cheap gate before any model work: stop (recording `expired` if due) unless the
-    // lease is open and in time. Only what the run needs goes into its step state.
-    const loaded = await step.run("load-lease", async () => {
-      const input = await loadForGeneration(await getDb(), leaseId);
-      if (!input.ok) return stopped(leaseId, input, "load-lease");
-      return {
-        ok: true as const,
-        actorId: input.lease.actorId,
-        purpose: input.lease.purpose,
-        deadlineAt: input.lease.deadlineAt.toISOString(),
-        remainingMs: input.lease.remainingMs,
-      };
-    });
-    if (!loaded.ok) return { leaseId, outcome: "stopped", reason: loaded.reason, status: loaded.status };
-
-    const generated = await step.run("generate", async () => {
+    const generated = await step.run("generate", async (): Promise<Generated> => {
       const db = await getDb();
-      // Read again: a retry may come long after load-lease, and the remaining time must be
-      // the database's, measured now. The transaction ends before the model is called.
+      // One read, on the database clock, when the step runs (a retry may come long after the
+      // event): stop (recording `expired` if due) unless the lease is open and in time. The
+      // read's statement ends before the model is called; nothing is held across the call.
       const input = await loadForGeneration(db, leaseId);
-      if (!input.ok) return stopped(leaseId, input, "generate");
+      if (!input.ok) return ended(leaseId, stopped(leaseId, input, "generate"));
       const model = modelProvider();
       // Aborts the model call (and drops its HTTP request) as soon as the lease closes or
       // its deadline passes: docs/decisions/0025-a-close-aborts-the-model-call.md.
@@ -156,7 +142,7 @@ export const generateLeaseProposal = inngest.createFunction(
           // it became (recording `expired` if due) and end the run; a close is the user's or
           // the deadline's doing, not a failed generation.
           const after = await loadForGeneration(db, leaseId);
-          if (!after.ok) return stopped(leaseId, after, "generate");
+          if (!after.ok) return ended(leaseId, stopped(leaseId, after, "generate"));
         }
         if (error instanceof ModelOutputError) {
           throw new NonRetriableError(`${error.name}: ${error.message}`, { cause: error });
@@ -166,41 +152,43 @@ export const generateLeaseProposal = inngest.createFunction(
         closed.release();
       }
 
-      // If the lease closed while a model that ignores its signal ran (cancel, sign-out,
-      // deadline), the executor may already have dropped this run and would never call
-      // propose: record the late completion here. proposeLease cannot match a closed lease,
-      // so it writes only the event.
-      const now = await loadForGeneration(db, leaseId);
-      if (!now.ok) {
-        if (now.reason !== "invoice_not_found" && now.reason !== "lease_not_found") {
-          await proposeLease(db, {
-            leaseId,
-            actorId: proposal.actorId,
-            runNonce,
-            proposal: { summary: proposal.summary, model: proposal.model },
-          });
-        }
-        return stopped(leaseId, now, "generate");
-      }
-      return {
-        ok: true as const,
+      const completion = {
         // The actor the completion names, not the one we asked for: propose compares them.
         actorId: proposal.actorId,
         summary: proposal.summary,
         model: proposal.model,
       };
+      // The lease closed while a model that ignores its signal ran (cancel, sign-out, deadline,
+      // an edit): the executor may already have dropped this run and would never call the
+      // propose step, so propose here. Its conditional update cannot match a closed lease: it
+      // records the late completion (and `expired`, if due) and writes nothing else. No re-read
+      // is needed to know this: the signal is the lease's own events and the database's deadline
+      // (docs/decisions/0041-one-read-per-generation.md).
+      if (closed.signal.aborted) return ended(leaseId, await propose(leaseId, runNonce, completion));
+      return { ok: true as const, ...completion };
     });
-    if (!generated.ok) return { leaseId, outcome: "stopped", reason: generated.reason, status: generated.status };
+    if (!generated.ok) return generated.outcome;
 
-    const proposed = await step.run("propose", async () =>
-      proposeLease(await getDb(), {
-        leaseId,
-        actorId: generated.actorId,
-        runNonce,
-        proposal: { summary: generated.summary, model: generated.model },
-      }),
-    );
-    if (proposed.ok) return { leaseId, outcome: "proposed" };
-    return { leaseId, outcome: "stopped", reason: proposed.code, status: proposed.status ?? null };
+    return step.run("propose", async () => propose(leaseId, runNonce, generated));
   },
 );
+
+type Completion = { actorId: string; summary: string; model: string };
+type Generated = ({ ok: true } & Completion) | { ok: false; outcome: GenerationOutcome };
+
+function ended(leaseId: string, stop: Stopped | GenerationOutcome): Generated {
+  if ("outcome" in stop) return { ok: false, outcome: stop };
+  return { ok: false, outcome: { leaseId, outcome: "stopped", reason: stop.reason, status: stop.status } };
+}
+
+/** Check 2's write, the lease core's conditional update: the run's outcome. */
+async function propose(leaseId: string, runNonce: string, completion: Completion): Promise<GenerationOutcome> {
+  const proposed = await proposeLease(await getDb(), {
+    leaseId,
+    actorId: completion.actorId,
+    runNonce,
+    proposal: { summary: completion.summary, model: completion.model },
+  });
+  if (proposed.ok) return { leaseId, outcome: "proposed" };
+  return { leaseId, outcome: "stopped", reason: proposed.code, status: proposed.status ?? null };
+}

@@ -6,15 +6,10 @@ import { loadForGeneration, proposeLease } from "@/lib/leases";
 import type { ModelProvider } from "@/lib/model/types";
 
 export async function generateInProcess(db: Db, leaseId: string, runNonce: string, model: ModelProvider): Promise<string> {
-  // step load-lease
-  const loaded = await loadForGeneration(db, leaseId);
-  if (!loaded.ok) return loaded.reason;
-  // step generate: read again, call the model, read once more after it
+  // step generate: one read, then the model call
   const input = await loadForGeneration(db, leaseId);
   if (!input.ok) return input.reason;
   const proposal = await model.generate({ purpose: input.lease.purpose, actorId: input.lease.actorId, invoice: input.invoice, signal: AbortSignal.timeout(input.lease.remainingMs) });
-  const now = await loadForGeneration(db, leaseId);
-  if (!now.ok) return now.reason;
   // step propose
   const proposed = await proposeLease(db, { leaseId, actorId: proposal.actorId, runNonce, proposal: { summary: proposal.summary, model: proposal.model } });
   return proposed.ok ? "proposed" : proposed.code;

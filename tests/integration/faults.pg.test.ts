@@ -239,7 +239,9 @@ async function generatingRuns(): Promise<{ runId: string; leaseId: string }[]> {
   const runs = await inngest.runs();
   return runs
     .filter((r) => r.functionId === "claimcheck-generate-lease-proposal" && r.status === "running")
-    .filter((r) => r.steps.some((s) => s.name === "load-lease" && s.status === "completed") && !r.steps.some((s) => s.name === "propose"))
+    // Its generate step (the read, then the model call) runs in the app's first request and
+    // is recorded only when it ends: a running run without a propose step is generating.
+    .filter((r) => !r.steps.some((s) => s.name === "propose") && !r.steps.some((s) => s.name === "generate" && s.status === "completed"))
     .map((r) => ({ runId: r.id, leaseId: (r.event.data as { leaseId: string }).leaseId }));
 }
 

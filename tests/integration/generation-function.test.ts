@@ -93,7 +93,7 @@ describe("generate-lease-proposal on a real database", () => {
     expect((await rows.invoiceRow(t.db, inv.id)).summary).toBeNull();
   });
 
-  it("a lease closed before the run starts: stops at load-lease, never asks the model, writes nothing", async () => {
+  it("a lease closed before the run starts: stops at its one read, never asks the model, writes nothing", async () => {
     const { leaseId, data } = await openedLease();
     await cancelLease(t.db, data.actorId, leaseId, { async leaseOpened() {}, async leaseClosed() {} });
     const requestsBefore = model.requests.length;

@@ -86,7 +86,7 @@ describe("traces over OTLP from the running app", () => {
     expect((await http(app.url, "POST", `/api/leases/${leaseId}/apply`, { cookie })).status).toBe(200);
 
     const traceId = leaseId.replace(/-/g, "");
-    const expected = ["lease.open", "inngest.step load-lease", "inngest.step generate", "model.generate", "inngest.step propose", "lease.propose", "lease.apply"];
+    const expected = ["lease.open", "inngest.step generate", "model.generate", "inngest.step propose", "lease.propose", "lease.apply"];
     const spans = await waitFor("the lifecycle's spans at the collector", () => {
       const mine = collector.spans.filter((s) => s.attributes["claimcheck.lease_id"] === leaseId);
       return expected.every((name) => mine.some((s) => s.name === name)) ? mine : undefined;

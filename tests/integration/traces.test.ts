@@ -63,7 +63,6 @@ describe("one trace per lease lifecycle", () => {
       expect(names(spans)).toEqual(
         new Set([
           "lease.open",
-          "inngest.step load-lease",
           "inngest.step generate",
           "model.generate",
           "inngest.step propose",
