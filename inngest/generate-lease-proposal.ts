@@ -163,7 +163,7 @@ export const generateLeaseProposal = inngest.createFunction(
       // propose step, so propose here. Its conditional update cannot match a closed lease: it
       // records the late completion (and `expired`, if due) and writes nothing else. No re-read
       // is needed to know this: the signal is the lease's own events and the database's deadline
-      // (docs/decisions/0041-one-read-per-generation.md).
+      // (docs/decisions/0041-one-read-per-generation-and-frames-from-notify.md).
       if (closed.signal.aborted) return ended(leaseId, await propose(leaseId, runNonce, completion));
       return { ok: true as const, ...completion };
     });

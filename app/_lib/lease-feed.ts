@@ -1,39 +1,59 @@
 import "server-only";
-// One LISTEN per server process on channel `lease_event` (the trigger in
-// db/migrations/0001_lease_triggers.sql NOTIFYs on every lease_event insert), fanned out to
+// One LISTEN per server process on channel `lease_event` (the trigger of
+// db/migrations/0004_lease_event_frame.sql NOTIFYs on every lease_event insert), fanned out to
 // the open event streams (and the model calls running for a lease: inngest/lease-close-signal.ts)
-// by lease id. A subscriber only learns "this lease changed" and the event's kind; a stream
-// re-reads the lease through the domain, so what it sends is always what the database says.
+// by lease id. A subscriber learns the event's kind and, when the notice carries it, the event
+// and the lease's state as its transaction left it (lib/leases/notice.ts), from which a stream
+// builds its next frame; without it, the stream reads the lease through the domain. Session
+// revocations come on the same channel (db/migrations/0004_lease_event_frame.sql), so a
+// signed-out session's streams end at once.
 import { getDbHandle } from "@/db/client";
+import { parseLeaseNotice, type LeaseNotice } from "@/lib/leases";
 import { log } from "@/lib/log";
 
-/** Called with the kind of the event just recorded (undefined on a re-listen: anything may have changed). */
-type Listener = (kind: string | undefined) => void;
+/**
+ * Called with the kind of the event just recorded and its notice (null when the payload did
+ * not carry one); the kind is undefined on a re-listen: anything may have changed.
+ */
+type Listener = (kind: string | undefined, notice: LeaseNotice | null) => void;
 
 type Feed = {
   subscribers: Map<string, Set<Listener>>;
+  sessions: Map<string, Set<() => void>>;
   ready: Promise<void> | null;
 };
 
 const cache = globalThis as unknown as { __claimcheckLeaseFeed?: Feed };
-const feed: Feed = (cache.__claimcheckLeaseFeed ??= { subscribers: new Map(), ready: null });
+const feed: Feed = (cache.__claimcheckLeaseFeed ??= { subscribers: new Map(), sessions: new Map(), ready: null });
+feed.sessions ??= new Map(); // a feed cached by a build before sessions were watched
+
+function notify<A extends unknown[]>(listeners: Iterable<(...args: A) => void> | undefined, args: A, about: Record<string, unknown>) {
+  for (const listener of listeners ?? []) {
+    try {
+      listener(...args);
+    } catch (error) {
+      log.warn("lease feed listener failed", { ...about, error: String(error) });
+    }
+  }
+}
 
 function dispatch(payload: string) {
-  let leaseId: unknown;
-  let kind: unknown;
+  let message: { lease_id?: unknown; kind?: unknown; session_revoked?: unknown };
   try {
-    ({ lease_id: leaseId, kind } = JSON.parse(payload) as { lease_id?: unknown; kind?: unknown });
+    message = JSON.parse(payload) as typeof message;
   } catch {
     return;
   }
-  if (typeof leaseId !== "string") return;
-  for (const listener of feed.subscribers.get(leaseId) ?? []) {
-    try {
-      listener(typeof kind === "string" ? kind : undefined);
-    } catch (error) {
-      log.warn("lease feed listener failed", { lease_id: leaseId, error: String(error) });
-    }
+  if (typeof message.session_revoked === "string") {
+    const sessionId = message.session_revoked;
+    notify(feed.sessions.get(sessionId), [], { session_id: sessionId });
+    return;
   }
+  const leaseId = message.lease_id;
+  if (typeof leaseId !== "string") return;
+  const kind = typeof message.kind === "string" ? message.kind : undefined;
+  const notice = kind === undefined ? null : parseLeaseNotice(message);
+  notify(feed.subscribers.get(leaseId), [kind, notice], { lease_id: leaseId });
 }
 
 /**
@@ -75,6 +95,24 @@ export async function subscribeLease(leaseId: string, onChange: Listener): Promi
 
 // ---------------------------------------------------------------------------------------
 // Open event streams per session
+
+/**
+ * Calls `onRevoked` when the session `sessionId` is signed out. Resolves once the process is
+ * listening; rejects if LISTEN cannot start.
+ */
+export async function watchSessionRevoked(sessionId: string, onRevoked: () => void): Promise<() => void> {
+  await ensureListening();
+  const key = sessionId.toLowerCase();
+  let set = feed.sessions.get(key);
+  if (!set) feed.sessions.set(key, (set = new Set()));
+  set.add(onRevoked);
+  return () => {
+    const current = feed.sessions.get(key);
+    if (!current) return;
+    current.delete(onRevoked);
+    if (current.size === 0) feed.sessions.delete(key);
+  };
+}
 
 /** Event streams one session may hold open at once; the next one is 429 too_many_streams. */
 export const MAX_STREAMS_PER_SESSION = 20;

@@ -8,4 +8,5 @@ export * from "./read";
 export * from "./generate";
 export * from "./apply";
 export * from "./close";
+export * from "./notice";
 export { isPurpose } from "./shared";

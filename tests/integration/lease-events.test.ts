@@ -1,12 +1,21 @@
 // GET /api/leases/:id/events, through the real route handler on both databases: the cap on
-// streams per session, and the stream's end (terminal state, client gone).
+// streams per session, the stream's end (terminal state, client gone), frames built from the
+// change's notice (no read) that say what a read says, and a sign-out ending the session's streams.
 import { eq, sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { inferenceLease } from "@/db/schema";
+import * as leases from "@/lib/leases";
 import * as eventsRoute from "@/app/api/leases/[id]/events/route";
 import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/lease-feed";
 import { api, signInCookie } from "../support/api";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+
+// The stream's reads, counted: a frame built from a notice must not read.
+vi.mock("@/lib/leases", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@/lib/leases")>();
+  return { ...actual, readLeaseForSession: vi.fn(actual.readLeaseForSession) };
+});
+const streamReads = () => vi.mocked(leases.readLeaseForSession).mock.calls.length;
 
 let t: TestDb;
 beforeAll(async () => {
@@ -138,5 +147,103 @@ describe("a stream ends once its lease is terminal", () => {
       expect(s.res.status).toBe(200);
       expect((await leaseEvents(s)).ended).toBe(true);
     }
+  });
+});
+
+/** The `lease` frames a stream sends from now until `until` saw enough (or it ended). */
+async function frames(s: Stream, until: (bodies: Record<string, unknown>[]) => boolean): Promise<{ bodies: Record<string, unknown>[]; ended: boolean }> {
+  const decoder = new TextDecoder();
+  let text = "";
+  const bodies = () => [...text.matchAll(/^event: lease\ndata: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
+  for (;;) {
+    const { done, value } = await s.reader!.read();
+    if (done) return { bodies: bodies(), ended: true };
+    text += decoder.decode(value, { stream: true });
+    if (until(bodies())) return { bodies: bodies(), ended: false };
+  }
+}
+
+/** What GET /api/leases/:id says now, without its clock. */
+async function readNow(cookie: string, leaseId: string) {
+  const res = await api("GET", `/api/leases/${leaseId}`, { cookie });
+  expect(res.status).toBe(200);
+  const { server_now: _now, ...body } = res.body as Record<string, unknown>;
+  return body;
+}
+const withoutClock = ({ server_now: _now, ...body }: Record<string, unknown>) => body;
+
+describe("frames from notices: what a read would say, without the read", () => {
+  it("proposed, a refusal that leaves the lease as it was, and applied: each frame equals GET /api/leases/:id, and none was read", async () => {
+    const { cookie, leaseId } = await world();
+    const s = await stream(cookie, leaseId);
+    await frames(s, (b) => b.length === 1);
+    // GET /api/leases/:id reads through the same function: the stream's own reads are counted
+    // from each frame's arrival to the next change's frame, before the test reads for itself.
+    let reads = streamReads();
+
+    // Propose as the run would, with the lease's own nonce.
+    const [row] = await t.db.select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce }).from(inferenceLease).where(eq(inferenceLease.id, leaseId));
+    const proposed = await leases.proposeLease(t.db, { leaseId, actorId: row!.actorId, runNonce: row!.runNonce!, proposal: { summary: "Northwind: 3 lines, due in 30 days.", model: "test-model" } });
+    expect(proposed).toEqual({ ok: true });
+    const afterPropose = await frames(s, (b) => b.length === 1);
+    expect(streamReads()).toBe(reads);
+    expect(afterPropose.bodies[0]!.status).toBe("proposed");
+    expect(withoutClock(afterPropose.bodies[0]!)).toEqual(await readNow(cookie, leaseId));
+
+    // A forged completion: refused (run_mismatch), recorded as an event, the lease unchanged.
+    const forged = await leases.proposeLease(t.db, { leaseId, actorId: row!.actorId, runNonce: "0".repeat(64), proposal: { summary: "FORGED", model: "x" } });
+    expect(forged).toMatchObject({ ok: false, code: "run_mismatch" });
+    reads = streamReads();
+    const afterRefusal = await frames(s, (b) => b.length === 1);
+    expect(streamReads()).toBe(reads);
+    expect(afterRefusal.bodies[0]!.status).toBe("proposed");
+    expect((afterRefusal.bodies[0]!.proposal as { summary: string }).summary).toBe("Northwind: 3 lines, due in 30 days.");
+    expect(afterRefusal.bodies[0]!.events).toContainEqual(expect.objectContaining({ kind: "run_mismatch" }));
+    expect(withoutClock(afterRefusal.bodies[0]!)).toEqual(await readNow(cookie, leaseId));
+
+    reads = streamReads();
+    expect((await api("POST", `/api/leases/${leaseId}/apply`, { cookie })).status).toBe(200);
+    const afterApply = await frames(s, () => false);
+    expect(streamReads()).toBe(reads);
+    expect(afterApply.ended).toBe(true);
+    expect(afterApply.bodies.at(-1)!.status).toBe("applied");
+    expect(withoutClock(afterApply.bodies.at(-1)!)).toEqual(await readNow(cookie, leaseId));
+  });
+
+  it("a proposal too long for NOTIFY's payload is read instead, and the frame still says what a read says", async () => {
+    const { cookie, leaseId } = await world();
+    const s = await stream(cookie, leaseId);
+    await frames(s, (b) => b.length === 1);
+    const before = streamReads();
+    const [row] = await t.db.select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce }).from(inferenceLease).where(eq(inferenceLease.id, leaseId));
+    const summary = "A long summary. ".repeat(600); // 9,600 bytes: over the 8,000 a NOTIFY carries
+    expect(await leases.proposeLease(t.db, { leaseId, actorId: row!.actorId, runNonce: row!.runNonce!, proposal: { summary, model: "test-model" } })).toEqual({ ok: true });
+    const got = await frames(s, (b) => b.length === 1);
+    expect(streamReads()).toBe(before + 1);
+    expect((got.bodies[0]!.proposal as { summary: string }).summary).toBe(summary);
+    expect(withoutClock(got.bodies[0]!)).toEqual(await readNow(cookie, leaseId));
+  });
+});
+
+describe("a sign-out ends the session's streams", () => {
+  it("at once and with no further frame; the same actor's other session keeps its stream and hears the next change", async () => {
+    const { alice, cookie, leaseId } = await world();
+    const other = await signInCookie(alice.email);
+    const mine = await stream(cookie, leaseId);
+    const theirs = await stream(other, leaseId);
+    await frames(mine, (b) => b.length === 1);
+    await frames(theirs, (b) => b.length === 1);
+
+    // The other session signs out: the lease was opened by `cookie`'s session, so it stays open.
+    const out = await api("DELETE", "/api/session", { cookie: other });
+    expect(out.status).toBe(200);
+    expect(out.body).toMatchObject({ status: "signed_out", revoked: [] });
+    expect(await frames(theirs, () => false)).toEqual({ bodies: [], ended: true });
+
+    // A change after it reaches the session still signed in, and no one else.
+    expect((await api("POST", `/api/leases/${leaseId}/cancel`, { cookie })).status).toBe(200);
+    const rest = await frames(mine, () => false);
+    expect(rest.ended).toBe(true);
+    expect(rest.bodies.map((b) => b.status)).toEqual(["rejected"]);
   });
 });

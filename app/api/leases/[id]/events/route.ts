@@ -1,8 +1,12 @@
 // GET /api/leases/:id/events — the lease as server-sent events. Actor-checked like
 // GET /api/leases/:id (a foreign, missing or malformed id is the same 404). Each change
-// recorded for the lease (LISTEN lease_event, see app/_lib/lease-feed.ts) is re-read through
-// the domain and sent as `event: lease` with the JSON of GET /api/leases/:id. The stream
-// also re-reads at the deadline, so an expiry reaches the page without anyone asking.
+// recorded for the lease (LISTEN lease_event, see app/_lib/lease-feed.ts) is sent as
+// `event: lease` with the JSON of GET /api/leases/:id: built from the last frame and the
+// change's notice (lib/leases/notice.ts) while the session was checked less than
+// SESSION_RECHECK_MS ago, else read through the domain, which checks the session again in
+// the same statement. A sign-out ends the session's streams at once. The stream also reads at
+// the deadline, so an expiry reaches the page without anyone asking
+// (docs/decisions/0041-one-read-per-generation-and-frames-from-notify.md).
 //
 // Streams are bounded: at most MAX_STREAMS_PER_SESSION open per session (429 beyond); a
 // stream ends once it has sent a terminal state (applied, rejected, expired), when its client
@@ -11,10 +15,10 @@
 // reconnects by itself).
 import { json, param, problem, sessionCheckedRoute } from "@/app/_lib/http";
 import { isUuid } from "@/lib/ids";
-import { readLeaseForSession, type LeaseView } from "@/lib/leases";
+import { applyLeaseNotice, readLeaseForSession, type LeaseNotice, type LeaseView } from "@/lib/leases";
 import { log } from "@/lib/log";
 import { leaseJson } from "@/app/_lib/serialize";
-import { subscribeLease, takeStreamSlot } from "@/app/_lib/lease-feed";
+import { subscribeLease, takeStreamSlot, watchSessionRevoked } from "@/app/_lib/lease-feed";
 
 export const dynamic = "force-dynamic";
 
@@ -28,6 +32,13 @@ const STREAMS_RETRY_AFTER_S = 10;
 const TERMINAL = new Set(["applied", "rejected", "expired"]);
 /** A little after the deadline, so the database clock has certainly passed it. */
 const DEADLINE_SLACK_MS = 250;
+/**
+ * A frame is built from a notice only within this long of the last check of the session (a
+ * read); after it, the next change is read, which checks the session again. A sign-out ends
+ * the stream at once whatever the time; this bounds how long a session that ran out by time
+ * (expires_at) can still be sent changes.
+ */
+const SESSION_RECHECK_MS = 10_000;
 
 export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSignedIn, unlessSignedOut }) => {
   const leaseId = param(params, "id");
@@ -36,19 +47,32 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSigne
   // recorded after it is notified. A notification that comes before the stream has started
   // is remembered and read once the first state is sent.
   let notified = false;
-  let onChange: () => void = () => {
+  let onChange: (notice: LeaseNotice | null) => void = () => {
     notified = true;
   };
+  let onRevoked: () => void = () => {
+    revokedEarly = true;
+  };
+  let revokedEarly = false;
   let unsubscribe: (() => void) | null;
   try {
-    unsubscribe = await subscribeLease(leaseId.toLowerCase(), () => onChange());
+    const unsubscribeLease = await subscribeLease(leaseId.toLowerCase(), (_kind, notice) => onChange(notice));
+    const unwatchSession = await watchSessionRevoked(actor.sessionId, () => onRevoked()).catch((error: unknown) => {
+      unsubscribeLease();
+      throw error;
+    });
+    unsubscribe = () => {
+      unsubscribeLease();
+      unwatchSession();
+    };
   } catch (error) {
     log.warn("lease stream unavailable", { lease_id: leaseId, error: String(error) });
     // The page falls back to polling GET /api/leases/:id.
     return json({ detail: "events_unavailable" }, 503);
   }
-  // The session is checked in the read's own statement, as each push's read does.
+  // The session is checked in the read's own statement, as each later read does.
   const claim = { actorId: actor.id, sessionId: actor.sessionId };
+  let checkedAt = performance.now();
   const first = await readLeaseForSession(db, claim, leaseId).catch((error: unknown) => {
     unsubscribe?.();
     throw error;
@@ -70,6 +94,7 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSigne
   let lifetimeTimer: ReturnType<typeof setTimeout> | undefined;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let lastSent = "";
+  let lastView: LeaseView = first;
   let reading: Promise<void> | null = null;
   let again = false;
 
@@ -99,6 +124,7 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSigne
   };
 
   const send = (lease: LeaseView) => {
+    lastView = lease;
     const body = leaseJson(lease);
     // server_now changes on every read; only a change of the lease itself is news.
     const { server_now: _now, ...identity } = body;
@@ -117,6 +143,16 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSigne
     }
   };
 
+  /** A change: sent from its notice when that settles it, else read. */
+  function changed(notice: LeaseNotice | null) {
+    if (closed) return;
+    if (notice && !reading && performance.now() - checkedAt < SESSION_RECHECK_MS) {
+      const next = applyLeaseNotice(lastView, notice);
+      if (next) return send(next);
+    }
+    refresh();
+  }
+
   // Coalesces bursts of notifications into one read at a time.
   function refresh() {
     if (closed) return;
@@ -127,9 +163,11 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSigne
     reading = (async () => {
       do {
         again = false;
-        // The session may have ended (signed out elsewhere) since the stream opened: checked
-        // in the same statement as the read.
+        // The session may have ended since the stream opened: checked in the same statement
+        // as the read.
+        const startedAt = performance.now();
         const lease = await readLeaseForSession(db, claim, leaseId);
+        if (lease && lease !== "signed_out") checkedAt = startedAt;
         if (!lease || lease === "signed_out") return close();
         send(lease);
       } while (again && !closed);
@@ -147,10 +185,12 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSigne
     start(c) {
       controller = c;
       write("retry: 2000\n\n");
+      if (revokedEarly) return close();
       send(first);
       if (closed) return; // it was already terminal
-      onChange = refresh;
-      // Something recorded after the first read, before this start.
+      onChange = changed;
+      onRevoked = close;
+      // Something recorded after the first read, before this start: read it.
       if (notified) refresh();
       heartbeat = setInterval(() => write(": heartbeat\n\n"), HEARTBEAT_MS);
       lifetimeTimer = setTimeout(close, MAX_STREAM_MS);
