@@ -78,7 +78,7 @@ function label(s: Span): string {
   const route = (a["next.route"] ?? a["http.route"]) as string | undefined;
   const url = (a["http.url"] ?? a["url.full"]) as string | undefined;
   if (s.name.startsWith("fetch") && url) return `fetch ${method ?? ""} ${new URL(url).pathname.replace(/[0-9A-Z]{26}|[0-9a-f-]{36}/g, ":id")}`;
-  if (route && method) return `${method} ${route}`;
+  if (route && method && !s.name.includes(" /")) return `${method} ${route}`;
   return s.name.replace(/[0-9a-f-]{36}/g, ":id");
 }
 
@@ -136,8 +136,9 @@ try {
   }
 
   // Per lifecycle: the spans that started inside it, and the time covered by none of the
-  // app's request spans (server spans: Next.js's handleRequest).
-  const isRequest = (s: Span) => s.name.includes(" /") && !s.name.startsWith("fetch") && s.parentSpanId === "" ;
+  // app's request spans.
+  // Next.js names the span of a whole request "<METHOD> <route>" (BaseServer.handleRequest).
+  const isRequest = (s: Span) => /^(GET|POST|PUT|PATCH|DELETE) \//.test(s.name);
   const rows = lifecycles.map((m) => {
     const inside = collector.spans.filter((s) => s.start >= m.click - 1 && s.start <= m.applied).sort((a, b) => a.start - b.start);
     const requests = inside.filter(isRequest);
