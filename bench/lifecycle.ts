@@ -34,7 +34,7 @@ import { createLocalProvider } from "@/lib/model/local";
 import { startAppServer, type AppServer } from "@/tests/support/app-server";
 import { distribution, http, openEventStream, signIn } from "@/tests/support/app-client";
 import { startCountProxy } from "./support/pg-count-proxy";
-import { startSlowModel } from "./support/slow-model";
+import { startFakeOpenAI } from "@/tests/support/fake-openai";
 import { generateInProcess } from "./support/generate-in-process";
 import { scaleBench } from "./support/scale";
 import { summarizeProfiles } from "./support/cpu-profile";
@@ -239,8 +239,9 @@ async function readsPerSecond(app: AppServer, workers: Worker[], cookies: Map<nu
 // Cancels during a slow generation, and when the model's request is dropped
 
 async function cancelDuringGeneration(databaseUrl: string, workers: Worker[]) {
-  const model = await startSlowModel();
-  model.setDelay(CANCEL_GENERATION_MS);
+  // The tests' OpenAI-compatible fake, answering after 4 s; it records when a client drops a request.
+  const model = await startFakeOpenAI();
+  model.respondWith({ kind: "slow", delayMs: CANCEL_GENERATION_MS });
   const app = await startAppServer({
     databaseUrl,
     name: "bench-cancel",
@@ -257,10 +258,10 @@ async function cancelDuringGeneration(databaseUrl: string, workers: Worker[]) {
       workers.map(async (w) => {
         const cookie = cookies.get(w.n)!;
         for (let i = 0; i < CANCELS_PER_WORKER; i++) {
-          const from = model.calls.length;
+          const from = model.requests.length;
           const open = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: w.invoiceId, purpose: PURPOSE } });
           if (open.status !== 201) throw new Error(`cancel phase: POST /api/leases ${open.status} ${JSON.stringify(open.body)}`);
-          const call = await model.callFor(w.actorId, from);
+          const call = await model.nextRequest((r) => r.actorId === w.actorId && model.requests.indexOf(r) >= from, 30_000);
           await new Promise((r) => setTimeout(r, 100)); // well inside the model's 4 s
           const t = performance.now();
           const res = await http(app.url, "POST", `/api/leases/${open.body.lease_id}/cancel`, { cookie });
@@ -268,14 +269,11 @@ async function cancelDuringGeneration(databaseUrl: string, workers: Worker[]) {
           if (res.status !== 200) throw new Error(`cancel: ${res.status} ${JSON.stringify(res.body)}`);
           answered.push(done - t);
           waits.push(
-            (async () => {
-              const end = performance.now() + CANCEL_GENERATION_MS + 1_000;
-              while (call.droppedAt === undefined && call.answeredAt === undefined && performance.now() < end) {
-                await new Promise((r) => setTimeout(r, 20));
-              }
-              if (call.droppedAt !== undefined) dropped.push(call.droppedAt - done);
-              else notDropped++;
-            })(),
+            // Dropped, or answered after its 4 s (then never dropped).
+            model.dropped(call, CANCEL_GENERATION_MS + 1_000).then(
+              (droppedAt) => void dropped.push(droppedAt - done),
+              () => void notDropped++,
+            ),
           );
         }
       }),
