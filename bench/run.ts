@@ -6,11 +6,13 @@
 //   page       the invoice page's first-load JavaScript and LCP in Chromium (bench/page.ts)
 //   timeline   where one lifecycle's wall time goes: the client's marks against the app's
 //              OpenTelemetry spans, one lifecycle at a time (bench/timeline.ts)
+//   reads      what one GET /api/leases/:id costs the app in CPU, and where it goes (bench/reads.ts)
 const BENCHES = {
   sweep: () => import("./sweep"),
   lifecycle: () => import("./lifecycle"),
   page: () => import("./page"),
   timeline: () => import("./timeline"),
+  reads: () => import("./reads"),
 } as const;
 
 const chosen = (process.argv[2] && !process.argv[2].startsWith("-") ? process.argv[2] : "sweep") as keyof typeof BENCHES;

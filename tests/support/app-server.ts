@@ -69,6 +69,8 @@ export type AppServer = {
   appLogs(): string[];
   /** The stand-in's log lines so far. */
   inngestLogs(): string[];
+  /** The app's process (`next start`), for the benchmarks' CPU accounting. */
+  pid: number | undefined;
   stop(): Promise<void>;
 };
 
@@ -125,6 +127,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     eventKey,
     appLogs: () => [...app.logs],
     inngestLogs: () => [...inngestLog],
+    pid: app.child.pid,
     stop,
   };
 }

@@ -1,0 +1,134 @@
+// `npm run bench reads [-- --requests 4000 --concurrency 8 --label x]`
+//
+// What one `GET /api/leases/:id` costs the app in CPU, and where that CPU goes: the built app
+// (`next start`), profiled (bench/support/cpu-prof-preload.mjs), answers `--requests` reads
+// of one lease at `--concurrency`. The app's own CPU during the reads comes from
+// /proc/<pid>/stat (user + system, the process and its children), so startup and warm-up stay
+// out of it; the profile's shares cover the whole process life, of which the reads are most.
+// The ceiling this puts on reads/s is 1,000 ms ÷ (CPU ms per read) on the one core the app's
+// event loop has, whatever the database does.
+//
+// Results: bench/results/reads-<date>-<label>.json.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import postgres from "postgres";
+import { eq } from "drizzle-orm";
+import { openDb } from "@/db/client";
+import { migrateDb } from "@/db/migrate";
+import { loadActorEmail, seedActors } from "@/db/seed";
+import { appUser, invoice } from "@/db/schema";
+import { startAppServer } from "@/tests/support/app-server";
+import { distribution, http, signIn } from "@/tests/support/app-client";
+import { summarizeProfiles } from "./support/cpu-profile";
+
+const args = process.argv.slice(3);
+function option(name: string, fallback: string): string {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+}
+const REQUESTS = Number(option("requests", "4000"));
+const CONCURRENCY = Number(option("concurrency", "8"));
+const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
+const PASSWORD = "claimcheck-bench-password";
+const PROFILE_DIR = path.join("test-results", "bench-reads-cpu-prof");
+const TICK_MS = 1000 / 100; // USER_HZ: /proc counts CPU time in hundredths of a second
+
+/** CPU ms (user + system) of a process and its descendants so far, from /proc. */
+function cpuMs(pid: number): number {
+  let ticks = 0;
+  const visit = (p: number) => {
+    const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+    for (const task of fs.readdirSync(`/proc/${p}/task`)) {
+      const children = fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").trim();
+      for (const child of children ? children.split(" ") : []) visit(Number(child));
+    }
+  };
+  visit(pid);
+  return ticks * TICK_MS;
+}
+
+async function reads(url: string, leaseId: string, cookie: string, n: number) {
+  const ms: number[] = [];
+  let failures = 0;
+  let left = n;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (left-- > 0) {
+        const t = performance.now();
+        const res = await http(url, "GET", `/api/leases/${leaseId}`, { cookie });
+        ms.push(performance.now() - t);
+        if (res.status !== 200) failures++;
+      }
+    }),
+  );
+  return { perSecond: Math.round((n / ((performance.now() - started) / 1000)) * 10) / 10, failures, latency: distribution(ms) };
+}
+
+const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const dbName = `cc_bench_rd_${Date.now().toString(36)}`;
+const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${dbName}` }).toString();
+const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+await admin.unsafe(`create database ${dbName}`);
+const handle = await openDb({ kind: "postgres", url: dbUrl });
+try {
+  await migrateDb(handle);
+  await seedActors(handle.db, 1, { password: PASSWORD, invoicesEach: 1 });
+  const email = loadActorEmail(1);
+  const [user] = await handle.db.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, email));
+  const [inv] = await handle.db.select({ id: invoice.id }).from(invoice).where(eq(invoice.ownerId, user!.id));
+  fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+  const app = await startAppServer({
+    databaseUrl: dbUrl,
+    name: "bench-reads",
+    model: { provider: "local", latencyMs: 0 },
+    env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) },
+  });
+  let measured: Awaited<ReturnType<typeof reads>>;
+  let cpu: number;
+  try {
+    const cookie = await signIn(app.url, email, PASSWORD);
+    const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: inv!.id, purpose: "summarize_invoice" } });
+    if (opened.status !== 201) throw new Error(`POST /api/leases: ${opened.status}`);
+    const leaseId = opened.body.lease_id as string;
+    await reads(app.url, leaseId, cookie, 300); // warm-up: the route compiled, the pools full
+    const before = cpuMs(app.pid!);
+    measured = await reads(app.url, leaseId, cookie, REQUESTS);
+    cpu = cpuMs(app.pid!) - before;
+  } finally {
+    await app.stop();
+  }
+  const profile = summarizeProfiles(PROFILE_DIR, 20);
+  const perRead = Math.round((cpu / REQUESTS) * 100) / 100;
+  const out = {
+    at: new Date().toISOString(),
+    label: LABEL,
+    machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
+    requests: REQUESTS,
+    concurrency: CONCURRENCY,
+    reads_per_s: measured.perSecond,
+    failures: measured.failures,
+    latency_ms: measured.latency,
+    app_cpu_ms: Math.round(cpu),
+    app_cpu_ms_per_read: perRead,
+    ceiling_reads_per_s_one_core: Math.round(1000 / perRead),
+    profile,
+  };
+  console.info(`${REQUESTS} reads at ${CONCURRENCY}: ${measured.perSecond}/s (p50 ${measured.latency.p50} ms, p95 ${measured.latency.p95} ms, ${measured.failures} failed)`);
+  console.info(`app CPU ${Math.round(cpu)} ms: ${perRead} ms per read, so at most ${out.ceiling_reads_per_s_one_core} reads/s on one core`);
+  console.info(`profile (whole process, ${profile.busy_ms} ms busy): by package`);
+  for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+  console.info("by function (self time)");
+  for (const r of profile.by_function) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+  const file = path.join("bench", "results", `reads-${out.at.slice(0, 10)}-${LABEL}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  console.info(`wrote ${file}`);
+} finally {
+  await handle.close();
+  await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+  await admin.end();
+}
