@@ -7,7 +7,8 @@
 // the client's marks with the app's spans (Next.js's request spans, its outgoing fetches, the
 // lease transitions and Inngest steps of lib/tracing.ts) and prints the median lifecycle's
 // timeline, then, over all lifecycles, the time inside the app's requests by route and the time
-// in none of them (the stand-in, the SDK's round trips, the client).
+// in none of them (the stand-in, the SDK's round trips, the client). Then `--cancels` cancels
+// (default 20), one at a time, each during a 4 s generation, and the median one's spans.
 // The CPU side of the same question is `npm run bench lifecycle -- --cpu-prof`.
 //
 // Results: bench/results/timeline-<date>-<label>.json.
@@ -32,6 +33,7 @@ function option(name: string, fallback: string): string {
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
 }
 const LIFECYCLES = Number(option("lifecycles", "40"));
+const CANCELS = Number(option("cancels", "20"));
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const PASSWORD = "claimcheck-bench-password";
 
@@ -135,6 +137,34 @@ try {
     await app.stop();
   }
 
+  // Cancels, one at a time, each 150 ms into a 4 s generation (the local model, which the
+  // close aborts): the cancel request's own spans.
+  const slow = await startAppServer({
+    databaseUrl: dbUrl,
+    name: "bench-timeline-cancel",
+    model: { provider: "local", latencyMs: 4_000 },
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_BSP_SCHEDULE_DELAY: "100" },
+  });
+  const cancels: { start: number; end: number }[] = [];
+  try {
+    const cookie = await signIn(slow.url, email, PASSWORD);
+    const now = () => performance.timeOrigin + performance.now();
+    for (let i = 0; i < CANCELS + 3; i++) {
+      const open = await http(slow.url, "POST", "/api/leases", { cookie, json: { invoice_id: inv!.id, purpose: "summarize_invoice" } });
+      if (open.status !== 201) throw new Error(`POST /api/leases: ${open.status} ${JSON.stringify(open.body)}`);
+      await new Promise((r) => setTimeout(r, 150));
+      const start = now();
+      const res = await http(slow.url, "POST", `/api/leases/${open.body.lease_id}/cancel`, { cookie });
+      const end = now();
+      if (res.status !== 200) throw new Error(`cancel: ${res.status}`);
+      if (i >= 3) cancels.push({ start, end });
+      await new Promise((r) => setTimeout(r, 300)); // the run's end, before the next open
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+  } finally {
+    await slow.stop();
+  }
+
   // Per lifecycle: the spans that started inside it, and the time covered by none of the
   // app's request spans.
   // Next.js names the span of a whole request "<METHOD> <route>" (BaseServer.handleRequest).
@@ -189,6 +219,15 @@ try {
   console.info("\napp requests per lifecycle (Next.js request spans):");
   for (const r of routes) console.info(`  ${r.route.padEnd(48)} ${String(r.per_lifecycle).padStart(5)} × p50 ${String(r.ms_p50).padStart(6)} ms = ${String(r.ms_per_lifecycle).padStart(6)} ms`);
 
+  const cancelMs = distribution(cancels.map((c) => c.end - c.start));
+  const medianCancel = [...cancels].sort((a, b) => a.end - a.start - (b.end - b.start))[Math.floor(cancels.length / 2)]!;
+  const cancelLines = collector.spans
+    .filter((sp) => sp.start >= medianCancel.start - 1 && sp.start <= medianCancel.end)
+    .sort((a, b) => a.start - b.start)
+    .map((sp) => `${(sp.start - medianCancel.start).toFixed(1).padStart(7)} ${(sp.end - sp.start).toFixed(1).padStart(7)} ms  ${label(sp)}`);
+  console.info(`\n${cancels.length} cancels one at a time during a 4 s generation: answered p50 ${cancelMs.p50} ms, p95 ${cancelMs.p95} ms; the median (${(medianCancel.end - medianCancel.start).toFixed(1)} ms):`);
+  for (const line of cancelLines) console.info(line);
+
   const out = {
     at: new Date().toISOString(),
     label: LABEL,
@@ -199,6 +238,8 @@ try {
     phases_ms: phases,
     requests: routes,
     median_lifecycle: [...marks, ...spanLines].sort((a, b) => a.at - b.at).map((l) => l.line.trim()),
+    cancel_answered_ms: cancelMs,
+    median_cancel: cancelLines.map((l) => l.trim()),
   };
   const file = path.join("bench", "results", `timeline-${out.at.slice(0, 10)}-${LABEL}.json`);
   fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
