@@ -1,5 +1,7 @@
 import "server-only";
+import { after } from "next/server";
 import type { LeaseDispatch } from "@/lib/leases";
+import { log } from "@/lib/log";
 import { inngest } from "./client";
 import { leaseClosed, leaseOpened } from "./events";
 
@@ -51,8 +53,22 @@ export const inngestDispatch: LeaseDispatch = {
     )));
   },
   async leaseClosed(leaseIds, reason) {
-    await within(send(
-      leaseIds.map((leaseId) => leaseClosed.create({ leaseId, reason }, { id: `lease-closed-${leaseId}` })),
-    ));
+    const sending = () =>
+      within(send(leaseIds.map((leaseId) => leaseClosed.create({ leaseId, reason }, { id: `lease-closed-${leaseId}` }))));
+    // The close is committed, and a model call running for the lease is already being dropped
+    // (its LISTEN, decision 0025): this event only ends the Inngest run at its next step, so
+    // the answer (cancel, sign-out, an edit) does not wait for it; it is sent after the
+    // response (decision 0041). Outside a request (a script, a test of the domain) it is sent now.
+    try {
+      after(() =>
+        sending().catch((error: unknown) => {
+          log.warn("lease/closed not delivered", { lease_ids: leaseIds, error: error instanceof Error ? error.message : String(error) });
+        }),
+      );
+      return;
+    } catch {
+      // not inside a request: no "after the response"
+    }
+    await sending();
   },
 };
