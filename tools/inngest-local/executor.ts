@@ -10,7 +10,7 @@ import { eventMatches, toEvent } from "./events";
 import { COMPLETE_ID, DAY_MS, INTERNAL, errorOf, messageOf, parseDelay, ulid } from "./util";
 import type { Context } from "./context";
 import type { Registry } from "./registry";
-import type { EventPayload, FnEntry, Memo, Op, Request, Run, RunStatus, RunSummary, StepSummary } from "./types";
+import type { EventPayload, FnEntry, Memo, MetadataEntry, MetadataUpdate, Op, Request, Run, RunStatus, RunSummary, StepSummary } from "./types";
 
 export type EventRecord = { internalId: string; event: EventPayload; receivedAt: string; runs: string[] };
 export type Executor = ReturnType<typeof createExecutor>;
@@ -117,6 +117,50 @@ export function createExecutor(ctx: Context, registry: Registry) {
     }
   }
 
+  // ---------- metadata (scores, experiments, AI usage, userland) ----------
+  /** One update: `merge` merges into the values of the same kind and scope, anything else replaces them. */
+  function putMetadata(holder: { metadata?: MetadataEntry[] }, u: MetadataUpdate, scope: string) {
+    if (!u || typeof u.kind !== "string" || !u.values || typeof u.values !== "object") return;
+    const list = (holder.metadata ??= []);
+    const at = new Date().toISOString();
+    const found = list.find((m) => m.kind === u.kind && m.scope === scope);
+    if (!found) list.push({ kind: u.kind, scope, values: { ...u.values }, updatedAt: at });
+    else {
+      found.values = u.op === "merge" ? { ...found.values, ...u.values } : { ...u.values };
+      found.updatedAt = at;
+    }
+  }
+  /** Metadata on a step's op: `step` scope goes on that step, `run` scope on the run. */
+  function opMetadata(run: Run, op: Op) {
+    if (!Array.isArray(op.metadata) || op.id === COMPLETE_ID) return;
+    for (const u of op.metadata) {
+      if (u?.scope === "run") putMetadata(run, u, "run");
+      else if (u?.scope === "step" || u?.scope === undefined) putMetadata(stepRecord(run, op), u, "step");
+      else log(`run ${run.id} step "${op.userland?.id ?? op.id}": metadata of scope "${String(u?.scope)}" is not kept by inngest-local`);
+    }
+  }
+  /**
+   * POST /v1/runs/{runId}/metadata (client.score, metadata.update from outside the step).
+   * A `step_id` names the step as written; one the run does not have keeps nothing (as the
+   * dev server, whose orphan span never shows), nor does a `span_id` (userland spans).
+   */
+  function updateMetadata(run: Run, target: { step_id?: string; span_id?: string }, updates: MetadataUpdate[]) {
+    if (target.span_id) {
+      log(`run ${run.id}: metadata for span ${target.span_id} not kept (inngest-local has no userland spans)`);
+      return;
+    }
+    if (target.step_id) {
+      const step = run.steps.find((s) => s.name === target.step_id);
+      if (!step) {
+        log(`run ${run.id}: metadata for step "${target.step_id}", which the run does not have, not kept`);
+        return;
+      }
+      for (const u of updates) putMetadata(step, u, "step");
+      return;
+    }
+    for (const u of updates) putMetadata(run, u, "run");
+  }
+
   // ---------- runs ----------
   function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"]): Run | undefined {
     if (fn.idempotency) {
@@ -150,6 +194,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       stops: new Set(),
       waiters: new Map(),
       parent,
+      defers: new Map(),
     };
     runs.set(run.id, run);
     log(`run ${run.id} started: fn ${fn.id} for event ${event.name}${parent ? ` (invoked by run ${parent.run.id})` : ""}`);
@@ -164,6 +209,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
   function endRun(run: Run, status: RunStatus) {
     run.status = status;
     run.endedAt = new Date().toISOString();
+    scheduleDefers(run);
     run.waiters.clear();
     for (const stop of [...run.stops]) stop();
     run.stops.clear();
@@ -176,6 +222,55 @@ export function createExecutor(ctx: Context, registry: Registry) {
       settle(link.run, link.op, memo);
     }
   }
+  /**
+   * When a run ends, however it ends, each `defer()` it made and did not abort becomes an
+   * `inngest/deferred.schedule` event, which triggers the `createDefer` function named by
+   * `fn_slug` (its trigger's expression matches `event.data._inngest.fn_slug`). The data is
+   * the defer's input with `_inngest` naming the parent; the id is derived from the run and
+   * the defer, so the same defer can never schedule twice.
+   */
+  function scheduleDefers(run: Run) {
+    for (const [hashedId, d] of run.defers) {
+      if (d.status !== "after_run") continue;
+      d.status = "aborted"; // scheduled: no longer abortable, never scheduled again
+      const input = d.input && typeof d.input === "object" && !Array.isArray(d.input) ? (d.input as Record<string, unknown>) : d.input == null ? {} : undefined;
+      if (!input) {
+        log(`ERROR run ${run.id} defer "${d.name}": its data is not an object; not scheduled (as the executor drops it)`);
+        continue;
+      }
+      const id = ulid(Date.now(), createHash("sha256").update(`defer-event:${run.id}:${hashedId}`).digest());
+      const _inngest = { fn_slug: d.fnSlug, parent_app_id: appIdOf(run.fn.appUrl), parent_fn_id: appIdOf(`fn:${run.functionId}`), parent_fn_slug: run.functionId, parent_run_id: run.id };
+      log(`run ${run.id} defer "${d.name}" scheduled: ${d.fnSlug}`);
+      setImmediate(() => {
+        if (ctx.closed) return;
+        try {
+          ingest([{ name: INTERNAL.deferred, id, data: { ...input, _inngest }, ...(d.meta ? { meta: d.meta } : {}), ts: Date.now() }]);
+        } catch (e) {
+          log(`ERROR scheduling defer "${d.name}" of run ${run.id}: ${messageOf(e)}`);
+        }
+      });
+    }
+  }
+
+  /** DeferAdd / DeferAbort: lazy ops, which ride along with a step's result or the run's end. */
+  function deferOp(run: Run, op: Op) {
+    if (op.op === "DeferAdd") {
+      if (run.defers.has(op.id)) return; // reported again (a retried request): the first one holds
+      const meta = op.opts?.meta && typeof op.opts.meta === "object" ? (op.opts.meta as Record<string, unknown>) : undefined;
+      const name = op.userland?.id ?? op.displayName ?? op.id;
+      run.defers.set(op.id, { fnSlug: String(op.opts?.fn_slug ?? ""), input: op.opts?.input, meta, name, status: "after_run" });
+      log(`run ${run.id} defer "${name}" added: ${String(op.opts?.fn_slug)} runs after this run ends`);
+    } else {
+      const target = String(op.opts?.target_hashed_id ?? "");
+      const d = run.defers.get(target);
+      if (d) d.status = "aborted";
+      // Aborted before its add reached us (the SDK drops a buffered add it aborts): keep the
+      // id, so an add reported later is ignored.
+      else run.defers.set(target, { fnSlug: String(op.opts?.fn_slug ?? ""), input: null, name: String(op.opts?.id ?? target), status: "aborted" });
+      log(`run ${run.id} defer "${d?.name ?? op.opts?.id ?? target}" aborted`);
+    }
+  }
+
   function completeRun(run: Run, output: unknown) {
     if (run.status !== "running") return;
     run.output = output;
@@ -282,7 +377,10 @@ export function createExecutor(ctx: Context, registry: Registry) {
       ctx.fn_id = run.functionId;
       ctx.qi_id = jobId;
     }
-    const body: Record<string, unknown> = { event: run.event, events: [run.event], steps: run.memo, ctx };
+    // The defers the SDK already reported, so it does not report them again; an aborted or
+    // scheduled one can no longer be aborted.
+    const defers = Object.fromEntries([...run.defers].map(([id, d]) => [id, { abortable: d.status === "after_run" }]));
+    const body: Record<string, unknown> = { event: run.event, events: [run.event], steps: run.memo, defers, ctx };
     if (run.version !== undefined) body.version = run.version;
     const release = await acquire(run);
     try {
@@ -386,6 +484,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
   }
 
   const PLANS = new Set(["StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction"]);
+  const LAZY = new Set(["DeferAdd", "DeferAbort"]);
 
   async function handleAnswer(run: Run, ans: Answer, req: Request): Promise<void> {
     if (ans.status === 200) {
@@ -410,8 +509,14 @@ export function createExecutor(ctx: Context, registry: Registry) {
     let planned = 0;
     const finished: Op[] = [];
     let retry: { error: unknown } | undefined;
+    // Lazy ops first, as the executor does, so a defer reported with RunComplete is scheduled.
+    for (const op of ops) if (LAZY.has(op.op)) deferOp(run, op);
+    for (const op of ops) if (op.metadata && !LAZY.has(op.op)) opMetadata(run, op);
     for (const op of ops) {
       switch (op.op) {
+        case "DeferAdd":
+        case "DeferAbort":
+          break;
         case "StepRun":
         case "StepFailed":
           if (op.id === COMPLETE_ID && op.op === "StepFailed") return failRun(run, op.error);
@@ -470,6 +575,9 @@ export function createExecutor(ctx: Context, registry: Registry) {
         enqueue(run, { stepId: "step", attempt: 0 });
       }
     } else if (req.stepId === "step" && ranResults && !planned) {
+      enqueue(run, { stepId: "step", attempt: 0 });
+    } else if (ops.every((op) => LAZY.has(op.op))) {
+      // Only defers and nothing to go on with (the executor's fallback): ask again.
       enqueue(run, { stepId: "step", attempt: 0 });
     }
   }
@@ -593,6 +701,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       output: r.output,
       error: r.error,
       cancelledBy: r.cancelledBy,
+      metadata: r.metadata,
       startedAt: r.startedAt,
       endedAt: r.endedAt,
     });
@@ -606,8 +715,13 @@ export function createExecutor(ctx: Context, registry: Registry) {
       log(`run ${run.id} is ${run.status}: refused a checkpoint (409), so the SDK stops before the next step`);
       return { ok: false, error: `run is ${run.status}` };
     }
+    for (const op of steps) if (LAZY.has(op.op)) deferOp(run, op);
     for (const op of steps) {
-      if (op.op === "StepRun") memoize(run, op, { data: op.data ?? null }, 0, true);
+      if (op.op === "StepRun") {
+        memoize(run, op, { data: op.data ?? null }, 0, true);
+        opMetadata(run, op);
+      }
+      else if (LAZY.has(op.op)) continue;
       else {
         failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local does not support checkpointed "${op.op}" ops`, stack: "" });
         return { ok: false, error: "unsupported op" };
@@ -625,5 +739,5 @@ export function createExecutor(ctx: Context, registry: Registry) {
     }
   }
 
-  return { runs, events, ingest, startRun, cancelRun, invoke, checkpoint, scheduleCron, summary, listRuns, stopAll };
+  return { runs, events, ingest, startRun, cancelRun, invoke, checkpoint, updateMetadata, scheduleCron, summary, listRuns, stopAll };
 }

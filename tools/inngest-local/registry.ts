@@ -62,8 +62,6 @@ export function createRegistry(ctx: Context) {
           problems.push(messageOf(e));
         }
       } else if (t.event !== undefined) {
-        // A createDefer() function: the server would start it for each `defer()` of a run.
-        if (t.event === "inngest/deferred.schedule") problems.push("deferred functions (createDefer, defer()) are not supported by inngest-local");
         // `prefix/*` is the only wildcard the real server has; any other `*` would never match.
         if (t.event.includes("*") && !/^[^*]+\/\*$/.test(t.event)) problems.push(`trigger "${t.event}": a wildcard must be a whole last segment ("prefix/*")`);
         triggers.push({ event: t.event, expr: t.expression ? compile(t.expression, ["event"], "trigger expression") : undefined });

@@ -11,7 +11,7 @@ import { messageOf } from "./util";
 import type { Context } from "./context";
 import type { Registry } from "./registry";
 import type { Executor } from "./executor";
-import type { Op } from "./types";
+import type { MetadataUpdate, Op } from "./types";
 
 type Call = {
   req: http.IncomingMessage;
@@ -164,6 +164,21 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
         if (!run) return json(404, { error: "no such run" });
         const out = executor.checkpoint(run, body?.steps ?? []);
         return out.ok ? json(200, {}) : json(409, { error: out.error });
+      },
+    },
+
+    {
+      // client.score(), metadata updates from outside the step they target.
+      method: "POST",
+      path: /^\/v1\/runs\/([^/]+)\/metadata$/,
+      guards: [sdkBearer("metadata", { status: 401, error: "Unauthorized" })],
+      handle: async ({ req, params: [runId], json }) => {
+        const run = runs.get(runId!);
+        const body = (await readBody(req)) as { target?: { step_id?: string; span_id?: string }; metadata?: MetadataUpdate[] };
+        if (!run) return json(404, { error: "no such run" });
+        if (!Array.isArray(body?.metadata)) return json(400, { error: "expected {target, metadata: [...]}" });
+        executor.updateMetadata(run, body.target ?? {}, body.metadata);
+        return json(200, {});
       },
     },
 

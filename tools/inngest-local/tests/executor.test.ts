@@ -7,7 +7,6 @@
 import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, referenceFunction } from "inngest";
-import { createDefer } from "inngest/experimental";
 import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { sleep, startSdkApp, waitFor, type SdkApp } from "./sdk-app";
@@ -78,7 +77,6 @@ describe("inngest-local executor", () => {
       return "too late";
     });
     const functions = [
-      createDefer(inngest, { id: "deferred" }, async () => "never"),
       child,
       slowChild,
       inngest.createFunction({ id: "race", triggers: [{ event: "exec/race" }] }, async ({ step }) =>
@@ -214,10 +212,6 @@ describe("inngest-local executor", () => {
       await waitFor("two wildcard runs", () => runsOf("wild", k).filter((r) => r.status === "completed").length === 2);
       await sleep(200);
       expect(runsOf("wild", k).map((r) => r.output).sort()).toEqual(["wild/a", "wild/b/c"]);
-    });
-
-    it("a deferred function (createDefer) is refused at sync with a message", async () => {
-      expect(logs.some((l) => l.startsWith("ERROR fn exec-app-deferred") && l.includes("deferred functions (createDefer, defer()) are not supported"))).toBe(true);
     });
 
     it("a `*` anywhere else is refused at sync with a message, and the function's runs fail saying why", async () => {
