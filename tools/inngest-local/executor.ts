@@ -1,7 +1,8 @@
 // The executor: events in (triggers, cancellations, waits), runs driven through the app's
 // serve route one request at a time, with sleeps, waits and invoked runs going on side by
 // side, retries, concurrency, cron, and the checkpoints the SDK posts.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { calcPrice } from "@pydantic/genai-prices";
 import { compileExpression, type CompiledExpression } from "./expr";
 import { cronMatches, type CronSchedule } from "./cron";
 import { canonicalBody } from "./signing";
@@ -11,6 +12,9 @@ import { COMPLETE_ID, DAY_MS, INTERNAL, errorOf, messageOf, parseDelay, ulid } f
 import type { Context } from "./context";
 import type { Registry } from "./registry";
 import type { EventPayload, FnEntry, Memo, MetadataEntry, MetadataUpdate, Op, Request, Run, RunStatus, RunSummary, StepSummary } from "./types";
+
+/** A run's W3C trace id: 32 hex digits derived from its id, so every request of the run shares it. */
+const traceIdOf = (runId: string) => createHash("sha256").update(`trace:${runId}`).digest("hex").slice(0, 32);
 
 export type EventRecord = { internalId: string; event: EventPayload; receivedAt: string; runs: string[] };
 export type Executor = ReturnType<typeof createExecutor>;
@@ -75,6 +79,10 @@ export function createExecutor(ctx: Context, registry: Registry) {
           if (!("event" in t) || !eventMatches(t.event, event.name)) continue;
           if (t.expr && t.expr.evaluate({ event }) !== true) continue;
           if (internal && !record.runs.length) log(`event ${event.name} id=${event.id}`);
+          if (fn.batch) {
+            addToBatch(fn, fn.batch, event, record);
+            break;
+          }
           const run = startRun(fn, event);
           if (run) record.runs.push(run.id);
           break;
@@ -82,6 +90,38 @@ export function createExecutor(ctx: Context, registry: Registry) {
       }
     });
     return ids;
+  }
+
+  /**
+   * batchEvents: an event joins its function's open batch (one per key); the batch becomes
+   * one run when it holds maxSize events, or when the timeout since its first event is up.
+   * An event the batch's `if` rejects runs nothing, as under the executor.
+   */
+  const batches = new Map<string, { events: EventPayload[]; records: EventRecord[]; stop: () => void }>();
+  function addToBatch(fn: FnEntry, batch: NonNullable<FnEntry["batch"]>, event: EventPayload, record: EventRecord) {
+    if (batch.if && batch.if.evaluate({ event }) !== true) return;
+    const id = `${fn.id}\u0000${batch.key ? JSON.stringify(batch.key.evaluate({ event }) ?? null) : ""}`;
+    let open = batches.get(id);
+    if (!open) {
+      const stop = later(batch.timeoutMs, () => flushBatch(id));
+      open = { events: [], records: [], stop };
+      batches.set(id, open);
+    }
+    open.events.push(event);
+    open.records.push(record);
+    if (open.events.length >= batch.maxSize) flushBatch(id);
+  }
+  function flushBatch(id: string) {
+    const open = batches.get(id);
+    if (!open) return;
+    batches.delete(id);
+    open.stop();
+    if (ctx.closed) return;
+    const fn = fns.get(id.split("\u0000")[0]!);
+    if (!fn) return;
+    log(`fn ${fn.id}: a batch of ${open.events.length} event(s)`);
+    const run = startRun(fn, open.events[0]!, undefined, open.events);
+    if (run) for (const r of open.records) r.runs.push(run.id);
   }
 
   function recordEvent(event: EventPayload, internalId: string) {
@@ -118,17 +158,39 @@ export function createExecutor(ctx: Context, registry: Registry) {
   }
 
   // ---------- metadata (scores, experiments, AI usage, userland) ----------
+  /**
+   * `inngest.ai` metadata without a cost gets `estimated_cost` (USD, 6 decimals) from the
+   * model and token counts, as the dev server backfills it: the response model, else the
+   * requested one; no price known, no cost. Prices: @pydantic/genai-prices' table.
+   */
+  function backfillEstimatedCost(values: Record<string, unknown>) {
+    if (typeof values.estimated_cost === "number") return;
+    const model = [values.response_model, values.request_model].find((m): m is string => typeof m === "string" && m !== "");
+    if (!model) return;
+    const usage = { input_tokens: Number(values.input_tokens) || 0, output_tokens: Number(values.output_tokens) || 0 };
+    let price: ReturnType<typeof calcPrice> = null;
+    for (const opts of typeof values.provider === "string" ? [{ providerId: values.provider }, undefined] : [undefined]) {
+      try {
+        price = calcPrice(usage, model, opts);
+      } catch {
+        price = null;
+      }
+      if (price) break;
+    }
+    if (price) values.estimated_cost = Math.round(Number(price.total_price) * 1e6) / 1e6;
+  }
+
   /** One update: `merge` merges into the values of the same kind and scope, anything else replaces them. */
   function putMetadata(holder: { metadata?: MetadataEntry[] }, u: MetadataUpdate, scope: string) {
     if (!u || typeof u.kind !== "string" || !u.values || typeof u.values !== "object") return;
     const list = (holder.metadata ??= []);
     const at = new Date().toISOString();
     const found = list.find((m) => m.kind === u.kind && m.scope === scope);
-    if (!found) list.push({ kind: u.kind, scope, values: { ...u.values }, updatedAt: at });
-    else {
-      found.values = u.op === "merge" ? { ...found.values, ...u.values } : { ...u.values };
-      found.updatedAt = at;
-    }
+    const entry = found ?? { kind: u.kind, scope, values: {}, updatedAt: at };
+    entry.values = u.op === "merge" ? { ...entry.values, ...u.values } : { ...u.values };
+    entry.updatedAt = at;
+    if (u.kind === "inngest.ai") backfillEstimatedCost(entry.values);
+    if (!found) list.push(entry);
   }
   /** Metadata on a step's op: `step` scope goes on that step, `run` scope on the run. */
   function opMetadata(run: Run, op: Op) {
@@ -162,7 +224,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
   }
 
   // ---------- runs ----------
-  function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"]): Run | undefined {
+  function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"], batch?: EventPayload[]): Run | undefined {
     if (fn.idempotency) {
       const key = `${fn.id}:${JSON.stringify(fn.idempotency.evaluate({ event }) ?? null)}`;
       const at = idempotencyKeys.get(key);
@@ -185,6 +247,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       steps: [],
       startedAt: new Date().toISOString(),
       fn,
+      events: batch ?? [event],
       memo: {},
       stack: [],
       stepById: new Map(),
@@ -380,7 +443,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
     // The defers the SDK already reported, so it does not report them again; an aborted or
     // scheduled one can no longer be aborted.
     const defers = Object.fromEntries([...run.defers].map(([id, d]) => [id, { abortable: d.status === "after_run" }]));
-    const body: Record<string, unknown> = { event: run.event, events: [run.event], steps: run.memo, defers, ctx };
+    const body: Record<string, unknown> = { event: run.event, events: run.events, steps: run.memo, defers, ctx };
     if (run.version !== undefined) body.version = run.version;
     const release = await acquire(run);
     try {
@@ -390,7 +453,9 @@ export function createExecutor(ctx: Context, registry: Registry) {
       const res = await fetch(url, {
         method: "POST",
         // x-inngest-job-id is the queue item's id, which the SDK gives functions as ctx.jobId.
-        headers: { ...appHeaders(bodyText), "x-request-id": ulid(), "x-inngest-job-id": jobId },
+        // traceparent: the run's trace (one id per run) and a span per request, as the executor
+        // sends it; the SDK attributes OpenTelemetry spans (AI usage metadata) only under one.
+        headers: { ...appHeaders(bodyText), "x-request-id": ulid(), "x-inngest-job-id": jobId, traceparent: `00-${traceIdOf(run.id)}-${randomBytes(8).toString("hex")}-01` },
         body: bodyText,
         signal: AbortSignal.timeout(callTimeoutMs),
       });
@@ -733,6 +798,8 @@ export function createExecutor(ctx: Context, registry: Registry) {
   /** Stop everything the runs wait on (close()). */
   function stopAll() {
     cronCancel?.();
+    for (const b of batches.values()) b.stop();
+    batches.clear();
     for (const r of runs.values()) {
       for (const stop of [...r.stops]) stop();
       r.wakeDriver?.();

@@ -101,6 +101,8 @@ export type FnEntry = {
   cancel: { event: string; expr?: CompiledExpression; timeoutMs?: number }[];
   concurrency: { limit: number; key?: CompiledExpression; scope: string }[];
   idempotency?: CompiledExpression;
+  /** batchEvents: events are gathered (per key) and one run gets up to maxSize of them, or what came within the timeout. */
+  batch?: { maxSize: number; timeoutMs: number; key?: CompiledExpression; if?: CompiledExpression };
   /** Config this stand-in cannot honour: runs of the function fail with these messages. */
   problems: string[];
 };
@@ -108,6 +110,8 @@ export type Request = { stepId: string; attempt: number };
 export type Pending = { op: Op; kind: "step" | "sleep" | "wait" | "invoke" };
 export type Run = RunSummary & {
   fn: FnEntry;
+  /** The events that started the run: one, or a batch (batchEvents), `event` being the first. */
+  events: EventPayload[];
   memo: Record<string, Memo>;
   stack: string[];
   stepById: Map<string, StepSummary>;

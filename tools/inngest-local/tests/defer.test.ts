@@ -6,35 +6,12 @@
 // SDK which defers it already reported (`defers`), so a re-run of the code does not add
 // them twice. A real app built with the pinned SDK, served over HTTP.
 // Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/defer.test.ts
-import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest } from "inngest";
 import { createDefer } from "inngest/experimental";
 import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { sleep, startSdkApp, waitFor, type SdkApp } from "./sdk-app";
-
-/** Wraps the serve handler to keep each call's `defers` (what the stand-in says it already has). */
-function recordingDefers(handler: http.RequestListener, seen: { fnId: string; defers: unknown }[]): http.RequestListener {
-  return (req, res) => {
-    if (req.method !== "POST") return handler(req, res);
-    const fnId = new URL(req.url ?? "/", "http://app").searchParams.get("fnId") ?? "";
-    const chunks: Buffer[] = [];
-    const push = req.push.bind(req);
-    req.push = (chunk: unknown, enc?: BufferEncoding) => {
-      if (chunk) chunks.push(Buffer.from(chunk as Buffer));
-      else {
-        try {
-          seen.push({ fnId, defers: (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { defers?: unknown }).defers });
-        } catch {
-          // not JSON
-        }
-      }
-      return push(chunk, enc);
-    };
-    handler(req, res);
-  };
-}
+import { sleep, startSdkApp, tapBodies, waitFor, type SdkApp } from "./sdk-app";
 
 describe("inngest-local deferred runs (defer, createDefer)", () => {
   let app: SdkApp;
@@ -87,7 +64,8 @@ describe("inngest-local deferred runs (defer, createDefer)", () => {
         defer("with-sessions", { function: later, data: { k: String(event.data.k) }, meta: { sessions: { team: "manual" } } });
       }),
     ];
-    app.setHandler(recordingDefers(serve({ client: inngest, functions }), requests));
+    // Each call's `defers`: what the stand-in tells the SDK it already has.
+    app.setHandler(tapBodies(serve({ client: inngest, functions }), (req, body) => requests.push({ fnId: new URL(req.url ?? "/", "http://app").searchParams.get("fnId") ?? "", defers: body.defers })));
     await waitFor("initial sync", () => logs.some((l) => l.startsWith('synced app "defer-app"')));
   });
   afterAll(async () => {

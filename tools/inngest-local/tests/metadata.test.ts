@@ -10,7 +10,7 @@ import { Inngest } from "inngest";
 import { scoreMiddleware } from "inngest/experimental";
 import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { startSdkApp, waitFor, type SdkApp } from "./sdk-app";
+import { startSdkApp, tapBodies, waitFor, type SdkApp } from "./sdk-app";
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 /** The client with scoreMiddleware in its type, so functions get `step.score`. */
@@ -26,6 +26,8 @@ describe("inngest-local run and step metadata (scores)", () => {
   const logs: string[] = [];
   let seq = 0;
   const key = () => `m${++seq}`;
+  /** The traceparent header of each call to the app, with the run it was for. */
+  const traceparents: { runId: string; traceparent: string | undefined }[] = [];
 
   const runOf = (fn: string, k: string): RunSummary | undefined => local.runs().find((r) => r.functionId === `meta-app-${fn}` && r.event.data.k === k);
   const ended = (fn: string, k: string) => waitFor(`${fn} run for ${k} to end`, () => (runOf(fn, k)?.status === "running" ? undefined : runOf(fn, k)));
@@ -53,6 +55,10 @@ describe("inngest-local run and step metadata (scores)", () => {
       inngest.createFunction({ id: "plain", retries: 0, triggers: [{ event: "meta/plain" }] }, async ({ step }) => {
         await step.run("my-step", () => 1);
       }),
+      inngest.createFunction({ id: "napper", retries: 0, triggers: [{ event: "meta/napper" }] }, async ({ step }) => {
+        await step.sleep("nap", "50ms");
+        await step.run("after", () => 2);
+      }),
       inngest.createFunction({ id: "inside", retries: 0, triggers: [{ event: "meta/inside" }] }, async ({ runId, step }) => {
         await step.run("my-step", async () => {
           // Inside the step: these ride on the step's op.
@@ -65,7 +71,9 @@ describe("inngest-local run and step metadata (scores)", () => {
         await step.score("step-score", { name: "step_tool_step", stepId: "my-step", value: false });
       }),
     ];
-    app.setHandler(serve({ client: inngest, functions }));
+    app.setHandler(
+      tapBodies(serve({ client: inngest, functions }), (req, body) => traceparents.push({ runId: String((body.ctx as { run_id?: string } | undefined)?.run_id ?? ""), traceparent: req.headers.traceparent as string | undefined })),
+    );
     await waitFor("initial sync", () => logs.some((l) => l.startsWith('synced app "meta-app"')));
   });
   afterAll(async () => {
@@ -109,6 +117,36 @@ describe("inngest-local run and step metadata (scores)", () => {
     // step.score is a step of its own, shown under its id.
     expect(span(trace, "run-score")).toBeDefined();
     expect(span(trace, "step-score")).toBeDefined();
+  });
+
+  it("inngest.ai metadata gets an estimated_cost from its model and tokens, as the dev server backfills it; an unknown model gets none", async () => {
+    const k = key();
+    await inngest.send({ name: "meta/plain", data: { k } });
+    const run = await ended("plain", k);
+    const post = (stepId: string, values: Record<string, unknown>) =>
+      fetch(`${local.url}/v1/runs/${run.id}/metadata`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ target: { run_id: run.id, step_id: stepId }, metadata: [{ kind: "inngest.ai", op: "set", values }] }) });
+    expect((await post("my-step", { provider: "openai", request_model: "gpt-4o", input_tokens: 1_000_000, output_tokens: 0 })).status).toBe(200);
+    const ai = () => traceOf(run.id).then((t) => span(t, "my-step").metadata.find((m) => m.kind === "inngest.ai")!.values);
+    const priced = await ai();
+    expect(priced.estimated_cost).toEqual(expect.any(Number));
+    expect(priced.estimated_cost).toBeGreaterThan(0);
+    // A cost the SDK sent is kept as it is.
+    await post("my-step", { provider: "openai", request_model: "gpt-4o", input_tokens: 10, output_tokens: 10, estimated_cost: 42 });
+    expect((await ai()).estimated_cost).toBe(42);
+    await post("my-step", { request_model: "no-such-model-anywhere", input_tokens: 10, output_tokens: 10 });
+    expect(await ai()).not.toHaveProperty("estimated_cost");
+  });
+
+  it("each call carries a W3C traceparent: one trace id for all of a run's calls, a new span id per call", async () => {
+    const k = key();
+    await inngest.send({ name: "meta/napper", data: { k } });
+    const run = await ended("napper", k);
+    const mine = traceparents.filter((t) => t.runId === run.id);
+    expect(mine.length).toBeGreaterThan(1);
+    const parts = mine.map((t) => /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(t.traceparent ?? "")!);
+    expect(parts.every(Boolean)).toBe(true);
+    expect(new Set(parts.map((p) => p[1])).size).toBe(1);
+    expect(new Set(parts.map((p) => p[2])).size).toBe(mine.length);
   });
 
   it("POST /v1/runs/{runId}/metadata for a run that does not exist is a 404", async () => {
