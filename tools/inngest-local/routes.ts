@@ -115,9 +115,19 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     res.writeHead(page.status, HTML_HEADERS);
     res.end(page.html);
   };
+  /** Server APIs of features the stand-in does not have, named so the failure says which. */
+  const UNSUPPORTED: [RegExp, string][] = [
+    [/^\/v1\/checkpoint$|^\/v1\/checkpoint\/[^/]+\/steps$|^\/v1\/http\//, "durable endpoints (client.endpoint: sync-mode runs and their output)"],
+    [/^\/v1\/realtime\//, "realtime (publish, subscribe, streamed endpoint output)"],
+    [/^\/v0\/connect\//, "connect (worker WebSocket connections)"],
+    [/^\/v1\/traces\/userland$/, "userland OpenTelemetry spans (extended traces)"],
+    [/^\/v1\/signals$/, "signals (step.waitForSignal)"],
+  ];
   const notFound = ({ req, url, json }: Pick<Call, "req" | "url" | "json">) => {
-    log(`ERROR unsupported route ${req.method} ${url.pathname} (not implemented by inngest-local)`);
-    json(404, { error: `inngest-local does not implement ${req.method} ${url.pathname}`, status: 404 });
+    const feature = UNSUPPORTED.find(([re]) => re.test(url.pathname))?.[1];
+    const what = feature ? `inngest-local does not support ${feature}: ${req.method} ${url.pathname}` : `inngest-local does not implement ${req.method} ${url.pathname}`;
+    log(`ERROR unsupported route ${req.method} ${url.pathname}: ${feature ? `${feature} not supported` : "not implemented"} by inngest-local`);
+    json(404, { error: what, status: 404 });
   };
 
   const table: Route[] = [
