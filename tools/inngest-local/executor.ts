@@ -224,7 +224,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
   }
 
   // ---------- runs ----------
-  function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"], batch?: EventPayload[]): Run | undefined {
+  function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"], batch?: EventPayload[], endpoint?: { runId: string }): Run | undefined {
     if (fn.idempotency) {
       const key = `${fn.id}:${JSON.stringify(fn.idempotency.evaluate({ event }) ?? null)}`;
       const at = idempotencyKeys.get(key);
@@ -235,7 +235,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       idempotencyKeys.set(key, Date.now());
     }
     const run: Run = {
-      id: ulid(),
+      id: endpoint?.runId ?? ulid(),
       functionId: fn.id,
       functionName: fn.name,
       eventName: event.name,
@@ -261,6 +261,8 @@ export function createExecutor(ctx: Context, registry: Registry) {
     };
     runs.set(run.id, run);
     log(`run ${run.id} started: fn ${fn.id} for event ${event.name}${parent ? ` (invoked by run ${parent.run.id})` : ""}`);
+    // A durable endpoint's run is driven by the endpoint itself (its checkpoints), not by us.
+    if (endpoint) return run;
     if (fn.problems.length) {
       failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local cannot run ${fn.id}: ${fn.problems.join("; ")}`, stack: "" });
     } else {
@@ -795,6 +797,49 @@ export function createExecutor(ctx: Context, registry: Registry) {
     return { ok: true };
   }
 
+  /**
+   * Durable endpoints (`client.endpoint`), sync mode: the endpoint runs the function inside an
+   * HTTP request of its own, creates the run with its first checkpoint (POST /v1/checkpoint)
+   * and reports each step, then the end, to /v1/checkpoint/{runId}/steps; the server never
+   * calls it. A run that would go async (a sleep, a wait, a retried step: the SDK hands it to
+   * the server, which then calls the endpoint back) is refused with a message: the stand-in
+   * does not do that part.
+   */
+  function newEndpointRun(body: { run_id?: string; event?: Record<string, unknown>; steps?: Op[]; retries?: number }): { run: Run } | { error: string } {
+    const runId = String(body.run_id ?? "");
+    if (!runId || runs.has(runId)) return { error: runId ? `run ${runId} exists already` : "run_id is required" };
+    // The SDK describes the request as an inngest/http.request event: {domain, path, method, …}.
+    const event = toEvent({ name: "inngest/http.request", ...(body.event ?? {}) }, ulid());
+    const data = event.data as { domain?: string; path?: string; method?: string };
+    const where = typeof data.path === "string" && data.path ? data.path : "/";
+    const url = `${data.domain ?? ""}${where}`;
+    const id = `durable-endpoint${where.replace(/[^a-zA-Z0-9]+/g, "-").replace(/-$/, "")}`;
+    const fn: FnEntry = { id, name: `${data.method ?? "GET"} ${where}`, appUrl: url, raw: {}, url, triggers: [], maxAttempts: (Number(body.retries) || 0) + 1, cancel: [], concurrency: [], problems: [] };
+    const run = startRun(fn, event, undefined, undefined, { runId })!;
+    log(`run ${run.id} is a durable endpoint's (${fn.name}), in sync mode`);
+    const out = endpointSteps(run, body.steps ?? []);
+    return "error" in out ? out : { run };
+  }
+  function endpointSteps(run: Run, steps: Op[]): { ok: true } | { error: string } {
+    if (run.status !== "running") return { error: `run is ${run.status}` };
+    for (const op of steps) if (LAZY.has(op.op)) deferOp(run, op);
+    for (const op of steps) {
+      if (LAZY.has(op.op)) continue;
+      if (op.op === "StepRun") {
+        memoize(run, op, { data: op.data ?? null }, 0, true);
+        opMetadata(run, op);
+      } else if (op.op === "RunComplete") completeRun(run, op.data ?? null);
+      else if (op.op === "StepFailed" && op.id === COMPLETE_ID) failRun(run, op.error);
+      else if (op.op === "StepFailed") memoize(run, op, { error: op.error }, 0, true);
+      else {
+        const message = `inngest-local does not support durable endpoints that go async (the "${op.op}" op of step "${op.userland?.id ?? op.displayName ?? op.id}"): only sync mode`;
+        failRun(run, { name: "InngestLocalUnsupported", message, stack: "" });
+        return { error: message };
+      }
+    }
+    return { ok: true };
+  }
+
   /** Stop everything the runs wait on (close()). */
   function stopAll() {
     cronCancel?.();
@@ -806,5 +851,5 @@ export function createExecutor(ctx: Context, registry: Registry) {
     }
   }
 
-  return { runs, events, ingest, startRun, cancelRun, invoke, checkpoint, updateMetadata, scheduleCron, summary, listRuns, stopAll };
+  return { runs, events, ingest, startRun, cancelRun, invoke, checkpoint, newEndpointRun, endpointSteps, updateMetadata, scheduleCron, summary, listRuns, stopAll };
 }

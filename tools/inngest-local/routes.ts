@@ -5,7 +5,7 @@
 import type http from "node:http";
 import { nextCronTime } from "./cron";
 import { sameSecret } from "./signing";
-import { executeGql, type LocalState } from "./gql";
+import { appIdOf, executeGql, type LocalState } from "./gql";
 import { dashboardAction, errorPage, renderDashboard, type DashboardActions } from "./dashboard";
 import { messageOf } from "./util";
 import type { Context } from "./context";
@@ -117,7 +117,7 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
   };
   /** Server APIs of features the stand-in does not have, named so the failure says which. */
   const UNSUPPORTED: [RegExp, string][] = [
-    [/^\/v1\/checkpoint$|^\/v1\/checkpoint\/[^/]+\/steps$|^\/v1\/http\//, "durable endpoints (client.endpoint: sync-mode runs and their output)"],
+    [/^\/v1\/http\//, "durable endpoints in async mode (client.endpoint: the run's output after it went async)"],
     [/^\/v1\/realtime\//, "realtime (publish, subscribe, streamed endpoint output)"],
     [/^\/v0\/connect\//, "connect (worker WebSocket connections)"],
     [/^\/v1\/traces\/userland$/, "userland OpenTelemetry spans (extended traces)"],
@@ -177,6 +177,31 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
       },
     },
 
+    {
+      // Durable endpoints, sync mode: the endpoint creates its run, then reports its steps.
+      method: "POST",
+      path: "/v1/checkpoint",
+      guards: [sdkBearer("checkpoint", { status: 401, error: "Unauthorized" })],
+      handle: async ({ req, json }) => {
+        const out = executor.newEndpointRun((await readBody(req)) as Parameters<typeof executor.newEndpointRun>[0]);
+        if ("error" in out) return json(501, { error: out.error });
+        const { run } = out;
+        // No `token`: the SDK needs one only to go async, which the stand-in does not do.
+        return json(200, { data: { fn_id: run.functionId, app_id: appIdOf(run.fn.appUrl), run_id: run.id, realtime_token: "inngest-local-has-no-realtime" } });
+      },
+    },
+    {
+      method: "POST",
+      path: /^\/v1\/checkpoint\/([^/]+)\/steps$/,
+      guards: [sdkBearer("checkpoint", { status: 401, error: "Unauthorized" })],
+      handle: async ({ req, params: [runId], json }) => {
+        const run = runs.get(runId!);
+        const body = (await readBody(req)) as { steps?: Op[] };
+        if (!run) return json(404, { error: "no such run" });
+        const out = executor.endpointSteps(run, body?.steps ?? []);
+        return "error" in out ? json(run.status === "failed" ? 501 : 409, { error: out.error }) : json(200, {});
+      },
+    },
     {
       // client.score(), metadata updates from outside the step they target.
       method: "POST",

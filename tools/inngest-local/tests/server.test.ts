@@ -451,11 +451,9 @@ describe.each([
     expect(logs.some((l) => l.startsWith("ERROR") && l.includes("debounce"))).toBe(true);
   });
 
-  it("answers the server APIs of features it lacks (durable endpoints, realtime, connect) with a 404 that names the feature, and an ERROR line", async () => {
+  it("answers the server APIs of features it lacks (durable endpoints in async mode, realtime, connect) with a 404 that names the feature, and an ERROR line", async () => {
     const cases: [string, string, RegExp][] = [
-      ["POST", "/v1/checkpoint", /durable endpoints/],
-      ["POST", "/v1/checkpoint/01RUN/steps", /durable endpoints/],
-      ["GET", "/v1/http/runs/01RUN/output", /durable endpoints/],
+      ["GET", "/v1/http/runs/01RUN/output", /durable endpoints in async mode/],
       ["POST", "/v1/realtime/publish/tee", /realtime/],
       ["POST", "/v0/connect/start", /connect/],
       ["POST", "/v1/nothing-here", /does not implement POST \/v1\/nothing-here/],
