@@ -297,7 +297,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
   function scheduleDefers(run: Run) {
     for (const [hashedId, d] of run.defers) {
       if (d.status !== "after_run") continue;
-      d.status = "aborted"; // scheduled: no longer abortable, never scheduled again
+      d.status = "scheduled"; // no longer abortable, never scheduled again
       const input = d.input && typeof d.input === "object" && !Array.isArray(d.input) ? (d.input as Record<string, unknown>) : d.input == null ? {} : undefined;
       if (!input) {
         log(`ERROR run ${run.id} defer "${d.name}": its data is not an object; not scheduled (as the executor drops it)`);

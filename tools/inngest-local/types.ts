@@ -138,5 +138,5 @@ export type Run = RunSummary & {
    */
   defers: Map<string, Defer>;
 };
-export type Defer = { fnSlug: string; input: unknown; meta?: Record<string, unknown>; name: string; status: "after_run" | "aborted" };
+export type Defer = { fnSlug: string; input: unknown; meta?: Record<string, unknown>; name: string; status: "after_run" | "aborted" | "scheduled" };
 
