@@ -1,7 +1,8 @@
 // The executor: events in (triggers, cancellations, waits), runs driven through the app's
 // serve route one request at a time, with sleeps, waits and invoked runs going on side by
 // side, retries, concurrency, cron, and the checkpoints the SDK posts.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { calcPrice } from "@pydantic/genai-prices";
 import { compileExpression, type CompiledExpression } from "./expr";
 import { cronMatches, type CronSchedule } from "./cron";
 import { canonicalBody } from "./signing";
@@ -10,7 +11,10 @@ import { eventMatches, toEvent } from "./events";
 import { COMPLETE_ID, DAY_MS, INTERNAL, errorOf, messageOf, parseDelay, ulid } from "./util";
 import type { Context } from "./context";
 import type { Registry } from "./registry";
-import type { EventPayload, FnEntry, Memo, Op, Request, Run, RunStatus, RunSummary, StepSummary } from "./types";
+import type { EventPayload, FnEntry, Memo, MetadataEntry, MetadataUpdate, Op, Request, Run, RunStatus, RunSummary, StepSummary } from "./types";
+
+/** A run's W3C trace id: 32 hex digits derived from its id, so every request of the run shares it. */
+const traceIdOf = (runId: string) => createHash("sha256").update(`trace:${runId}`).digest("hex").slice(0, 32);
 
 export type EventRecord = { internalId: string; event: EventPayload; receivedAt: string; runs: string[] };
 export type Executor = ReturnType<typeof createExecutor>;
@@ -75,6 +79,10 @@ export function createExecutor(ctx: Context, registry: Registry) {
           if (!("event" in t) || !eventMatches(t.event, event.name)) continue;
           if (t.expr && t.expr.evaluate({ event }) !== true) continue;
           if (internal && !record.runs.length) log(`event ${event.name} id=${event.id}`);
+          if (fn.batch) {
+            addToBatch(fn, fn.batch, event, record);
+            break;
+          }
           const run = startRun(fn, event);
           if (run) record.runs.push(run.id);
           break;
@@ -82,6 +90,38 @@ export function createExecutor(ctx: Context, registry: Registry) {
       }
     });
     return ids;
+  }
+
+  /**
+   * batchEvents: an event joins its function's open batch (one per key); the batch becomes
+   * one run when it holds maxSize events, or when the timeout since its first event is up.
+   * An event the batch's `if` rejects runs nothing, as under the executor.
+   */
+  const batches = new Map<string, { events: EventPayload[]; records: EventRecord[]; stop: () => void }>();
+  function addToBatch(fn: FnEntry, batch: NonNullable<FnEntry["batch"]>, event: EventPayload, record: EventRecord) {
+    if (batch.if && batch.if.evaluate({ event }) !== true) return;
+    const id = `${fn.id}\u0000${batch.key ? JSON.stringify(batch.key.evaluate({ event }) ?? null) : ""}`;
+    let open = batches.get(id);
+    if (!open) {
+      const stop = later(batch.timeoutMs, () => flushBatch(id));
+      open = { events: [], records: [], stop };
+      batches.set(id, open);
+    }
+    open.events.push(event);
+    open.records.push(record);
+    if (open.events.length >= batch.maxSize) flushBatch(id);
+  }
+  function flushBatch(id: string) {
+    const open = batches.get(id);
+    if (!open) return;
+    batches.delete(id);
+    open.stop();
+    if (ctx.closed) return;
+    const fn = fns.get(id.split("\u0000")[0]!);
+    if (!fn) return;
+    log(`fn ${fn.id}: a batch of ${open.events.length} event(s)`);
+    const run = startRun(fn, open.events[0]!, undefined, open.events);
+    if (run) for (const r of open.records) r.runs.push(run.id);
   }
 
   function recordEvent(event: EventPayload, internalId: string) {
@@ -117,8 +157,74 @@ export function createExecutor(ctx: Context, registry: Registry) {
     }
   }
 
+  // ---------- metadata (scores, experiments, AI usage, userland) ----------
+  /**
+   * `inngest.ai` metadata without a cost gets `estimated_cost` (USD, 6 decimals) from the
+   * model and token counts, as the dev server backfills it: the response model, else the
+   * requested one; no price known, no cost. Prices: @pydantic/genai-prices' table.
+   */
+  function backfillEstimatedCost(values: Record<string, unknown>) {
+    if (typeof values.estimated_cost === "number") return;
+    const model = [values.response_model, values.request_model].find((m): m is string => typeof m === "string" && m !== "");
+    if (!model) return;
+    const usage = { input_tokens: Number(values.input_tokens) || 0, output_tokens: Number(values.output_tokens) || 0 };
+    let price: ReturnType<typeof calcPrice> = null;
+    for (const opts of typeof values.provider === "string" ? [{ providerId: values.provider }, undefined] : [undefined]) {
+      try {
+        price = calcPrice(usage, model, opts);
+      } catch {
+        price = null;
+      }
+      if (price) break;
+    }
+    if (price) values.estimated_cost = Math.round(Number(price.total_price) * 1e6) / 1e6;
+  }
+
+  /** One update: `merge` merges into the values of the same kind and scope, anything else replaces them. */
+  function putMetadata(holder: { metadata?: MetadataEntry[] }, u: MetadataUpdate, scope: string) {
+    if (!u || typeof u.kind !== "string" || !u.values || typeof u.values !== "object") return;
+    const list = (holder.metadata ??= []);
+    const at = new Date().toISOString();
+    const found = list.find((m) => m.kind === u.kind && m.scope === scope);
+    const entry = found ?? { kind: u.kind, scope, values: {}, updatedAt: at };
+    entry.values = u.op === "merge" ? { ...entry.values, ...u.values } : { ...u.values };
+    entry.updatedAt = at;
+    if (u.kind === "inngest.ai") backfillEstimatedCost(entry.values);
+    if (!found) list.push(entry);
+  }
+  /** Metadata on a step's op: `step` scope goes on that step, `run` scope on the run. */
+  function opMetadata(run: Run, op: Op) {
+    if (!Array.isArray(op.metadata) || op.id === COMPLETE_ID) return;
+    for (const u of op.metadata) {
+      if (u?.scope === "run") putMetadata(run, u, "run");
+      else if (u?.scope === "step" || u?.scope === undefined) putMetadata(stepRecord(run, op), u, "step");
+      else log(`run ${run.id} step "${op.userland?.id ?? op.id}": metadata of scope "${String(u?.scope)}" is not kept by inngest-local`);
+    }
+  }
+  /**
+   * POST /v1/runs/{runId}/metadata (client.score, metadata.update from outside the step).
+   * A `step_id` names the step as written; one the run does not have keeps nothing (as the
+   * dev server, whose orphan span never shows), nor does a `span_id` (userland spans).
+   */
+  function updateMetadata(run: Run, target: { step_id?: string; span_id?: string }, updates: MetadataUpdate[]) {
+    if (target.span_id) {
+      log(`run ${run.id}: metadata for span ${target.span_id} not kept (inngest-local has no userland spans)`);
+      return;
+    }
+    if (target.step_id) {
+      const step = run.steps.find((s) => s.name === target.step_id);
+      if (!step) {
+        log(`run ${run.id}: metadata for step "${target.step_id}", which the run does not have, not kept`);
+        return;
+      }
+      for (const u of updates) putMetadata(step, u, "step");
+      return;
+    }
+    for (const u of updates) putMetadata(run, u, "run");
+  }
+
   // ---------- runs ----------
-  function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"]): Run | undefined {
+  function startRun(fn: FnEntry, event: EventPayload, parent?: Run["parent"], batch?: EventPayload[], endpoint?: { runId: string }): Run | undefined {
     if (fn.idempotency) {
       const key = `${fn.id}:${JSON.stringify(fn.idempotency.evaluate({ event }) ?? null)}`;
       const at = idempotencyKeys.get(key);
@@ -129,7 +235,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       idempotencyKeys.set(key, Date.now());
     }
     const run: Run = {
-      id: ulid(),
+      id: endpoint?.runId ?? ulid(),
       functionId: fn.id,
       functionName: fn.name,
       eventName: event.name,
@@ -141,6 +247,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       steps: [],
       startedAt: new Date().toISOString(),
       fn,
+      events: batch ?? [event],
       memo: {},
       stack: [],
       stepById: new Map(),
@@ -150,9 +257,12 @@ export function createExecutor(ctx: Context, registry: Registry) {
       stops: new Set(),
       waiters: new Map(),
       parent,
+      defers: new Map(),
     };
     runs.set(run.id, run);
     log(`run ${run.id} started: fn ${fn.id} for event ${event.name}${parent ? ` (invoked by run ${parent.run.id})` : ""}`);
+    // A durable endpoint's run is driven by the endpoint itself (its checkpoints), not by us.
+    if (endpoint) return run;
     if (fn.problems.length) {
       failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local cannot run ${fn.id}: ${fn.problems.join("; ")}`, stack: "" });
     } else {
@@ -164,6 +274,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
   function endRun(run: Run, status: RunStatus) {
     run.status = status;
     run.endedAt = new Date().toISOString();
+    scheduleDefers(run);
     run.waiters.clear();
     for (const stop of [...run.stops]) stop();
     run.stops.clear();
@@ -176,6 +287,55 @@ export function createExecutor(ctx: Context, registry: Registry) {
       settle(link.run, link.op, memo);
     }
   }
+  /**
+   * When a run ends, however it ends, each `defer()` it made and did not abort becomes an
+   * `inngest/deferred.schedule` event, which triggers the `createDefer` function named by
+   * `fn_slug` (its trigger's expression matches `event.data._inngest.fn_slug`). The data is
+   * the defer's input with `_inngest` naming the parent; the id is derived from the run and
+   * the defer, so the same defer can never schedule twice.
+   */
+  function scheduleDefers(run: Run) {
+    for (const [hashedId, d] of run.defers) {
+      if (d.status !== "after_run") continue;
+      d.status = "scheduled"; // no longer abortable, never scheduled again
+      const input = d.input && typeof d.input === "object" && !Array.isArray(d.input) ? (d.input as Record<string, unknown>) : d.input == null ? {} : undefined;
+      if (!input) {
+        log(`ERROR run ${run.id} defer "${d.name}": its data is not an object; not scheduled (as the executor drops it)`);
+        continue;
+      }
+      const id = ulid(Date.now(), createHash("sha256").update(`defer-event:${run.id}:${hashedId}`).digest());
+      const _inngest = { fn_slug: d.fnSlug, parent_app_id: appIdOf(run.fn.appUrl), parent_fn_id: appIdOf(`fn:${run.functionId}`), parent_fn_slug: run.functionId, parent_run_id: run.id };
+      log(`run ${run.id} defer "${d.name}" scheduled: ${d.fnSlug}`);
+      setImmediate(() => {
+        if (ctx.closed) return;
+        try {
+          ingest([{ name: INTERNAL.deferred, id, data: { ...input, _inngest }, ...(d.meta ? { meta: d.meta } : {}), ts: Date.now() }]);
+        } catch (e) {
+          log(`ERROR scheduling defer "${d.name}" of run ${run.id}: ${messageOf(e)}`);
+        }
+      });
+    }
+  }
+
+  /** DeferAdd / DeferAbort: lazy ops, which ride along with a step's result or the run's end. */
+  function deferOp(run: Run, op: Op) {
+    if (op.op === "DeferAdd") {
+      if (run.defers.has(op.id)) return; // reported again (a retried request): the first one holds
+      const meta = op.opts?.meta && typeof op.opts.meta === "object" ? (op.opts.meta as Record<string, unknown>) : undefined;
+      const name = op.userland?.id ?? op.displayName ?? op.id;
+      run.defers.set(op.id, { fnSlug: String(op.opts?.fn_slug ?? ""), input: op.opts?.input, meta, name, status: "after_run" });
+      log(`run ${run.id} defer "${name}" added: ${String(op.opts?.fn_slug)} runs after this run ends`);
+    } else {
+      const target = String(op.opts?.target_hashed_id ?? "");
+      const d = run.defers.get(target);
+      if (d) d.status = "aborted";
+      // Aborted before its add reached us (the SDK drops a buffered add it aborts): keep the
+      // id, so an add reported later is ignored.
+      else run.defers.set(target, { fnSlug: String(op.opts?.fn_slug ?? ""), input: null, name: String(op.opts?.id ?? target), status: "aborted" });
+      log(`run ${run.id} defer "${d?.name ?? op.opts?.id ?? target}" aborted`);
+    }
+  }
+
   function completeRun(run: Run, output: unknown) {
     if (run.status !== "running") return;
     run.output = output;
@@ -282,7 +442,10 @@ export function createExecutor(ctx: Context, registry: Registry) {
       ctx.fn_id = run.functionId;
       ctx.qi_id = jobId;
     }
-    const body: Record<string, unknown> = { event: run.event, events: [run.event], steps: run.memo, ctx };
+    // The defers the SDK already reported, so it does not report them again; an aborted or
+    // scheduled one can no longer be aborted.
+    const defers = Object.fromEntries([...run.defers].map(([id, d]) => [id, { abortable: d.status === "after_run" }]));
+    const body: Record<string, unknown> = { event: run.event, events: run.events, steps: run.memo, defers, ctx };
     if (run.version !== undefined) body.version = run.version;
     const release = await acquire(run);
     try {
@@ -292,7 +455,9 @@ export function createExecutor(ctx: Context, registry: Registry) {
       const res = await fetch(url, {
         method: "POST",
         // x-inngest-job-id is the queue item's id, which the SDK gives functions as ctx.jobId.
-        headers: { ...appHeaders(bodyText), "x-request-id": ulid(), "x-inngest-job-id": jobId },
+        // traceparent: the run's trace (one id per run) and a span per request, as the executor
+        // sends it; the SDK attributes OpenTelemetry spans (AI usage metadata) only under one.
+        headers: { ...appHeaders(bodyText), "x-request-id": ulid(), "x-inngest-job-id": jobId, traceparent: `00-${traceIdOf(run.id)}-${randomBytes(8).toString("hex")}-01` },
         body: bodyText,
         signal: AbortSignal.timeout(callTimeoutMs),
       });
@@ -386,6 +551,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
   }
 
   const PLANS = new Set(["StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction"]);
+  const LAZY = new Set(["DeferAdd", "DeferAbort"]);
 
   async function handleAnswer(run: Run, ans: Answer, req: Request): Promise<void> {
     if (ans.status === 200) {
@@ -410,8 +576,14 @@ export function createExecutor(ctx: Context, registry: Registry) {
     let planned = 0;
     const finished: Op[] = [];
     let retry: { error: unknown } | undefined;
+    // Lazy ops first, as the executor does, so a defer reported with RunComplete is scheduled.
+    for (const op of ops) if (LAZY.has(op.op)) deferOp(run, op);
+    for (const op of ops) if (op.metadata && !LAZY.has(op.op)) opMetadata(run, op);
     for (const op of ops) {
       switch (op.op) {
+        case "DeferAdd":
+        case "DeferAbort":
+          break;
         case "StepRun":
         case "StepFailed":
           if (op.id === COMPLETE_ID && op.op === "StepFailed") return failRun(run, op.error);
@@ -470,6 +642,9 @@ export function createExecutor(ctx: Context, registry: Registry) {
         enqueue(run, { stepId: "step", attempt: 0 });
       }
     } else if (req.stepId === "step" && ranResults && !planned) {
+      enqueue(run, { stepId: "step", attempt: 0 });
+    } else if (ops.every((op) => LAZY.has(op.op))) {
+      // Only defers and nothing to go on with (the executor's fallback): ask again.
       enqueue(run, { stepId: "step", attempt: 0 });
     }
   }
@@ -593,6 +768,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       output: r.output,
       error: r.error,
       cancelledBy: r.cancelledBy,
+      metadata: r.metadata,
       startedAt: r.startedAt,
       endedAt: r.endedAt,
     });
@@ -606,8 +782,13 @@ export function createExecutor(ctx: Context, registry: Registry) {
       log(`run ${run.id} is ${run.status}: refused a checkpoint (409), so the SDK stops before the next step`);
       return { ok: false, error: `run is ${run.status}` };
     }
+    for (const op of steps) if (LAZY.has(op.op)) deferOp(run, op);
     for (const op of steps) {
-      if (op.op === "StepRun") memoize(run, op, { data: op.data ?? null }, 0, true);
+      if (op.op === "StepRun") {
+        memoize(run, op, { data: op.data ?? null }, 0, true);
+        opMetadata(run, op);
+      }
+      else if (LAZY.has(op.op)) continue;
       else {
         failRun(run, { name: "InngestLocalUnsupported", message: `inngest-local does not support checkpointed "${op.op}" ops`, stack: "" });
         return { ok: false, error: "unsupported op" };
@@ -616,14 +797,59 @@ export function createExecutor(ctx: Context, registry: Registry) {
     return { ok: true };
   }
 
+  /**
+   * Durable endpoints (`client.endpoint`), sync mode: the endpoint runs the function inside an
+   * HTTP request of its own, creates the run with its first checkpoint (POST /v1/checkpoint)
+   * and reports each step, then the end, to /v1/checkpoint/{runId}/steps; the server never
+   * calls it. A run that would go async (a sleep, a wait, a retried step: the SDK hands it to
+   * the server, which then calls the endpoint back) is refused with a message: the stand-in
+   * does not do that part.
+   */
+  function newEndpointRun(body: { run_id?: string; event?: Record<string, unknown>; steps?: Op[]; retries?: number }): { run: Run } | { error: string } {
+    const runId = String(body.run_id ?? "");
+    if (!runId || runs.has(runId)) return { error: runId ? `run ${runId} exists already` : "run_id is required" };
+    // The SDK describes the request as an inngest/http.request event: {domain, path, method, …}.
+    const event = toEvent({ name: "inngest/http.request", ...(body.event ?? {}) }, ulid());
+    const data = event.data as { domain?: string; path?: string; method?: string };
+    const where = typeof data.path === "string" && data.path ? data.path : "/";
+    const url = `${data.domain ?? ""}${where}`;
+    const id = `durable-endpoint${where.replace(/[^a-zA-Z0-9]+/g, "-").replace(/-$/, "")}`;
+    const fn: FnEntry = { id, name: `${data.method ?? "GET"} ${where}`, appUrl: url, raw: {}, url, triggers: [], maxAttempts: (Number(body.retries) || 0) + 1, cancel: [], concurrency: [], problems: [] };
+    const run = startRun(fn, event, undefined, undefined, { runId })!;
+    log(`run ${run.id} is a durable endpoint's (${fn.name}), in sync mode`);
+    const out = endpointSteps(run, body.steps ?? []);
+    return "error" in out ? out : { run };
+  }
+  function endpointSteps(run: Run, steps: Op[]): { ok: true } | { error: string } {
+    if (run.status !== "running") return { error: `run is ${run.status}` };
+    for (const op of steps) if (LAZY.has(op.op)) deferOp(run, op);
+    for (const op of steps) {
+      if (LAZY.has(op.op)) continue;
+      if (op.op === "StepRun") {
+        memoize(run, op, { data: op.data ?? null }, 0, true);
+        opMetadata(run, op);
+      } else if (op.op === "RunComplete") completeRun(run, op.data ?? null);
+      else if (op.op === "StepFailed" && op.id === COMPLETE_ID) failRun(run, op.error);
+      else if (op.op === "StepFailed") memoize(run, op, { error: op.error }, 0, true);
+      else {
+        const message = `inngest-local does not support durable endpoints that go async (the "${op.op}" op of step "${op.userland?.id ?? op.displayName ?? op.id}"): only sync mode`;
+        failRun(run, { name: "InngestLocalUnsupported", message, stack: "" });
+        return { error: message };
+      }
+    }
+    return { ok: true };
+  }
+
   /** Stop everything the runs wait on (close()). */
   function stopAll() {
     cronCancel?.();
+    for (const b of batches.values()) b.stop();
+    batches.clear();
     for (const r of runs.values()) {
       for (const stop of [...r.stops]) stop();
       r.wakeDriver?.();
     }
   }
 
-  return { runs, events, ingest, startRun, cancelRun, invoke, checkpoint, scheduleCron, summary, listRuns, stopAll };
+  return { runs, events, ingest, startRun, cancelRun, invoke, checkpoint, newEndpointRun, endpointSteps, updateMetadata, scheduleCron, summary, listRuns, stopAll };
 }

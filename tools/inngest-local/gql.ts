@@ -5,7 +5,7 @@
 // the `graphql` reference implementation rather than by parsing queries by hand.
 import { createHash } from "node:crypto";
 import { buildSchema, graphql, type GraphQLSchema } from "graphql";
-import type { EventPayload, RunSummary, StepSummary } from "./types";
+import type { EventPayload, MetadataEntry, RunSummary, StepSummary } from "./types";
 
 export type FnInfo = {
   id: string;
@@ -60,6 +60,8 @@ export type Span = {
   isRoot: boolean;
   parentSpanID: string | null;
   childrenSpans: Span[];
+  /** Scores, experiments, AI usage and userland metadata: the run's on the root, each step's on its span. */
+  metadata: MetadataEntry[];
   /** For the dashboard: the step as stored. */
   step?: StepSummary;
 };
@@ -104,6 +106,7 @@ export function traceOf(run: RunSummary): Span {
       isRoot: false,
       parentSpanID: rootId,
       childrenSpans: [],
+      metadata: s.metadata ?? [],
       step: s,
     };
   });
@@ -128,6 +131,7 @@ export function traceOf(run: RunSummary): Span {
       isRoot: false,
       parentSpanID: rootId,
       childrenSpans: [],
+      metadata: [],
     });
   }
   return {
@@ -147,6 +151,7 @@ export function traceOf(run: RunSummary): Span {
     isRoot: true,
     parentSpanID: null,
     childrenSpans: children,
+    metadata: run.metadata ?? [],
   };
 }
 
@@ -157,6 +162,10 @@ const SDL = /* GraphQL */ `
   scalar Bytes
   "JSON as it is (an object stays an object), as the dev server's Unknown scalar."
   scalar Unknown
+  scalar SpanMetadataKind
+  scalar SpanMetadataScope
+  "An object of values, as JSON (the dev server's SpanMetadataValues)."
+  scalar SpanMetadataValues
 
   type Query {
     apps: [App!]!
@@ -293,7 +302,9 @@ const SDL = /* GraphQL */ `
     isRoot: Boolean!
     parentSpanID: String
     isUserland: Boolean!
+    metadata: [SpanMetadata!]!
   }
+  type SpanMetadata { scope: SpanMetadataScope!, kind: SpanMetadataKind!, values: SpanMetadataValues!, updatedAt: Time! }
   type StepError { message: String!, name: String, stack: String, cause: Unknown }
   type RunTraceSpanOutput { input: Bytes, data: Bytes, error: StepError }
   type RunTraceTrigger { eventName: String, IDs: [ULID!]!, payloads: [Bytes!]!, timestamp: Time!, isBatch: Boolean!, cron: String }

@@ -62,8 +62,6 @@ export function createRegistry(ctx: Context) {
           problems.push(messageOf(e));
         }
       } else if (t.event !== undefined) {
-        // A createDefer() function: the server would start it for each `defer()` of a run.
-        if (t.event === "inngest/deferred.schedule") problems.push("deferred functions (createDefer, defer()) are not supported by inngest-local");
         // `prefix/*` is the only wildcard the real server has; any other `*` would never match.
         if (t.event.includes("*") && !/^[^*]+\/\*$/.test(t.event)) problems.push(`trigger "${t.event}": a wildcard must be a whole last segment ("prefix/*")`);
         triggers.push({ event: t.event, expr: t.expression ? compile(t.expression, ["event"], "trigger expression") : undefined });
@@ -81,7 +79,15 @@ export function createRegistry(ctx: Context) {
       if (o.limit > 0) concurrency.push({ limit: o.limit, scope: o.scope ?? "fn", key: o.key ? compile(o.key, ["event"], "concurrency key") : undefined });
     }
     // Config that changes which runs happen or what they see: never ignore silently.
-    for (const key of ["batchEvents", "rateLimit", "throttle", "debounce", "singleton", "timeouts"]) {
+    let batch: FnEntry["batch"];
+    const b = c.batchEvents as { maxSize?: number; timeout?: string; key?: string; if?: string } | undefined | null;
+    if (b) {
+      const maxSize = Number(b.maxSize);
+      const timeoutMs = parseDelay(String(b.timeout ?? ""), 0);
+      if (!Number.isInteger(maxSize) || maxSize < 1 || !Number.isFinite(timeoutMs) || timeoutMs <= 0) problems.push(`batchEvents ${JSON.stringify(b)}: needs a maxSize of 1 or more and a timeout`);
+      else batch = { maxSize, timeoutMs, key: b.key ? compile(b.key, ["event"], "batchEvents key") : undefined, if: b.if ? compile(b.if, ["event"], "batchEvents if") : undefined };
+    }
+    for (const key of ["rateLimit", "throttle", "debounce", "singleton", "timeouts"]) {
       if (c[key] !== undefined && c[key] !== null) problems.push(`config "${key}" is not supported by inngest-local`);
     }
     if (c.priority) log(`WARN fn ${id}: priority is ignored (runs are not queued behind each other except by concurrency)`);
@@ -96,6 +102,7 @@ export function createRegistry(ctx: Context) {
       cancel,
       concurrency,
       idempotency: typeof c.idempotency === "string" ? compile(c.idempotency, ["event"], "idempotency key") : undefined,
+      batch,
       problems,
     };
   }

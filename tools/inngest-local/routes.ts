@@ -5,13 +5,13 @@
 import type http from "node:http";
 import { nextCronTime } from "./cron";
 import { sameSecret } from "./signing";
-import { executeGql, type LocalState } from "./gql";
+import { appIdOf, executeGql, type LocalState } from "./gql";
 import { dashboardAction, errorPage, renderDashboard, type DashboardActions } from "./dashboard";
 import { messageOf } from "./util";
 import type { Context } from "./context";
 import type { Registry } from "./registry";
 import type { Executor } from "./executor";
-import type { Op } from "./types";
+import type { MetadataUpdate, Op } from "./types";
 
 type Call = {
   req: http.IncomingMessage;
@@ -115,9 +115,19 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     res.writeHead(page.status, HTML_HEADERS);
     res.end(page.html);
   };
+  /** Server APIs of features the stand-in does not have, named so the failure says which. */
+  const UNSUPPORTED: [RegExp, string][] = [
+    [/^\/v1\/http\//, "durable endpoints in async mode (client.endpoint: the run's output after it went async)"],
+    [/^\/v1\/realtime\//, "realtime (publish, subscribe, streamed endpoint output)"],
+    [/^\/v0\/connect\//, "connect (worker WebSocket connections)"],
+    [/^\/v1\/traces\/userland$/, "userland OpenTelemetry spans (extended traces)"],
+    [/^\/v1\/signals$/, "signals (step.waitForSignal)"],
+  ];
   const notFound = ({ req, url, json }: Pick<Call, "req" | "url" | "json">) => {
-    log(`ERROR unsupported route ${req.method} ${url.pathname} (not implemented by inngest-local)`);
-    json(404, { error: `inngest-local does not implement ${req.method} ${url.pathname}`, status: 404 });
+    const feature = UNSUPPORTED.find(([re]) => re.test(url.pathname))?.[1];
+    const what = feature ? `inngest-local does not support ${feature}: ${req.method} ${url.pathname}` : `inngest-local does not implement ${req.method} ${url.pathname}`;
+    log(`ERROR unsupported route ${req.method} ${url.pathname}: ${feature ? `${feature} not supported` : "not implemented"} by inngest-local`);
+    json(404, { error: what, status: 404 });
   };
 
   const table: Route[] = [
@@ -164,6 +174,46 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
         if (!run) return json(404, { error: "no such run" });
         const out = executor.checkpoint(run, body?.steps ?? []);
         return out.ok ? json(200, {}) : json(409, { error: out.error });
+      },
+    },
+
+    {
+      // Durable endpoints, sync mode: the endpoint creates its run, then reports its steps.
+      method: "POST",
+      path: "/v1/checkpoint",
+      guards: [sdkBearer("checkpoint", { status: 401, error: "Unauthorized" })],
+      handle: async ({ req, json }) => {
+        const out = executor.newEndpointRun((await readBody(req)) as Parameters<typeof executor.newEndpointRun>[0]);
+        if ("error" in out) return json(501, { error: out.error });
+        const { run } = out;
+        // No `token`: the SDK needs one only to go async, which the stand-in does not do.
+        return json(200, { data: { fn_id: run.functionId, app_id: appIdOf(run.fn.appUrl), run_id: run.id, realtime_token: "inngest-local-has-no-realtime" } });
+      },
+    },
+    {
+      method: "POST",
+      path: /^\/v1\/checkpoint\/([^/]+)\/steps$/,
+      guards: [sdkBearer("checkpoint", { status: 401, error: "Unauthorized" })],
+      handle: async ({ req, params: [runId], json }) => {
+        const run = runs.get(runId!);
+        const body = (await readBody(req)) as { steps?: Op[] };
+        if (!run) return json(404, { error: "no such run" });
+        const out = executor.endpointSteps(run, body?.steps ?? []);
+        return "error" in out ? json(run.status === "failed" ? 501 : 409, { error: out.error }) : json(200, {});
+      },
+    },
+    {
+      // client.score(), metadata updates from outside the step they target.
+      method: "POST",
+      path: /^\/v1\/runs\/([^/]+)\/metadata$/,
+      guards: [sdkBearer("metadata", { status: 401, error: "Unauthorized" })],
+      handle: async ({ req, params: [runId], json }) => {
+        const run = runs.get(runId!);
+        const body = (await readBody(req)) as { target?: { step_id?: string; span_id?: string }; metadata?: MetadataUpdate[] };
+        if (!run) return json(404, { error: "no such run" });
+        if (!Array.isArray(body?.metadata)) return json(400, { error: "expected {target, metadata: [...]}" });
+        executor.updateMetadata(run, body.target ?? {}, body.metadata);
+        return json(200, {});
       },
     },
 

@@ -20,7 +20,12 @@ export interface StepSummary {
   checkpointed?: boolean;
   startedAt: string;
   endedAt?: string;
+  /** Metadata the SDK attached to the step (scores, `inngest.ai`, userland), as the trace shows it. */
+  metadata?: MetadataEntry[];
 }
+
+/** One kind of metadata on a run or a step: `values` merged or replaced as each update says. */
+export type MetadataEntry = { kind: string; scope: string; values: Record<string, unknown>; updatedAt: string };
 
 export interface RunSummary {
   id: string;
@@ -39,6 +44,8 @@ export interface RunSummary {
   cancelledBy?: string;
   startedAt: string;
   endedAt?: string;
+  /** Run-scoped metadata (scores, experiments), shown on the trace's root span. */
+  metadata?: MetadataEntry[];
 }
 
 export type EventPayload = { name: string; id?: string; data: Record<string, unknown>; ts: number; [k: string]: unknown };
@@ -78,7 +85,9 @@ export interface InngestLocal {
 
 
 export type Memo = { data: unknown } | { error: unknown };
-export type Op = { id: string; op: string; name?: string; displayName?: string; data?: unknown; error?: unknown; opts?: Record<string, unknown>; userland?: { id?: string } };
+export type Op = { id: string; op: string; name?: string; displayName?: string; data?: unknown; error?: unknown; opts?: Record<string, unknown>; userland?: { id?: string }; metadata?: MetadataUpdate[] };
+/** What the SDK sends: on a step's op (`scope` set) or to POST /v1/runs/{runId}/metadata. */
+export type MetadataUpdate = { kind: string; scope?: string; op?: string; values?: Record<string, unknown> };
 export type Trigger = { event: string; expr?: CompiledExpression } | { cron: CronSchedule };
 export type FnEntry = {
   id: string;
@@ -92,6 +101,8 @@ export type FnEntry = {
   cancel: { event: string; expr?: CompiledExpression; timeoutMs?: number }[];
   concurrency: { limit: number; key?: CompiledExpression; scope: string }[];
   idempotency?: CompiledExpression;
+  /** batchEvents: events are gathered (per key) and one run gets up to maxSize of them, or what came within the timeout. */
+  batch?: { maxSize: number; timeoutMs: number; key?: CompiledExpression; if?: CompiledExpression };
   /** Config this stand-in cannot honour: runs of the function fail with these messages. */
   problems: string[];
 };
@@ -99,6 +110,8 @@ export type Request = { stepId: string; attempt: number };
 export type Pending = { op: Op; kind: "step" | "sleep" | "wait" | "invoke" };
 export type Run = RunSummary & {
   fn: FnEntry;
+  /** The events that started the run: one, or a batch (batchEvents), `event` being the first. */
+  events: EventPayload[];
   memo: Record<string, Memo>;
   stack: string[];
   stepById: Map<string, StepSummary>;
@@ -119,5 +132,11 @@ export type Run = RunSummary & {
   waiters: Map<string, { event: string; expr?: CompiledExpression; resolve: (e: EventPayload) => void }>;
   /** The step.invoke that started this run, which its end settles. */
   parent?: { run: Run; op: Op };
+  /**
+   * The run's `defer()` calls (DeferAdd ops), by hashed id: each becomes an
+   * `inngest/deferred.schedule` event when the run ends, unless aborted (DeferAbort) first.
+   */
+  defers: Map<string, Defer>;
 };
+export type Defer = { fnSlug: string; input: unknown; meta?: Record<string, unknown>; name: string; status: "after_run" | "aborted" | "scheduled" };
 

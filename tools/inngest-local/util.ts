@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 
 /** Names of the events the server itself sends. */
-export const INTERNAL = { failed: "inngest/function.failed", finished: "inngest/function.finished", cancelled: "inngest/function.cancelled", invoked: "inngest/function.invoked", cron: "inngest/scheduled.timer" };
+export const INTERNAL = { failed: "inngest/function.failed", finished: "inngest/function.finished", cancelled: "inngest/function.cancelled", invoked: "inngest/function.invoked", cron: "inngest/scheduled.timer", deferred: "inngest/deferred.schedule" };
 export const sha1 = (s: string) => createHash("sha1").update(s).digest("hex");
 /** The SDK reports function-level results under the hashed id "complete". */
 export const COMPLETE_ID = sha1("complete");

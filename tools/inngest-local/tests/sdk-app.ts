@@ -39,6 +39,30 @@ export async function startSdkApp(path = "/api/inngest"): Promise<SdkApp> {
   };
 }
 
+/**
+ * Wraps a serve handler to hand each POST's JSON body (and the request) to `onBody` once read,
+ * without taking the body from the SDK: it copies the chunks as the socket pushes them.
+ */
+export function tapBodies(handler: http.RequestListener, onBody: (req: http.IncomingMessage, body: Record<string, unknown>) => void): http.RequestListener {
+  return (req, res) => {
+    if (req.method !== "POST") return handler(req, res);
+    const chunks: Buffer[] = [];
+    const push = req.push.bind(req);
+    req.push = (chunk: unknown, enc?: BufferEncoding) => {
+      if (chunk) chunks.push(Buffer.from(chunk as Buffer));
+      else {
+        try {
+          onBody(req, JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>);
+        } catch {
+          // not JSON
+        }
+      }
+      return push(chunk, enc);
+    };
+    handler(req, res);
+  };
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Polls `fn` every 25 ms until it gives a truthy value, or fails naming `what`. */
 export async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 8000): Promise<T> {

@@ -451,6 +451,21 @@ describe.each([
     expect(logs.some((l) => l.startsWith("ERROR") && l.includes("debounce"))).toBe(true);
   });
 
+  it("answers the server APIs of features it lacks (durable endpoints in async mode, realtime, connect) with a 404 that names the feature, and an ERROR line", async () => {
+    const cases: [string, string, RegExp][] = [
+      ["GET", "/v1/http/runs/01RUN/output", /durable endpoints in async mode/],
+      ["POST", "/v1/realtime/publish/tee", /realtime/],
+      ["POST", "/v0/connect/start", /connect/],
+      ["POST", "/v1/nothing-here", /does not implement POST \/v1\/nothing-here/],
+    ];
+    for (const [method, path, said] of cases) {
+      const res = await fetch(`${local.url}${path}`, { method, headers: { "content-type": "application/json" }, ...(method === "POST" ? { body: "{}" } : {}) });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: string }).error).toMatch(said);
+      expect(logs.some((l) => l.startsWith(`ERROR unsupported route ${method} ${path}`))).toBe(true);
+    }
+  });
+
   it("serves GET /runs, GET /runs/:id, the dashboard (GET /, /ui/runs/:id) and GET /health", async () => {
     expect((await fetch(`${local.url}/health`)).status).toBe(200);
     const runs = (await (await fetch(`${local.url}/runs?function=multi`)).json()) as RunSummary[];
