@@ -35,7 +35,7 @@ const REGRESSIONS: Regression[] = [
     observation: "2. buttons need JavaScript",
     scenarios: [
       { spec: "invoice-no-js.spec.ts", title: "with JavaScript off: Summarize, Cancel, Discard, Apply and Save work as plain form posts" },
-      { spec: "no-javascript-sign-in.spec.ts", title: "without JavaScript: sign in (refused, then right)" },
+      { spec: "invoice-no-js.spec.ts", title: "with JavaScript off, a refusal is shown in the page after the redirect, once" },
     ],
   },
   {
@@ -120,7 +120,7 @@ function mustRun(cmd: string, args: string[], cwd: string) {
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "");
 
-type JsonError = { message?: string; location?: { file: string; line: number; column: number } };
+type JsonError = { message?: string; stack?: string; location?: { file: string; line: number; column: number } };
 type JsonTest = { status: string; results: { status: string; errors?: JsonError[]; error?: JsonError }[] };
 type JsonSpec = { title: string; file: string; tests: JsonTest[] };
 type JsonSuite = { title: string; specs?: JsonSpec[]; suites?: JsonSuite[] };
@@ -133,7 +133,24 @@ function specsOf(suites: JsonSuite[] = [], parents: string[] = []): { titlePath:
   ]);
 }
 
-/** `file:line  source line` of where the first error of a failed test was thrown in the spec. */
+/** The statement that ends on `line` (1-based): back to the line where its `expect` starts. */
+function statementAt(file: string, line: number): string {
+  if (!fs.existsSync(file)) return "";
+  const lines = fs.readFileSync(file, "utf8").split("\n");
+  let start = line - 1;
+  for (let i = line - 1; i >= Math.max(0, line - 6); i--) {
+    if (/\bexpect\b|\bawait\b/.test(lines[i]!)) {
+      start = i;
+      break;
+    }
+  }
+  return lines.slice(start, line).map((l) => l.trim()).join(" ");
+}
+
+/**
+ * `spec:line  statement` where the first error of a failed test was thrown, with the test's
+ * own line when the assertion is in a helper, and the first line of the error message.
+ */
 function firstFailure(worktree: string, test: JsonTest): string {
   const error = test.results.flatMap((r) => r.errors ?? (r.error ? [r.error] : []))[0];
   if (!error) return "(no error recorded)";
@@ -141,8 +158,9 @@ function firstFailure(worktree: string, test: JsonTest): string {
   const location = error.location;
   if (!location) return message;
   const file = path.relative(worktree, location.file);
-  const source = fs.existsSync(location.file) ? fs.readFileSync(location.file, "utf8").split("\n")[location.line - 1]?.trim() : "";
-  return `${file}:${location.line}  ${source}  (${message.slice(0, 120)})`;
+  const frames = [...stripAnsi(error.stack ?? "").matchAll(/(tests\/e2e\/[\w./-]+\.spec\.ts):(\d+):\d+/g)];
+  const caller = frames.find((f) => f[1] === file && Number(f[2]) !== location.line);
+  return `${file}:${location.line}${caller ? ` (from line ${caller[2]})` : ""}  ${statementAt(location.file, location.line)}  — ${message.slice(0, 140)}`;
 }
 
 function runRegression(regression: Regression): Row[] {
