@@ -78,6 +78,7 @@ const REGRESSIONS: Regression[] = [
     scenarios: [
       { spec: "invoice-list.spec.ts", title: "each invoice says where its summary stands" },
       { spec: "invoice-list.spec.ts", title: "the list filters and sorts by summary state and due date" },
+      { spec: "invoice-list.spec.ts", title: "the list follows a summary live" },
     ],
   },
   {
@@ -91,6 +92,8 @@ const REGRESSIONS: Regression[] = [
     scenarios: [
       { spec: "invoice-page.spec.ts", title: "words a finance user reads" },
       { spec: "finance-words.spec.ts", title: "sign-in, sign-out and the invoice list speak a finance user's words" },
+      // The demo logins' words (SEED_PASSWORD) are shown in development only.
+      { spec: "dev-server.spec.ts", title: "npm run dev: at the printed address" },
     ],
   },
   {
@@ -152,15 +155,20 @@ function statementAt(file: string, line: number): string {
  * own line when the assertion is in a helper, and the first line of the error message.
  */
 function firstFailure(worktree: string, test: JsonTest): string {
-  const error = test.results.flatMap((r) => r.errors ?? (r.error ? [r.error] : []))[0];
+  const errors = test.results.flatMap((r) => r.errors ?? (r.error ? [r.error] : []));
+  // A test timeout has no location; the action it interrupted (the next error) has one.
+  const error = errors.find((e) => e.location) ?? errors[0];
   if (!error) return "(no error recorded)";
-  const message = stripAnsi(error.message ?? "").split("\n").find((l) => l.trim()) ?? "";
+  const firstLine = (e: JsonError) => stripAnsi(e.message ?? "").split("\n").find((l) => l.trim()) ?? "";
+  const message = [...new Set([errors[0]!, error].map(firstLine))].join(" / ");
   const location = error.location;
   if (!location) return message;
   const file = path.relative(worktree, location.file);
   const frames = [...stripAnsi(error.stack ?? "").matchAll(/(tests\/e2e\/[\w./-]+\.spec\.ts):(\d+):\d+/g)];
-  const caller = frames.find((f) => f[1] === file && Number(f[2]) !== location.line);
-  return `${file}:${location.line}${caller ? ` (from line ${caller[2]})` : ""}  ${statementAt(location.file, location.line)}  — ${message.slice(0, 140)}`;
+  // An assertion in a helper (support/pages.ts, or a function in the spec): the test's own line too.
+  const caller = frames.find((f) => !(f[1] === file && Number(f[2]) === location.line));
+  const from = caller ? ` (from ${caller[1] === file ? "line " : `${caller[1]}:`}${caller[2]})` : "";
+  return `${file}:${location.line}${from}  ${statementAt(location.file, location.line)}  — ${message.slice(0, 140)}`;
 }
 
 function runRegression(regression: Regression): Row[] {
