@@ -43,6 +43,7 @@ const REGRESSIONS: Regression[] = [
     observation: "3. an edit leaves the proposal 'Ready for review'",
     scenarios: [
       { spec: "invoice-page.spec.ts", title: "an edit withdraws the waiting proposal at once, by push" },
+      { spec: "invoice-page.spec.ts", title: "an edit while the summary is being written withdraws it too" },
       { spec: "races.spec.ts", title: "invoice edited in another tab while a proposal waits" },
     ],
   },
@@ -56,6 +57,8 @@ const REGRESSIONS: Regression[] = [
     observation: "5. sign-out: no question, no confirmation, no return",
     scenarios: [
       { spec: "sign-out-return.spec.ts", title: "sign-out with a summary waiting asks first" },
+      { spec: "sign-out-return.spec.ts", title: "a summary that arrives after the question was answered is not discarded unasked" },
+      { spec: "sign-out-return.spec.ts", title: "sign-out with a summary waiting shows a confirmation page" },
       { spec: "sign-out-return.spec.ts", title: "a signed-out visit to an invoice comes back to it after signing in" },
     ],
   },
@@ -160,7 +163,9 @@ function firstFailure(worktree: string, test: JsonTest): string {
   const error = errors.find((e) => e.location) ?? errors[0];
   if (!error) return "(no error recorded)";
   const firstLine = (e: JsonError) => stripAnsi(e.message ?? "").split("\n").find((l) => l.trim()) ?? "";
-  const message = [...new Set([errors[0]!, error].map(firstLine))].join(" / ");
+  // A custom message hides what was found: the received value says it.
+  const received = stripAnsi(error.message ?? "").split("\n").find((l) => /^Received( string)?:/.test(l.trim()))?.trim();
+  const message = [...new Set([errors[0]!, error].map(firstLine)), ...(received ? [received] : [])].map((m) => m.slice(0, 120)).join(" / ");
   const location = error.location;
   if (!location) return message;
   const file = path.relative(worktree, location.file);
@@ -168,7 +173,7 @@ function firstFailure(worktree: string, test: JsonTest): string {
   // An assertion in a helper (support/pages.ts, or a function in the spec): the test's own line too.
   const caller = frames.find((f) => !(f[1] === file && Number(f[2]) === location.line));
   const from = caller ? ` (from ${caller[1] === file ? "line " : `${caller[1]}:`}${caller[2]})` : "";
-  return `${file}:${location.line}${from}  ${statementAt(location.file, location.line)}  — ${message.slice(0, 140)}`;
+  return `${file}:${location.line}${from}  ${statementAt(location.file, location.line)}  — ${message}`;
 }
 
 function runRegression(regression: Regression): Row[] {
