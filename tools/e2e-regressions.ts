@@ -169,7 +169,9 @@ function firstFailure(worktree: string, test: JsonTest): string {
   const location = error.location;
   if (!location) return message;
   const file = path.relative(worktree, location.file);
-  const frames = [...stripAnsi(error.stack ?? "").matchAll(/(tests\/e2e\/[\w./-]+\.spec\.ts):(\d+):\d+/g)];
+  // The JSON report's `errors` carry no stack of their own; their message ends with it.
+  const trace = stripAnsi(`${error.stack ?? ""}\n${error.message ?? ""}`);
+  const frames = [...trace.matchAll(/(tests\/e2e\/[\w./-]+\.spec\.ts):(\d+):\d+/g)];
   // An assertion in a helper (support/pages.ts, or a function in the spec): the test's own line too.
   const caller = frames.find((f) => !(f[1] === file && Number(f[2]) === location.line));
   const from = caller ? ` (from ${caller[1] === file ? "line " : `${caller[1]}:`}${caller[2]})` : "";
