@@ -78,6 +78,7 @@ test("the list filters and sorts by summary state and due date, in the address t
   // Default: newest issue first (all issued the same day), then by number.
   expect(await list.numbers()).toEqual(n("A", "B", "C", "D", "E", "F", "G"));
 
+  await expect(page.getByRole("form", { name: "Filter and sort invoices" })).toBeVisible();
   await page.getByLabel("Summary").selectOption({ label: "Ready for review" });
   await page.getByRole("button", { name: "Show" }).click();
   await expect(page).toHaveURL(/[?&]state=proposed(&|$)/);
