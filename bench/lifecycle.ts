@@ -38,15 +38,12 @@ import { startFakeOpenAI } from "@/tests/support/fake-openai";
 import { generateInProcess } from "./support/generate-in-process";
 import { scaleBench } from "./support/scale";
 import { summarizeProfiles } from "./support/cpu-profile";
+import { option } from "./support/bench-db";
 
 // ---------------------------------------------------------------------------------------
 // Options
 
 const args = process.argv.slice(3);
-function option(name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-}
 const SECONDS = Number(option("seconds", "8"));
 const WORKERS = option("workers", "1,8,32").split(",").map(Number);
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));

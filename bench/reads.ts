@@ -13,21 +13,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import postgres from "postgres";
-import { eq } from "drizzle-orm";
-import { openDb } from "@/db/client";
-import { migrateDb } from "@/db/migrate";
-import { loadActorEmail, seedActors } from "@/db/seed";
-import { appUser, invoice } from "@/db/schema";
 import { startAppServer } from "@/tests/support/app-server";
+import { option, withOneActorDb } from "./support/bench-db";
 import { distribution, http, signIn } from "@/tests/support/app-client";
 import { summarizeProfiles } from "./support/cpu-profile";
 
-const args = process.argv.slice(3);
-function option(name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-}
 const REQUESTS = Number(option("requests", "4000"));
 const CONCURRENCY = Number(option("concurrency", "8"));
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
@@ -69,18 +59,7 @@ async function reads(url: string, leaseId: string, cookie: string, n: number) {
   return { perSecond: Math.round((n / ((performance.now() - started) / 1000)) * 10) / 10, failures, latency: distribution(ms) };
 }
 
-const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const dbName = `cc_bench_rd_${Date.now().toString(36)}`;
-const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${dbName}` }).toString();
-const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database ${dbName}`);
-const handle = await openDb({ kind: "postgres", url: dbUrl });
-try {
-  await migrateDb(handle);
-  await seedActors(handle.db, 1, { password: PASSWORD, invoicesEach: 1 });
-  const email = loadActorEmail(1);
-  const [user] = await handle.db.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, email));
-  const [inv] = await handle.db.select({ id: invoice.id }).from(invoice).where(eq(invoice.ownerId, user!.id));
+await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoiceId }) => {
   fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
   const app = await startAppServer({
     databaseUrl: dbUrl,
@@ -92,7 +71,7 @@ try {
   let cpu: number;
   try {
     const cookie = await signIn(app.url, email, PASSWORD);
-    const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: inv!.id, purpose: "summarize_invoice" } });
+    const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
     if (opened.status !== 201) throw new Error(`POST /api/leases: ${opened.status}`);
     const leaseId = opened.body.lease_id as string;
     await reads(app.url, leaseId, cookie, 300); // warm-up: the route compiled, the pools full
@@ -127,8 +106,4 @@ try {
   const file = path.join("bench", "results", `reads-${out.at.slice(0, 10)}-${LABEL}.json`);
   fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   console.info(`wrote ${file}`);
-} finally {
-  await handle.close();
-  await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-  await admin.end();
-}
+});

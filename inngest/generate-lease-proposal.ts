@@ -24,7 +24,6 @@ import { watchLeaseClose } from "./lease-close-signal";
 /** Retries after the first attempt; the model errors worth retrying are ModelUnavailableError. */
 export const GENERATION_RETRIES = 3;
 
-type Stopped = { ok: false; reason: string; status: string | null };
 export type GenerationOutcome =
   | { leaseId: string; outcome: "proposed" }
   | { leaseId: string; outcome: "stopped"; reason: string; status: string | null };
@@ -58,12 +57,12 @@ export function failureCode(error: { name?: string; message?: string }): Generat
  * A lease that cannot be generated for. An open lease whose invoice the actor no longer
  * owns fails the run, so onFailure closes it now; any other reason simply ends the run.
  */
-function stopped(leaseId: string, input: Extract<GenerationInput, { ok: false }>, step: string): Stopped {
+function stopped(leaseId: string, input: Extract<GenerationInput, { ok: false }>): Generated {
   if (input.reason === "invoice_not_found") {
     throw new NonRetriableError(`invoice_not_found: the lease's invoice is not readable as its actor`);
   }
-  log.info("generation stopped", { lease_id: leaseId, step, reason: input.reason, status: input.status ?? null });
-  return { ok: false, reason: input.reason, status: input.status ?? null };
+  log.info("generation stopped", { lease_id: leaseId, step: "generate", reason: input.reason, status: input.status ?? null });
+  return { ok: false, outcome: { leaseId, outcome: "stopped", reason: input.reason, status: input.status ?? null } };
 }
 
 function modelProvider(): ModelProvider {
@@ -123,7 +122,7 @@ export const generateLeaseProposal = inngest.createFunction(
       // event): stop (recording `expired` if due) unless the lease is open and in time. The
       // read's statement ends before the model is called; nothing is held across the call.
       const input = await loadForGeneration(db, leaseId);
-      if (!input.ok) return ended(leaseId, stopped(leaseId, input, "generate"));
+      if (!input.ok) return stopped(leaseId, input);
       const model = modelProvider();
       // Aborts the model call (and drops its HTTP request) as soon as the lease closes or
       // its deadline passes: docs/decisions/0025-a-close-aborts-the-model-call.md.
@@ -142,7 +141,7 @@ export const generateLeaseProposal = inngest.createFunction(
           // it became (recording `expired` if due) and end the run; a close is the user's or
           // the deadline's doing, not a failed generation.
           const after = await loadForGeneration(db, leaseId);
-          if (!after.ok) return ended(leaseId, stopped(leaseId, after, "generate"));
+          if (!after.ok) return stopped(leaseId, after);
         }
         if (error instanceof ModelOutputError) {
           throw new NonRetriableError(`${error.name}: ${error.message}`, { cause: error });
@@ -164,7 +163,7 @@ export const generateLeaseProposal = inngest.createFunction(
       // records the late completion (and `expired`, if due) and writes nothing else. No re-read
       // is needed to know this: the signal is the lease's own events and the database's deadline
       // (docs/decisions/0041-one-read-per-generation-and-frames-from-notify.md).
-      if (closed.signal.aborted) return ended(leaseId, await propose(leaseId, runNonce, completion));
+      if (closed.signal.aborted) return { ok: false, outcome: await propose(leaseId, runNonce, completion) };
       return { ok: true as const, ...completion };
     });
     if (!generated.ok) return generated.outcome;
@@ -175,11 +174,6 @@ export const generateLeaseProposal = inngest.createFunction(
 
 type Completion = { actorId: string; summary: string; model: string };
 type Generated = ({ ok: true } & Completion) | { ok: false; outcome: GenerationOutcome };
-
-function ended(leaseId: string, stop: Stopped | GenerationOutcome): Generated {
-  if ("outcome" in stop) return { ok: false, outcome: stop };
-  return { ok: false, outcome: { leaseId, outcome: "stopped", reason: stop.reason, status: stop.status } };
-}
 
 /** Check 2's write, the lease core's conditional update: the run's outcome. */
 async function propose(leaseId: string, runNonce: string, completion: Completion): Promise<GenerationOutcome> {

@@ -10,25 +10,7 @@ import "server-only";
 // The signal only says "stop working"; what the lease became is still read from the database.
 import { subscribeLease } from "@/app/_lib/lease-feed";
 import { log } from "@/lib/log";
-import type { EventKind } from "@/lib/leases";
-
-/**
- * Events after which the lease is no longer open: its transitions out of `open`, and the
- * refusals that are only ever recorded on a lease already out of it. Left out: `opened`, and
- * `run_mismatch`, `apply_refused` and `cancel_refused`, which an open lease can receive.
- */
-const NOT_OPEN_AFTER: ReadonlySet<EventKind> = new Set<EventKind>([
-  "proposed",
-  "applied",
-  "expired",
-  "cancelled",
-  "revoked",
-  "invoice_changed",
-  "dispatch_failed",
-  "actor_mismatch",
-  "generation_failed",
-  "late_completion",
-]);
+import { isEventKind, LEAVES_OPEN } from "@/lib/lease-vocabulary";
 
 /**
  * The deadline timer fires this long after `remainingMs`, so that when the step then asks the
@@ -65,7 +47,7 @@ export async function watchLeaseClose(leaseId: string, remainingMs: number): Pro
   let unsubscribe: (() => void) | null = null;
   try {
     unsubscribe = await subscribeLease(leaseId, (kind) => {
-      if (kind !== undefined && NOT_OPEN_AFTER.has(kind as EventKind)) close(kind);
+      if (isEventKind(kind) && LEAVES_OPEN[kind]) close(kind);
     });
   } catch (error) {
     log.warn("lease close watch has no LISTEN; only the deadline aborts the model call", { lease_id: leaseId, error: String(error) });

@@ -35,6 +35,29 @@ export const EVENT_KINDS = [
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
+/**
+ * Whether the lease is no longer open once this event is recorded: its transitions out of
+ * `open`, and the refusals only ever recorded on a lease already out of it. `opened`, and
+ * `run_mismatch`, `apply_refused` and `cancel_refused` (which an open lease can receive), are
+ * not. A record, so a new kind cannot be left unclassified.
+ */
+export const LEAVES_OPEN: Record<EventKind, boolean> = {
+  opened: false,
+  proposed: true,
+  applied: true,
+  expired: true,
+  cancelled: true,
+  revoked: true,
+  invoice_changed: true,
+  late_completion: true,
+  actor_mismatch: true,
+  run_mismatch: false,
+  generation_failed: true,
+  dispatch_failed: true,
+  apply_refused: false,
+  cancel_refused: false,
+};
+
 export function isEventKind(value: unknown): value is EventKind {
   return typeof value === "string" && (EVENT_KINDS as readonly string[]).includes(value);
 }

@@ -76,15 +76,9 @@ function endWith(span: Span, error: unknown) {
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
-/**
- * Runs `fn` in a child span of the active one (a step's work inside its lease span), with the
- * active lease's id as an attribute.
- */
-export function inChildSpan<T>(name: string, fn: (span: Span) => Promise<T>, attributes: Attributes = {}): Promise<T> {
-  if (!tracingOn()) return fn(NOT_RECORDING);
-  const leaseId = activeLeaseId();
-  const attrs = leaseId ? { ...attributes, [LEASE_ID]: leaseId } : attributes;
-  return tracer().startActiveSpan(name, { attributes: attrs }, async (span) => {
+/** The body of a span started by startActiveSpan: `fn`, an error recorded on the span, the span ended. */
+function runInSpan<T>(fn: (span: Span) => Promise<T>): (span: Span) => Promise<T> {
+  return async (span) => {
     try {
       return await fn(span);
     } catch (error) {
@@ -93,7 +87,18 @@ export function inChildSpan<T>(name: string, fn: (span: Span) => Promise<T>, att
     } finally {
       span.end();
     }
-  });
+  };
+}
+
+/**
+ * Runs `fn` in a child span of the active one (a step's work inside its lease span), with the
+ * active lease's id as an attribute.
+ */
+export function inChildSpan<T>(name: string, fn: (span: Span) => Promise<T>, attributes: Attributes = {}): Promise<T> {
+  if (!tracingOn()) return fn(NOT_RECORDING);
+  const leaseId = activeLeaseId();
+  const attrs = leaseId ? { ...attributes, [LEASE_ID]: leaseId } : attributes;
+  return tracer().startActiveSpan(name, { attributes: attrs }, runInSpan(fn));
 }
 
 /** A link to the span active where the work happens (the request or run), if it is a real one. */
@@ -110,16 +115,7 @@ export function inLeaseSpan<T>(name: string, leaseId: unknown, fn: (span: Span) 
   if (!tracingOn()) return fn(NOT_RECORDING);
   const parent = leaseContext(leaseId) ?? context.active();
   const attrs = isUuid(leaseId) ? { ...attributes, [LEASE_ID]: leaseId } : attributes;
-  return tracer().startActiveSpan(name, { attributes: attrs, links: linkToActive() }, parent, async (span) => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      endWith(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer().startActiveSpan(name, { attributes: attrs, links: linkToActive() }, parent, runInSpan(fn));
 }
 
 /**

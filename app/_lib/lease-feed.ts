@@ -76,25 +76,27 @@ function ensureListening(): Promise<void> {
   return feed.ready;
 }
 
+/** Adds `listener` under `key`; the function returned removes it (and the key with its last one). */
+function addListener<L>(listeners: Map<string, Set<L>>, key: string, listener: L): () => void {
+  let set = listeners.get(key);
+  if (!set) listeners.set(key, (set = new Set()));
+  set.add(listener);
+  return () => {
+    const current = listeners.get(key);
+    if (!current) return;
+    current.delete(listener);
+    if (current.size === 0) listeners.delete(key);
+  };
+}
+
 /**
  * Calls `onChange` whenever an event is recorded for `leaseId`. Resolves once the process is
  * listening (so nothing committed after that is missed); rejects if LISTEN cannot start.
  */
 export async function subscribeLease(leaseId: string, onChange: Listener): Promise<() => void> {
   await ensureListening();
-  let set = feed.subscribers.get(leaseId);
-  if (!set) feed.subscribers.set(leaseId, (set = new Set()));
-  set.add(onChange);
-  return () => {
-    const current = feed.subscribers.get(leaseId);
-    if (!current) return;
-    current.delete(onChange);
-    if (current.size === 0) feed.subscribers.delete(leaseId);
-  };
+  return addListener(feed.subscribers, leaseId, onChange);
 }
-
-// ---------------------------------------------------------------------------------------
-// Open event streams per session
 
 /**
  * Calls `onRevoked` when the session `sessionId` is signed out. Resolves once the process is
@@ -102,17 +104,11 @@ export async function subscribeLease(leaseId: string, onChange: Listener): Promi
  */
 export async function watchSessionRevoked(sessionId: string, onRevoked: () => void): Promise<() => void> {
   await ensureListening();
-  const key = sessionId.toLowerCase();
-  let set = feed.sessions.get(key);
-  if (!set) feed.sessions.set(key, (set = new Set()));
-  set.add(onRevoked);
-  return () => {
-    const current = feed.sessions.get(key);
-    if (!current) return;
-    current.delete(onRevoked);
-    if (current.size === 0) feed.sessions.delete(key);
-  };
+  return addListener(feed.sessions, sessionId.toLowerCase(), onRevoked);
 }
+
+// ---------------------------------------------------------------------------------------
+// Open event streams per session
 
 /** Event streams one session may hold open at once; the next one is 429 too_many_streams. */
 export const MAX_STREAMS_PER_SESSION = 20;

@@ -2,56 +2,17 @@
 // pointing at a collector in this process (OTLP over HTTP with JSON bodies), its real
 // /api/inngest route driven by the local Inngest stand-in. One lifecycle (open → proposed →
 // apply) arrives as one trace, the lease's (docs/decisions/0026-one-trace-per-lease.md).
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startAppServer, type AppServer } from "../support/app-server";
 import { http, signIn, waitFor } from "../support/app-client";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+import { startCollector } from "../support/otlp-collector";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("traces.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const BOOT_TIMEOUT = 300_000;
-
-type OtlpValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean };
-type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: { key: string; value: OtlpValue }[] };
-type ReceivedSpan = { traceId: string; spanId: string; parentSpanId: string; name: string; attributes: Record<string, unknown> };
-
-/** A collector that keeps every span it is sent (POST /v1/traces, OTLP/JSON). */
-async function startCollector() {
-  const spans: ReceivedSpan[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      if (req.method !== "POST" || req.url !== "/v1/traces") {
-        res.writeHead(404).end();
-        return;
-      }
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-        resourceSpans?: { scopeSpans?: { spans?: OtlpSpan[] }[] }[];
-      };
-      for (const resource of body.resourceSpans ?? []) {
-        for (const scope of resource.scopeSpans ?? []) {
-          for (const span of scope.spans ?? []) {
-            const attributes: Record<string, unknown> = {};
-            for (const { key, value } of span.attributes ?? []) attributes[key] = value.stringValue ?? value.intValue ?? value.boolValue;
-            spans.push({ traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? "", name: span.name, attributes });
-          }
-        }
-      }
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 let t: TestDb;
 let collector: Awaited<ReturnType<typeof startCollector>>;
