@@ -85,8 +85,11 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
   if (isStateChanging(request.method) && isForeignOrigin(request.headers, request.url)) {
     return refusal(403, "cross_origin", isApi, https);
   }
-  // After the Origin check: a foreign request is refused before its body is read.
-  if (!isApi && (await hasBrokenActionBody(request))) return refusal(400, "invalid_request", false, https);
+  // After the Origin check: a foreign request is refused before its body is read. API paths
+  // too: one that no route matches is rendered as the not-found page, where Next reads a
+  // multipart POST as a form's server action and fails on a body it cannot parse with a 500
+  // (found by the wire fuzzer: POST /api/invoices/<id>/..%2F..%2Fsession, multipart, JSON body).
+  if (await hasBrokenActionBody(request)) return refusal(400, "invalid_request", isApi, https);
 
   const headers = new Headers(request.headers);
   const host = ownHost(request.headers, request.url);
