@@ -48,6 +48,11 @@ export function formatDate(isoDate: string, locale: string = DEFAULT_LOCALE): st
   return date ? dateParts(locale).format(date) : isoDate;
 }
 
+function uses24Hours(locale: string): boolean {
+  const cycle = new Intl.DateTimeFormat(locale, { hour: "numeric" }).resolvedOptions().hourCycle;
+  return cycle === "h23" || cycle === "h24";
+}
+
 /** "11/18/2026, 9:31:02 AM EST": the date as formatDate writes it, the time, and the zone. */
 export function formatDateTime(iso: string, viewer: Viewer): string {
   const date = new Date(iso);
@@ -57,7 +62,9 @@ export function formatDateTime(iso: string, viewer: Viewer): string {
       year: "numeric",
       month: "2-digit",
       day: "2-digit",
-      hour: "numeric",
+      // Two digits where the locale counts 24 hours ("00:52:30", as German writes it), else as
+      // the locale writes it ("9:31:02 AM").
+      hour: uses24Hours(viewer.locale) ? "2-digit" : "numeric",
       minute: "2-digit",
       second: "2-digit",
       timeZone: viewer.timeZone,
