@@ -39,6 +39,7 @@ import { generateInProcess } from "./support/generate-in-process";
 import { scaleBench } from "./support/scale";
 import { summarizeProfiles } from "./support/cpu-profile";
 import { option } from "./support/bench-db";
+import { cpuSnapshot, cpuSpent, type CpuSpent } from "./support/proc-cpu";
 
 // ---------------------------------------------------------------------------------------
 // Options
@@ -85,10 +86,11 @@ async function xacts(sql: postgres.Sql): Promise<number> {
 // ---------------------------------------------------------------------------------------
 // Running a lifecycle in a loop on every worker for a while
 
-type Loop = { lifecycles: number; failures: number; seconds: number; perSecond: number; xactsPerLifecycle: number; errors: string[] };
+type Loop = { lifecycles: number; failures: number; seconds: number; perSecond: number; xactsPerLifecycle: number; cpu: CpuSpent; errors: string[] };
 
-async function loop(sql: postgres.Sql, workers: Worker[], seconds: number, once: (w: Worker) => Promise<void>): Promise<Loop> {
+async function loop(sql: postgres.Sql, workers: Worker[], seconds: number, once: (w: Worker) => Promise<void>, appPid?: number): Promise<Loop> {
   const before = await xacts(sql);
+  const cpuBefore = cpuSnapshot(appPid);
   let lifecycles = 0;
   let failures = 0;
   const errors: string[] = [];
@@ -108,6 +110,7 @@ async function loop(sql: postgres.Sql, workers: Worker[], seconds: number, once:
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  const cpu = cpuSpent(cpuBefore, cpuSnapshot(appPid), lifecycles);
   const after = await xacts(sql);
   return {
     lifecycles,
@@ -115,6 +118,7 @@ async function loop(sql: postgres.Sql, workers: Worker[], seconds: number, once:
     seconds: round(elapsed, 2),
     perSecond: round(lifecycles / elapsed),
     xactsPerLifecycle: round((after - before - 1) / Math.max(1, lifecycles), 2),
+    cpu,
     errors,
   };
 }
@@ -217,6 +221,7 @@ async function readsPerSecond(app: AppServer, workers: Worker[], cookies: Map<nu
   const ms: number[] = [];
   const until = performance.now() + seconds * 1000;
   const started = performance.now();
+  const cpuBefore = cpuSnapshot(app.pid);
   await Promise.all(
     workers.map(async (w) => {
       const leaseId = leases.get(w.n)!;
@@ -229,7 +234,7 @@ async function readsPerSecond(app: AppServer, workers: Worker[], cookies: Map<nu
       }
     }),
   );
-  return { perSecond: round(reads / ((performance.now() - started) / 1000)), failures, latency: distribution(ms) };
+  return { perSecond: round(reads / ((performance.now() - started) / 1000)), failures, latency: distribution(ms), cpu: cpuSpent(cpuBefore, cpuSnapshot(app.pid), reads) };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -402,14 +407,17 @@ try {
     // The three kinds one after another at each level, so a change in the machine's load
     // between levels does not enter the ratios.
     for (const n of WORKERS) {
-      runs.raw![n] = await loop(sql, workers.slice(0, n), SECONDS, rawLifecycle(sql));
-      runs.domain![n] = await loop(sql, workers.slice(0, n), SECONDS, domainLifecycle(handle.db));
+      runs.raw![n] = await loop(sql, workers.slice(0, n), SECONDS, rawLifecycle(sql), app.pid);
+      runs.domain![n] = await loop(sql, workers.slice(0, n), SECONDS, domainLifecycle(handle.db), app.pid);
       const samples: HttpSamples = noSamples();
-      runs.http![n] = await loop(sql, workers.slice(0, n), SECONDS, httpLifecycle(app, cookies, samples));
+      runs.http![n] = await loop(sql, workers.slice(0, n), SECONDS, httpLifecycle(app, cookies, samples), app.pid);
       httpSamples[n] = samples;
       for (const kind of ["raw", "domain", "http"]) {
         const r = runs[kind]![n]!;
-        console.info(`[bench] ${kind.padEnd(6)} x${n}: ${r.perSecond}/s (${r.xactsPerLifecycle} xacts each, ${r.failures} failed)`);
+        const c = r.cpu.per_unit_ms;
+        console.info(
+          `[bench] ${kind.padEnd(6)} x${n}: ${r.perSecond}/s (${r.xactsPerLifecycle} xacts each, ${r.failures} failed; CPU ms each: app ${c.app}, bench ${c.bench}, postgres ${c.postgres}, other ${c.other}; machine ${Math.round(r.cpu.machine_busy * 100)} % busy)`,
+        );
       }
     }
     const eight = workers.slice(0, 8);
@@ -455,7 +463,18 @@ try {
   }
   console.info(`machine: ${os.cpus().length} cpus, load average ${(result.machine_before as { loadavg: number[] }).loadavg.join(" ")} before, ${os.loadavg().map((x) => round(x, 2)).join(" ")} after`);
   console.info(`\nstatements per lifecycle (counting proxy, ${COUNT_LIFECYCLES} in a row): domain ${statements.domain.statements}, http ${statements.http.statements}`);
-  console.info(`GET /api/leases/:id at 8 workers: ${reads.perSecond}/s (p50 ${reads.latency.p50} ms, p95 ${reads.latency.p95} ms)`);
+  console.info(`GET /api/leases/:id at 8 workers: ${reads.perSecond}/s (p50 ${reads.latency.p50} ms, p95 ${reads.latency.p95} ms; CPU ms a read: app ${reads.cpu.per_unit_ms.app}, postgres ${reads.cpu.per_unit_ms.postgres}, bench ${reads.cpu.per_unit_ms.bench})`);
+  console.info("\nCPU ms per lifecycle, by process (/proc), and how busy the 2 cores were:");
+  console.info("| kind | workers | app | bench (clients + Inngest stand-in) | postgres | other | total | machine busy |");
+  console.info("|---|---|---|---|---|---|---|---|");
+  for (const kind of ["raw", "domain", "http"]) {
+    for (const n of WORKERS) {
+      const r = runs[kind]?.[n];
+      if (!r) continue;
+      const c = r.cpu.per_unit_ms;
+      console.info(`| ${kind} | ${n} | ${c.app} | ${c.bench} | ${c.postgres} | ${c.other} | ${c.total} | ${Math.round(r.cpu.machine_busy * 100)} % |`);
+    }
+  }
   console.info(`cancel answered during a ${CANCEL_GENERATION_MS / 1000} s generation (8 workers): p50 ${cancel.answered.p50} ms, p95 ${cancel.answered.p95} ms`);
   console.info(
     `cancel → model request dropped: ${cancel.dropped ? `p50 ${cancel.dropped.p50} ms, p95 ${cancel.dropped.p95} ms (${cancel.notDropped} not dropped)` : "n/a (not implemented: the model call runs to its end)"}`,

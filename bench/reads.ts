@@ -1,12 +1,17 @@
-// `npm run bench reads [-- --requests 4000 --concurrency 8 --label x]`
+// `npm run bench reads [-- --requests 4000 --concurrency 8 --cpu-prof --label x]`
 //
-// What one `GET /api/leases/:id` costs the app in CPU, and where that CPU goes: the built app
-// (`next start`), profiled (bench/support/cpu-prof-preload.mjs), answers `--requests` reads
-// of one lease at `--concurrency`. The app's own CPU during the reads comes from
-// /proc/<pid>/stat (user + system, the process and its children), so startup and warm-up stay
-// out of it; the profile's shares cover the whole process life, of which the reads are most.
-// The ceiling this puts on reads/s is 1,000 ms ÷ (CPU ms per read) on the one core the app's
-// event loop has, whatever the database does.
+// What one `GET /api/leases/:id` costs the app in CPU: the built app (`next start`) answers
+// `--requests` requests of three kinds at `--concurrency`, each after 300 to warm up:
+//   no_session_401     no cookie: the proxy, the route's dispatch and a JSON 401 (the floor
+//                      Next.js puts under every request to this route);
+//   unknown_lease_404  the cookie unsealed and the one statement, for a lease not there;
+//   read_200           the read of a real lease.
+// The app's CPU for each comes from /proc/<pid>/stat (user + system, the process and its
+// children), so startup and warm-up stay out of it. The ceiling this puts on reads/s is
+// 1,000 ms ÷ (CPU ms per read) on the one core the app's event loop has, whatever the
+// database does. `--cpu-prof` also profiles the app (bench/support/cpu-prof-preload.mjs; the
+// profiler adds its own cost, so the CPU figures of a profiled run are a little higher), its
+// shares covering the whole process life.
 //
 // Results: bench/results/reads-<date>-<label>.json.
 import fs from "node:fs";
@@ -17,31 +22,15 @@ import { startAppServer } from "@/tests/support/app-server";
 import { option, withOneActorDb } from "./support/bench-db";
 import { distribution, http, signIn } from "@/tests/support/app-client";
 import { summarizeProfiles } from "./support/cpu-profile";
+import { processTreeCpuMs } from "./support/proc-cpu";
 
 const REQUESTS = Number(option("requests", "4000"));
 const CONCURRENCY = Number(option("concurrency", "8"));
+const CPU_PROF = process.argv.includes("--cpu-prof");
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const PASSWORD = "claimcheck-bench-password";
 const PROFILE_DIR = path.join("test-results", "bench-reads-cpu-prof");
-const TICK_MS = 1000 / 100; // USER_HZ: /proc counts CPU time in hundredths of a second
-
-/** CPU ms (user + system) of a process and its descendants so far, from /proc. */
-function cpuMs(pid: number): number {
-  let ticks = 0;
-  const visit = (p: number) => {
-    const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
-    for (const task of fs.readdirSync(`/proc/${p}/task`)) {
-      const children = fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").trim();
-      for (const child of children ? children.split(" ") : []) visit(Number(child));
-    }
-  };
-  visit(pid);
-  return ticks * TICK_MS;
-}
-
-async function reads(url: string, leaseId: string, cookie: string, n: number) {
+async function reads(url: string, path: string, cookie: string | undefined, n: number, expect: number) {
   const ms: number[] = [];
   let failures = 0;
   let left = n;
@@ -50,13 +39,23 @@ async function reads(url: string, leaseId: string, cookie: string, n: number) {
     Array.from({ length: CONCURRENCY }, async () => {
       while (left-- > 0) {
         const t = performance.now();
-        const res = await http(url, "GET", `/api/leases/${leaseId}`, { cookie });
+        const res = await http(url, "GET", path, cookie ? { cookie } : {});
         ms.push(performance.now() - t);
-        if (res.status !== 200) failures++;
+        if (res.status !== expect) failures++;
       }
     }),
   );
   return { perSecond: Math.round((n / ((performance.now() - started) / 1000)) * 10) / 10, failures, latency: distribution(ms) };
+}
+
+/** `n` requests of one kind, with the app's CPU for them. */
+async function measure(app: { url: string; pid?: number }, path: string, cookie: string | undefined, expect: number) {
+  await reads(app.url, path, cookie, 300, expect); // warm-up: the route compiled, the pools full
+  const before = processTreeCpuMs(app.pid!);
+  const measured = await reads(app.url, path, cookie, REQUESTS, expect);
+  const cpu = processTreeCpuMs(app.pid!) - before;
+  const perRequest = Math.round((cpu / REQUESTS) * 100) / 100;
+  return { ...measured, app_cpu_ms: Math.round(cpu), app_cpu_ms_per_request: perRequest, ceiling_per_s_one_core: Math.round(1000 / perRequest) };
 }
 
 await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoiceId }) => {
@@ -65,24 +64,29 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoic
     databaseUrl: dbUrl,
     name: "bench-reads",
     model: { provider: "local", latencyMs: 0 },
-    env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) },
+    ...(CPU_PROF
+      ? { env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) } }
+      : {}),
   });
-  let measured: Awaited<ReturnType<typeof reads>>;
-  let cpu: number;
+  let kinds: Record<string, Awaited<ReturnType<typeof measure>>>;
   try {
     const cookie = await signIn(app.url, email, PASSWORD);
     const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
     if (opened.status !== 201) throw new Error(`POST /api/leases: ${opened.status}`);
     const leaseId = opened.body.lease_id as string;
-    await reads(app.url, leaseId, cookie, 300); // warm-up: the route compiled, the pools full
-    const before = cpuMs(app.pid!);
-    measured = await reads(app.url, leaseId, cookie, REQUESTS);
-    cpu = cpuMs(app.pid!) - before;
+    kinds = {
+      // Next.js's floor for this route: the proxy, the route's dispatch and a JSON 401, no cookie to unseal.
+      no_session_401: await measure(app, `/api/leases/${leaseId}`, undefined, 401),
+      // The cookie unsealed and the one statement, for a lease that is not there.
+      unknown_lease_404: await measure(app, `/api/leases/${crypto.randomUUID()}`, cookie, 404),
+      read_200: await measure(app, `/api/leases/${leaseId}`, cookie, 200),
+    };
   } finally {
     await app.stop();
   }
-  const profile = summarizeProfiles(PROFILE_DIR, 20);
-  const perRead = Math.round((cpu / REQUESTS) * 100) / 100;
+  const profile = CPU_PROF ? summarizeProfiles(PROFILE_DIR, 20) : undefined;
+  const measured = kinds.read_200!;
+  const perRead = measured.app_cpu_ms_per_request;
   const out = {
     at: new Date().toISOString(),
     label: LABEL,
@@ -92,17 +96,24 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoic
     reads_per_s: measured.perSecond,
     failures: measured.failures,
     latency_ms: measured.latency,
-    app_cpu_ms: Math.round(cpu),
+    app_cpu_ms: measured.app_cpu_ms,
     app_cpu_ms_per_read: perRead,
     ceiling_reads_per_s_one_core: Math.round(1000 / perRead),
+    profiled: CPU_PROF,
+    kinds,
     profile,
   };
   console.info(`${REQUESTS} reads at ${CONCURRENCY}: ${measured.perSecond}/s (p50 ${measured.latency.p50} ms, p95 ${measured.latency.p95} ms, ${measured.failures} failed)`);
-  console.info(`app CPU ${Math.round(cpu)} ms: ${perRead} ms per read, so at most ${out.ceiling_reads_per_s_one_core} reads/s on one core`);
-  console.info(`profile (whole process, ${profile.busy_ms} ms busy): by package`);
-  for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
-  console.info("by function (self time)");
-  for (const r of profile.by_function) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+  console.info(`app CPU ${measured.app_cpu_ms} ms: ${perRead} ms per read, so at most ${out.ceiling_reads_per_s_one_core} reads/s on one core`);
+  for (const [kind, k] of Object.entries(kinds)) {
+    console.info(`  ${kind.padEnd(18)} ${String(k.perSecond).padStart(7)}/s  p50 ${k.latency.p50} ms  app CPU ${k.app_cpu_ms_per_request} ms a request  (${k.failures} unexpected)`);
+  }
+  if (profile) {
+    console.info(`profile (whole process, ${profile.busy_ms} ms busy): by package`);
+    for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+    console.info("by function (self time)");
+    for (const r of profile.by_function) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+  }
   const file = path.join("bench", "results", `reads-${out.at.slice(0, 10)}-${LABEL}.json`);
   fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   console.info(`wrote ${file}`);
