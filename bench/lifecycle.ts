@@ -446,8 +446,7 @@ try {
       const run = await loop(sql, workers.slice(0, 8), SECONDS, httpLifecycle({ url: appUrl } as AppServer, cookies, samples));
       return { perSecond: run.perSecond, open: samples.open, apply: samples.apply };
     };
-    const emptyRequests = { open: httpSamples[8]?.open ?? [], apply: httpSamples[8]?.apply ?? [] };
-    scale = await scaleBench({ sql, handle, workers, dbUrl, password: PASSWORD, seconds: SECONDS, empty: runs, reads, httpAt8, emptyRequests });
+    scale = await scaleBench({ sql, handle, workers, dbUrl, password: PASSWORD, seconds: SECONDS, httpAt8 });
   }
 
   const figures = figuresNow();

@@ -1,7 +1,7 @@
 // `npm run bench lifecycle -- --scale`: the same figures on a database with history. Seeds
 // 1,000,000 closed leases and 5,000,000 events (generate_series, a few minutes) over 100,000
 // invoices of 1,000 other users, then measures the HTTP lifecycle and GET /api/leases/:id at
-// 8 workers against the empty-table figures of the same run, the sweep, the read of a lease
+// 8 workers before and after the seed (one app process, measured the same way both times), the sweep, the read of a lease
 // with 200 events, and prints the EXPLAIN plans of the hot statements.
 import { performance } from "node:perf_hooks";
 import type postgres from "postgres";
@@ -26,11 +26,8 @@ type ScaleInput = {
   dbUrl: string;
   password: string;
   seconds: number;
-  empty: Record<string, Record<number, { perSecond: number }>>;
-  reads: { perSecond: number; latency: { p50: number; p95: number } } | undefined;
   /** Runs the HTTP lifecycle at 8 workers against `appUrl`; the per-request latencies. */
   httpAt8: (appUrl: string, cookies: Map<number, string>) => Promise<{ perSecond: number; open: number[]; apply: number[] }>;
-  emptyRequests: { open: number[]; apply: number[] };
 };
 
 export async function seedHistory(db: postgres.Sql) {
@@ -137,19 +134,48 @@ async function plans(sql: postgres.Sql, w: Worker, leaseId: string, historyInvoi
 
 export async function scaleBench(input: ScaleInput) {
   const { sql, handle, workers, dbUrl, password, seconds } = input;
-  console.info("[bench] scale: seeding 1,000,000 closed leases and 5,000,000 events...");
-  const seeded = await seedHistory(sql);
-  console.info(`[bench] scale: seeded ${seeded.leases} leases, ${seeded.events} events in ${seeded.seconds} s`);
-  const sweep = await sweepTimes(handle, sql);
-  const historyInvoice = (await sql<{ id: string }[]>`select id from invoice where number = 'H-50' limit 1`)[0]!.id;
+  // One app process measures both sides, in the same way (a warm-up run, then the measured
+  // run, then the reads), first on the run's own tables and then on history: the comparison
+  // is not with figures taken earlier in the run on an app in another state.
   const app = await startAppServer({ databaseUrl: dbUrl, name: "bench-scale", model: { provider: "local", latencyMs: 0 } });
   try {
     const cookies = new Map<number, string>();
     const eight = workers.slice(0, 8);
     for (const w of eight) cookies.set(w.n, await signIn(app.url, w.email, password));
-    // A fresh app: warm its routes up first, as the empty-table run was (its warm-up loop).
-    await input.httpAt8(app.url, cookies);
-    const lifecycle = await input.httpAt8(app.url, cookies);
+    const measure = async () => {
+      await input.httpAt8(app.url, cookies); // warm-up
+      const lifecycle = await input.httpAt8(app.url, cookies);
+      // Reads at 8 workers, each on its own latest lease (closed, a normal timeline).
+      const leases = new Map<number, string>();
+      for (const w of eight) {
+        const [l] = await sql<{ id: string }[]>`select id from inference_lease where actor_id = ${w.actorId} and status = 'applied' order by created_at desc limit 1`;
+        if (l) leases.set(w.n, l.id);
+      }
+      let reads = 0;
+      const readMs: number[] = [];
+      const until = performance.now() + seconds * 1000;
+      const started = performance.now();
+      await Promise.all(
+        eight.filter((w) => leases.has(w.n)).map(async (w) => {
+          while (performance.now() < until) {
+            const t = performance.now();
+            const res = await http(app.url, "GET", `/api/leases/${leases.get(w.n)}`, { cookie: cookies.get(w.n)! });
+            readMs.push(performance.now() - t);
+            if (res.status === 200) reads++;
+          }
+        }),
+      );
+      const readsPerSecond = Math.round((reads / ((performance.now() - started) / 1000)) * 10) / 10;
+      return { lifecycle, readsPerSecond, readMs: distribution(readMs) };
+    };
+    const empty = await measure();
+    console.info(`[bench] scale: before the seed, ${empty.lifecycle.perSecond} lifecycles/s, ${empty.readsPerSecond} reads/s`);
+    console.info("[bench] scale: seeding 1,000,000 closed leases and 5,000,000 events...");
+    const seeded = await seedHistory(sql);
+    console.info(`[bench] scale: seeded ${seeded.leases} leases, ${seeded.events} events in ${seeded.seconds} s`);
+    const sweep = await sweepTimes(handle, sql);
+    const historyInvoice = (await sql<{ id: string }[]>`select id from invoice where number = 'H-50' limit 1`)[0]!.id;
+    const scaled = await measure();
     const long = await longTimeline(sql, handle, workers[0]!);
     const longHttp: number[] = [];
     for (let i = 0; i < 100; i++) {
@@ -158,41 +184,21 @@ export async function scaleBench(input: ScaleInput) {
       longHttp.push(performance.now() - t);
       if (res.status !== 200) throw new Error(`GET the 200-event lease: ${res.status}`);
     }
-    // Reads at 8 workers, each on its own latest lease (closed, a normal timeline).
-    const leases = new Map<number, string>();
-    for (const w of eight) {
-      const [l] = await sql<{ id: string }[]>`select id from inference_lease where actor_id = ${w.actorId} and status = 'applied' order by created_at desc limit 1`;
-      if (l) leases.set(w.n, l.id);
-    }
-    let reads = 0;
-    const readMs: number[] = [];
-    const until = performance.now() + seconds * 1000;
-    const started = performance.now();
-    await Promise.all(
-      eight.filter((w) => leases.has(w.n)).map(async (w) => {
-        while (performance.now() < until) {
-          const t = performance.now();
-          const res = await http(app.url, "GET", `/api/leases/${leases.get(w.n)}`, { cookie: cookies.get(w.n)! });
-          readMs.push(performance.now() - t);
-          if (res.status === 200) reads++;
-        }
-      }),
-    );
-    const readsPerSecond = Math.round((reads / ((performance.now() - started) / 1000)) * 10) / 10;
     const explained = await plans(sql, workers[0]!, long.leaseId, historyInvoice);
-    const open = { empty: distribution(input.emptyRequests.open), scale: distribution(lifecycle.open) };
-    const apply = { empty: distribution(input.emptyRequests.apply), scale: distribution(lifecycle.apply) };
+    const open = { empty: distribution(empty.lifecycle.open), scale: distribution(scaled.lifecycle.open) };
+    const apply = { empty: distribution(empty.lifecycle.apply), scale: distribution(scaled.lifecycle.apply) };
+    const change = (a: number, b: number) => Math.round(((b - a) / a) * 1000) / 10;
     const summary = {
-      lifecycles_per_s_8: { empty: input.empty.http?.[8]?.perSecond ?? null, scale: lifecycle.perSecond },
-      open_p50_ms: { empty: open.empty.p50, scale: open.scale.p50 },
-      apply_p50_ms: { empty: apply.empty.p50, scale: apply.scale.p50 },
-      get_reads_per_s_8: { empty: input.reads?.perSecond ?? null, scale: readsPerSecond },
-      get_p50_ms_8: { empty: input.reads?.latency.p50 ?? null, scale: distribution(readMs).p50 },
+      lifecycles_per_s_8: { empty: empty.lifecycle.perSecond, scale: scaled.lifecycle.perSecond, change_pct: change(empty.lifecycle.perSecond, scaled.lifecycle.perSecond) },
+      open_p50_ms: { empty: open.empty.p50, scale: open.scale.p50, change_pct: change(open.empty.p50, open.scale.p50) },
+      apply_p50_ms: { empty: apply.empty.p50, scale: apply.scale.p50, change_pct: change(apply.empty.p50, apply.scale.p50) },
+      get_reads_per_s_8: { empty: empty.readsPerSecond, scale: scaled.readsPerSecond, change_pct: change(empty.readsPerSecond, scaled.readsPerSecond) },
+      get_p50_ms_8: { empty: empty.readMs.p50, scale: scaled.readMs.p50 },
       sweep_ms_median: [...sweep].sort((a, b) => a - b)[Math.floor(sweep.length / 2)],
       read_200_events_domain_p95_ms: long.domain.p95,
       read_200_events_http_p95_ms: distribution(longHttp).p95,
     };
-    return { seeded, summary, open, apply, sweep_ms: sweep, long_timeline: { domain: long.domain, http: distribution(longHttp) }, reads_ms: distribution(readMs), plans: explained };
+    return { seeded, summary, open, apply, sweep_ms: sweep, long_timeline: { domain: long.domain, http: distribution(longHttp) }, reads_ms: { empty: empty.readMs, scale: scaled.readMs }, plans: explained };
   } finally {
     await app.stop();
   }
