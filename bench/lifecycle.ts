@@ -61,11 +61,12 @@ const CANCELS_PER_WORKER = 4;
 
 const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const dbName = `cc_bench_lc_${Date.now().toString(36)}`;
-const dbUrl = (() => {
+const urlOf = (name: string) => {
   const u = new URL(adminUrl);
-  u.pathname = `/${dbName}`;
+  u.pathname = `/${name}`;
   return u.toString();
-})();
+};
+const dbUrl = urlOf(dbName);
 
 type Worker = { n: number; email: string; actorId: string; invoiceId: string; sessionId: string };
 type Dist = ReturnType<typeof distribution>;
@@ -252,10 +253,12 @@ async function cancelDuringGeneration(databaseUrl: string, workers: Worker[]) {
   const answered: number[] = [];
   const dropped: number[] = [];
   let notDropped = 0;
+  let cpu: CpuSpent | undefined;
   try {
     const cookies = new Map<number, string>();
     for (const w of workers) cookies.set(w.n, await signIn(app.url, w.email, PASSWORD));
     const waits: Promise<void>[] = [];
+    const cpuBefore = cpuSnapshot(app.pid);
     await Promise.all(
       workers.map(async (w) => {
         const cookie = cookies.get(w.n)!;
@@ -281,11 +284,13 @@ async function cancelDuringGeneration(databaseUrl: string, workers: Worker[]) {
       }),
     );
     await Promise.all(waits);
+    // What one open → generation → cancel → abort costs, by process: 8 of them land together.
+    cpu = cpuSpent(cpuBefore, cpuSnapshot(app.pid), answered.length);
   } finally {
     await app.stop();
     await model.close();
   }
-  return { answered: distribution(answered), dropped: dropped.length ? distribution(dropped) : null, notDropped };
+  return { answered: distribution(answered), dropped: dropped.length ? distribution(dropped) : null, notDropped, cpu };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -441,12 +446,31 @@ try {
   write(); // before the long scale phase, so its figures are kept whatever happens there
   let scale;
   if (SCALE) {
-    const httpAt8 = async (appUrl: string, cookies: Map<number, string>) => {
+    const httpAt8: Parameters<typeof scaleBench>[0]["httpAt8"] = async (target, seconds) => {
       const samples = noSamples();
-      const run = await loop(sql, workers.slice(0, 8), SECONDS, httpLifecycle({ url: appUrl } as AppServer, cookies, samples));
-      return { perSecond: run.perSecond, open: samples.open, apply: samples.apply };
+      const run = await loop(target.side.sql, target.side.workers.slice(0, 8), seconds, httpLifecycle({ url: target.appUrl } as AppServer, target.cookies, samples));
+      return { lifecycles: run.lifecycles, seconds: run.seconds, open: samples.open, apply: samples.apply };
     };
-    scale = await scaleBench({ sql, handle, workers, dbUrl, password: PASSWORD, seconds: SECONDS, httpAt8 });
+    const makeTwin = async () => {
+      const twinName = `${dbName}_h`;
+      await admin.unsafe(`create database ${twinName}`);
+      const twinUrl = urlOf(twinName);
+      const twinSql = postgres(twinUrl, { max: MAX_WORKERS + 2, onnotice: () => {} });
+      const twinHandle = await openDb({ kind: "postgres", url: twinUrl });
+      const twinWorkers = await seed(twinHandle, twinSql);
+      return {
+        dbUrl: twinUrl,
+        sql: twinSql,
+        handle: twinHandle,
+        workers: twinWorkers,
+        async close() {
+          await twinHandle.close();
+          await twinSql.end();
+          if (!args.includes("--keep-db")) await admin.unsafe(`drop database if exists ${twinName} with (force)`);
+        },
+      };
+    };
+    scale = await scaleBench({ sql, handle, workers, dbUrl, password: PASSWORD, seconds: SECONDS, httpAt8, makeTwin });
   }
 
   const figures = figuresNow();
@@ -475,6 +499,7 @@ try {
     }
   }
   console.info(`cancel answered during a ${CANCEL_GENERATION_MS / 1000} s generation (8 workers): p50 ${cancel.answered.p50} ms, p95 ${cancel.answered.p95} ms`);
+  if (cancel.cpu) console.info(`  CPU ms per open → cancel (the generation started and aborted): app ${cancel.cpu.per_unit_ms.app}, bench ${cancel.cpu.per_unit_ms.bench}, postgres ${cancel.cpu.per_unit_ms.postgres}`);
   console.info(
     `cancel → model request dropped: ${cancel.dropped ? `p50 ${cancel.dropped.p50} ms, p95 ${cancel.dropped.p95} ms (${cancel.notDropped} not dropped)` : "n/a (not implemented: the model call runs to its end)"}`,
   );

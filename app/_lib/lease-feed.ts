@@ -51,9 +51,12 @@ function dispatch(payload: string) {
   }
   const leaseId = message.lease_id;
   if (typeof leaseId !== "string") return;
+  // Every lease's events reach every process; most have no listener here, and need no parse.
+  const listeners = feed.subscribers.get(leaseId);
+  if (!listeners) return;
   const kind = typeof message.kind === "string" ? message.kind : undefined;
   const notice = kind === undefined ? null : parseLeaseNotice(message);
-  notify(feed.subscribers.get(leaseId), [kind, notice], { lease_id: leaseId });
+  notify(listeners, [kind, notice], { lease_id: leaseId });
 }
 
 /**

@@ -1,8 +1,8 @@
 // `npm run bench lifecycle -- --scale`: the same figures on a database with history. Seeds
 // 1,000,000 closed leases and 5,000,000 events (generate_series, a few minutes) over 100,000
 // invoices of 1,000 other users, then measures the HTTP lifecycle and GET /api/leases/:id at
-// 8 workers before and after the seed (one app process, measured the same way both times), the sweep, the read of a lease
-// with 200 events, and prints the EXPLAIN plans of the hot statements.
+// 8 workers on it and on a database without it, in alternating rounds, the sweep, the read of
+// a lease with 200 events, and prints the EXPLAIN plans of the hot statements.
 import { performance } from "node:perf_hooks";
 import type postgres from "postgres";
 import type { DbHandle } from "@/db/client";
@@ -26,8 +26,13 @@ type ScaleInput = {
   dbUrl: string;
   password: string;
   seconds: number;
-  /** Runs the HTTP lifecycle at 8 workers against `appUrl`; the per-request latencies. */
-  httpAt8: (appUrl: string, cookies: Map<number, string>) => Promise<{ perSecond: number; open: number[]; apply: number[] }>;
+  /** A second database made as the first (migrated, the same actors, their own ids). */
+  makeTwin: () => Promise<ScaleSide & { close(): Promise<void> }>;
+  /** Runs the HTTP lifecycle at 8 workers against `target` for `seconds`; the per-request latencies. */
+  httpAt8: (
+    target: { appUrl: string; cookies: Map<number, string>; side: ScaleSide },
+    seconds: number,
+  ) => Promise<{ lifecycles: number; seconds: number; open: number[]; apply: number[] }>;
 };
 
 export async function seedHistory(db: postgres.Sql) {
@@ -132,74 +137,114 @@ async function plans(sql: postgres.Sql, w: Worker, leaseId: string, historyInvoi
   return out;
 }
 
+/** One database the scale phase measures: its app, its actors, signed in. */
+export type ScaleSide = { dbUrl: string; sql: postgres.Sql; handle: DbHandle; workers: Worker[] };
+type Measured = { lifecycles: number; seconds: number; open: number[]; apply: number[]; reads: number; readSeconds: number; readMs: number[] };
+
+const ROUNDS = 4;
+
 export async function scaleBench(input: ScaleInput) {
-  const { sql, handle, workers, dbUrl, password, seconds } = input;
-  // One app process measures both sides, in the same way (a warm-up run, then the measured
-  // run, then the reads), first on the run's own tables and then on history: the comparison
-  // is not with figures taken earlier in the run on an app in another state.
-  const app = await startAppServer({ databaseUrl: dbUrl, name: "bench-scale", model: { provider: "local", latencyMs: 0 } });
+  const { password, seconds } = input;
+  // Two databases alike but for history: the run's own (empty tables but for its lifecycles)
+  // and a twin seeded with 1M leases and 5M events, each with its own app process. They are
+  // measured in alternating rounds (ABBA), so a change in the machine's load during the phase
+  // falls on both sides alike, rather than on whichever was measured second.
+  const twin = await input.makeTwin();
+  const apps: { stop(): Promise<void> }[] = [];
   try {
-    const cookies = new Map<number, string>();
-    const eight = workers.slice(0, 8);
-    for (const w of eight) cookies.set(w.n, await signIn(app.url, w.email, password));
-    const measure = async () => {
-      await input.httpAt8(app.url, cookies); // warm-up
-      const lifecycle = await input.httpAt8(app.url, cookies);
-      // Reads at 8 workers, each on its own latest lease (closed, a normal timeline).
-      const leases = new Map<number, string>();
-      for (const w of eight) {
-        const [l] = await sql<{ id: string }[]>`select id from inference_lease where actor_id = ${w.actorId} and status = 'applied' order by created_at desc limit 1`;
-        if (l) leases.set(w.n, l.id);
-      }
-      let reads = 0;
-      const readMs: number[] = [];
-      const until = performance.now() + seconds * 1000;
-      const started = performance.now();
-      await Promise.all(
-        eight.filter((w) => leases.has(w.n)).map(async (w) => {
-          while (performance.now() < until) {
-            const t = performance.now();
-            const res = await http(app.url, "GET", `/api/leases/${leases.get(w.n)}`, { cookie: cookies.get(w.n)! });
-            readMs.push(performance.now() - t);
-            if (res.status === 200) reads++;
-          }
-        }),
-      );
-      const readsPerSecond = Math.round((reads / ((performance.now() - started) / 1000)) * 10) / 10;
-      return { lifecycle, readsPerSecond, readMs: distribution(readMs) };
-    };
-    const empty = await measure();
-    console.info(`[bench] scale: before the seed, ${empty.lifecycle.perSecond} lifecycles/s, ${empty.readsPerSecond} reads/s`);
-    console.info("[bench] scale: seeding 1,000,000 closed leases and 5,000,000 events...");
-    const seeded = await seedHistory(sql);
+    console.info("[bench] scale: seeding 1,000,000 closed leases and 5,000,000 events into a twin database...");
+    const seeded = await seedHistory(twin.sql);
     console.info(`[bench] scale: seeded ${seeded.leases} leases, ${seeded.events} events in ${seeded.seconds} s`);
-    const sweep = await sweepTimes(handle, sql);
-    const historyInvoice = (await sql<{ id: string }[]>`select id from invoice where number = 'H-50' limit 1`)[0]!.id;
-    const scaled = await measure();
-    const long = await longTimeline(sql, handle, workers[0]!);
+    const sides = { empty: { dbUrl: input.dbUrl, sql: input.sql, handle: input.handle, workers: input.workers }, history: twin };
+    const targets = {} as Record<keyof typeof sides, { appUrl: string; cookies: Map<number, string>; side: ScaleSide }>;
+    for (const name of ["empty", "history"] as const) {
+      const side = sides[name];
+      const app = await startAppServer({ databaseUrl: side.dbUrl, name: `bench-scale-${name}`, model: { provider: "local", latencyMs: 0 } });
+      apps.push(app);
+      const cookies = new Map<number, string>();
+      for (const w of side.workers.slice(0, 8)) cookies.set(w.n, await signIn(app.url, w.email, password));
+      targets[name] = { appUrl: app.url, cookies, side };
+      await input.httpAt8(targets[name], seconds); // warm-up: routes compiled, pools full
+    }
+    const measured: Record<keyof typeof sides, Measured> = {
+      empty: { lifecycles: 0, seconds: 0, open: [], apply: [], reads: 0, readSeconds: 0, readMs: [] },
+      history: { lifecycles: 0, seconds: 0, open: [], apply: [], reads: 0, readSeconds: 0, readMs: [] },
+    };
+    const roundSeconds = Math.max(2, seconds / 2);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? (["empty", "history"] as const) : (["history", "empty"] as const);
+      for (const name of order) {
+        const m = measured[name];
+        const run = await input.httpAt8(targets[name], roundSeconds);
+        m.lifecycles += run.lifecycles;
+        m.seconds += run.seconds;
+        m.open.push(...run.open);
+        m.apply.push(...run.apply);
+        const reads = await readsAt8(targets[name], roundSeconds / 2);
+        m.reads += reads.reads;
+        m.readSeconds += reads.seconds;
+        m.readMs.push(...reads.ms);
+      }
+    }
+    const sweep = await sweepTimes(twin.handle, twin.sql);
+    const historyInvoice = (await twin.sql<{ id: string }[]>`select id from invoice where number = 'H-50' limit 1`)[0]!.id;
+    const h = targets.history;
+    const long = await longTimeline(twin.sql, twin.handle, twin.workers[0]!);
     const longHttp: number[] = [];
     for (let i = 0; i < 100; i++) {
       const t = performance.now();
-      const res = await http(app.url, "GET", `/api/leases/${long.leaseId}`, { cookie: cookies.get(workers[0]!.n)! });
+      const res = await http(h.appUrl, "GET", `/api/leases/${long.leaseId}`, { cookie: h.cookies.get(twin.workers[0]!.n)! });
       longHttp.push(performance.now() - t);
       if (res.status !== 200) throw new Error(`GET the 200-event lease: ${res.status}`);
     }
-    const explained = await plans(sql, workers[0]!, long.leaseId, historyInvoice);
-    const open = { empty: distribution(empty.lifecycle.open), scale: distribution(scaled.lifecycle.open) };
-    const apply = { empty: distribution(empty.lifecycle.apply), scale: distribution(scaled.lifecycle.apply) };
-    const change = (a: number, b: number) => Math.round(((b - a) / a) * 1000) / 10;
+    const explained = await plans(twin.sql, twin.workers[0]!, long.leaseId, historyInvoice);
+    const r1 = (x: number) => Math.round(x * 10) / 10;
+    const change = (a: number, b: number) => r1(((b - a) / a) * 100);
+    const per = (m: Measured) => ({ lifecycles: r1(m.lifecycles / m.seconds), reads: r1(m.reads / m.readSeconds) });
+    const e = per(measured.empty);
+    const s = per(measured.history);
+    const open = { empty: distribution(measured.empty.open), scale: distribution(measured.history.open) };
+    const apply = { empty: distribution(measured.empty.apply), scale: distribution(measured.history.apply) };
+    const reads = { empty: distribution(measured.empty.readMs), scale: distribution(measured.history.readMs) };
     const summary = {
-      lifecycles_per_s_8: { empty: empty.lifecycle.perSecond, scale: scaled.lifecycle.perSecond, change_pct: change(empty.lifecycle.perSecond, scaled.lifecycle.perSecond) },
+      rounds: ROUNDS,
+      lifecycles_per_s_8: { empty: e.lifecycles, scale: s.lifecycles, change_pct: change(e.lifecycles, s.lifecycles) },
       open_p50_ms: { empty: open.empty.p50, scale: open.scale.p50, change_pct: change(open.empty.p50, open.scale.p50) },
       apply_p50_ms: { empty: apply.empty.p50, scale: apply.scale.p50, change_pct: change(apply.empty.p50, apply.scale.p50) },
-      get_reads_per_s_8: { empty: empty.readsPerSecond, scale: scaled.readsPerSecond, change_pct: change(empty.readsPerSecond, scaled.readsPerSecond) },
-      get_p50_ms_8: { empty: empty.readMs.p50, scale: scaled.readMs.p50 },
+      get_reads_per_s_8: { empty: e.reads, scale: s.reads, change_pct: change(e.reads, s.reads) },
+      get_p50_ms_8: { empty: reads.empty.p50, scale: reads.scale.p50, change_pct: change(reads.empty.p50, reads.scale.p50) },
       sweep_ms_median: [...sweep].sort((a, b) => a - b)[Math.floor(sweep.length / 2)],
       read_200_events_domain_p95_ms: long.domain.p95,
       read_200_events_http_p95_ms: distribution(longHttp).p95,
     };
-    return { seeded, summary, open, apply, sweep_ms: sweep, long_timeline: { domain: long.domain, http: distribution(longHttp) }, reads_ms: { empty: empty.readMs, scale: scaled.readMs }, plans: explained };
+    return { seeded, summary, open, apply, sweep_ms: sweep, long_timeline: { domain: long.domain, http: distribution(longHttp) }, reads_ms: reads, plans: explained };
   } finally {
-    await app.stop();
+    for (const app of apps) await app.stop();
+    await twin.close();
   }
+}
+
+/** GET /api/leases/:id at 8 workers for `seconds`, each on its own latest applied lease. */
+async function readsAt8(target: { appUrl: string; cookies: Map<number, string>; side: ScaleSide }, seconds: number) {
+  const eight = target.side.workers.slice(0, 8);
+  const leases = new Map<number, string>();
+  for (const w of eight) {
+    const [l] = await target.side.sql<{ id: string }[]>`select id from inference_lease where actor_id = ${w.actorId} and status = 'applied' order by created_at desc limit 1`;
+    if (l) leases.set(w.n, l.id);
+  }
+  let reads = 0;
+  const ms: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    eight.filter((w) => leases.has(w.n)).map(async (w) => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        const res = await http(target.appUrl, "GET", `/api/leases/${leases.get(w.n)}`, { cookie: target.cookies.get(w.n)! });
+        ms.push(performance.now() - t);
+        if (res.status === 200) reads++;
+      }
+    }),
+  );
+  return { reads, seconds: (performance.now() - started) / 1000, ms };
 }
