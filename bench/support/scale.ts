@@ -180,7 +180,7 @@ export async function scaleBench(input: ScaleInput) {
         m.seconds += run.seconds;
         m.open.push(...run.open);
         m.apply.push(...run.apply);
-        const reads = await readsAt8(targets[name], roundSeconds / 2);
+        const reads = await readsAt8(targets[name], roundSeconds);
         m.reads += reads.reads;
         m.readSeconds += reads.seconds;
         m.readMs.push(...reads.ms);
