@@ -9,7 +9,8 @@
 // timeline, then, over all lifecycles, the time inside the app's requests by route and the time
 // in none of them (the stand-in, the SDK's round trips, the client). Then `--cancels` cancels
 // (default 20), one at a time, each during a 4 s generation, and the median one's spans.
-// The CPU side of the same question is `npm run bench lifecycle -- --cpu-prof`.
+// Then the app's CPU by stage of a lifecycle (/proc, no tracing). The CPU side of the same
+// question by function is `npm run bench lifecycle -- --cpu-prof`.
 //
 // Results: bench/results/timeline-<date>-<label>.json.
 import fs from "node:fs";
@@ -20,6 +21,7 @@ import { startAppServer } from "@/tests/support/app-server";
 import { option, withOneActorDb } from "./support/bench-db";
 import { distribution, http, openEventStream, signIn } from "@/tests/support/app-client";
 import { startCollector, type ReceivedSpan as Span } from "@/tests/support/otlp-collector";
+import { processTreeCpuMs } from "./support/proc-cpu";
 
 const LIFECYCLES = Number(option("lifecycles", "40"));
 const CANCELS = Number(option("cancels", "20"));
@@ -108,6 +110,56 @@ try {
       await slow.stop();
     }
 
+    // The app's CPU by stage (/proc; no tracing, so its export costs nothing here), one
+    // lifecycle at a time with the local model at 300 ms, so that the stages do not overlap:
+    // the open (with the run's start: the stand-in's call of /api/inngest, the generate step's
+    // read, up to the model call), the stream's start and first frame, the generation after
+    // the model's answer (the steps' checkpoints, propose, the `proposed` frame), apply to its
+    // answer, and the `applied` frame with the stream's end. Ticks are 10 ms: each stage's figure is a mean over the lifecycles.
+    const staged = await startAppServer({ databaseUrl: dbUrl, name: "bench-timeline-cpu", model: { provider: "local", latencyMs: 300 } });
+    const stageNames = ["open_and_run_start", "stream_first_frame", "generation_after_model", "apply_answered", "applied_frame_and_stream_end"] as const;
+    const stageCpu = Object.fromEntries(stageNames.map((k) => [k, { app: 0, bench: 0 }])) as Record<(typeof stageNames)[number], { app: number; bench: number }>;
+    let stagedLifecycles = 0;
+    try {
+      const cookie = await signIn(staged.url, email, PASSWORD);
+      const snap = () => ({ app: processTreeCpuMs(staged.pid!), bench: (process.cpuUsage().user + process.cpuUsage().system) / 1000 });
+      for (let i = 0; i < LIFECYCLES + 5; i++) {
+        const t0 = snap();
+        const open = await http(staged.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
+        if (open.status !== 201) throw new Error(`POST /api/leases: ${open.status} ${JSON.stringify(open.body)}`);
+        await new Promise((r) => setTimeout(r, 100)); // the run reaches the model, which takes 300 ms
+        const t1 = snap();
+        const stream = await openEventStream(staged.url, open.body.lease_id as string, cookie);
+        let t2, t3, t3a;
+        try {
+          await stream.next((f) => f.lease.status === "open", 10_000);
+          t2 = snap();
+          await stream.next((f) => f.lease.status !== "open", 30_000);
+          t3 = snap();
+          const apply = await http(staged.url, "POST", `/api/leases/${open.body.lease_id}/apply`, { cookie });
+          if (apply.status !== 200) throw new Error(`apply: ${apply.status}`);
+          t3a = snap();
+          await stream.next((f) => f.lease.status === "applied", 30_000);
+        } finally {
+          stream.close();
+        }
+        await new Promise((r) => setTimeout(r, 30)); // the stream's end on the app's side
+        const t4 = snap();
+        if (i < 5) continue; // warm-up
+        stagedLifecycles++;
+        const points = [t0, t1, t2, t3, t3a, t4];
+        stageNames.forEach((k, j) => {
+          stageCpu[k].app += points[j + 1]!.app - points[j]!.app;
+          stageCpu[k].bench += points[j + 1]!.bench - points[j]!.bench;
+        });
+      }
+    } finally {
+      await staged.stop();
+    }
+    const cpuByStage = Object.fromEntries(
+      stageNames.map((k) => [k, { app_ms: Math.round((stageCpu[k].app / stagedLifecycles) * 10) / 10, bench_ms: Math.round((stageCpu[k].bench / stagedLifecycles) * 10) / 10 }]),
+    );
+
     // Per lifecycle: the spans that started inside it, and the time covered by none of the
     // app's request spans.
     // Next.js names the span of a whole request "<METHOD> <route>" (BaseServer.handleRequest).
@@ -168,6 +220,9 @@ try {
       .filter((sp) => sp.start >= medianCancel.start - 1 && sp.start <= medianCancel.end)
       .sort((a, b) => a.start - b.start)
       .map((sp) => `${(sp.start - medianCancel.start).toFixed(1).padStart(7)} ${(sp.end - sp.start).toFixed(1).padStart(7)} ms  ${label(sp)}`);
+    console.info(`\nCPU ms per lifecycle by stage, one at a time, the model at 300 ms (${stagedLifecycles} lifecycles; app = next start, bench = the clients and the Inngest stand-in):`);
+    for (const [k, v] of Object.entries(cpuByStage)) console.info(`  ${k.padEnd(24)} app ${String(v.app_ms).padStart(6)}   bench ${String(v.bench_ms).padStart(6)}`);
+
     console.info(`\n${cancels.length} cancels one at a time during a 4 s generation: answered p50 ${cancelMs.p50} ms, p95 ${cancelMs.p95} ms; the median (${(medianCancel.end - medianCancel.start).toFixed(1)} ms):`);
     for (const line of cancelLines) console.info(line);
 
@@ -181,6 +236,7 @@ try {
       phases_ms: phases,
       requests: routes,
       median_lifecycle: [...marks, ...spanLines].sort((a, b) => a.at - b.at).map((l) => l.line.trim()),
+      cpu_ms_by_stage: cpuByStage,
       cancel_answered_ms: cancelMs,
       median_cancel: cancelLines.map((l) => l.trim()),
     };
