@@ -1,4 +1,4 @@
-// `npm run bench reads [-- --requests 4000 --concurrency 8 --label x]`
+// `npm run bench reads [-- --requests 4000 --concurrency 8 --events 200 --label x]`
 //
 // What one `GET /api/leases/:id` costs the app in CPU, and where that CPU goes: the built app
 // (`next start`), profiled (bench/support/cpu-prof-preload.mjs), answers `--requests` reads
@@ -8,11 +8,20 @@
 // The ceiling this puts on reads/s is 1,000 ms ÷ (CPU ms per read) on the one core the app's
 // event loop has, whatever the database does.
 //
+// `--events N` reads a closed lease with N events instead of a fresh one (issue 10: "a lease
+// with 200 events still reads in under 10 ms at p95"), without the scale phase's 1M-row seed:
+// the same reads through HTTP, and first the domain read (lib/leases readLease, in this
+// process, no HTTP) one at a time, p50/p95 of DOMAIN_READS.
+//
 // Results: bench/results/reads-<date>-<label>.json.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { eq, sql } from "drizzle-orm";
+import { appUser, inferenceLease } from "@/db/schema";
+import type { Db } from "@/db/client";
+import { readLease } from "@/lib/leases";
 import { startAppServer } from "@/tests/support/app-server";
 import { option, withOneActorDb } from "./support/bench-db";
 import { distribution, http, signIn } from "@/tests/support/app-client";
@@ -20,6 +29,8 @@ import { summarizeProfiles } from "./support/cpu-profile";
 
 const REQUESTS = Number(option("requests", "4000"));
 const CONCURRENCY = Number(option("concurrency", "8"));
+const EVENTS = Number(option("events", "0"));
+const DOMAIN_READS = 400;
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const PASSWORD = "claimcheck-bench-password";
 const PROFILE_DIR = path.join("test-results", "bench-reads-cpu-prof");
@@ -41,13 +52,13 @@ function cpuMs(pid: number): number {
   return ticks * TICK_MS;
 }
 
-async function reads(url: string, leaseId: string, cookie: string, n: number) {
+async function reads(url: string, leaseId: string, cookie: string, n: number, concurrency = CONCURRENCY) {
   const ms: number[] = [];
   let failures = 0;
   let left = n;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (left-- > 0) {
         const t = performance.now();
         const res = await http(url, "GET", `/api/leases/${leaseId}`, { cookie });
@@ -59,8 +70,46 @@ async function reads(url: string, leaseId: string, cookie: string, n: number) {
   return { perSecond: Math.round((n / ((performance.now() - started) / 1000)) * 10) / 10, failures, latency: distribution(ms) };
 }
 
-await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoiceId }) => {
+/** A closed lease of the actor's with `events` events (opened, then refusals), as scale.ts seeds one. */
+async function longLease(db: Db, email: string, invoiceId: string, events: number) {
+  const [user] = await db.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, email));
+  const [lease] = await db
+    .insert(inferenceLease)
+    .values({
+      actorId: user!.id,
+      invoiceId,
+      purpose: "summarize_invoice",
+      status: "rejected",
+      closedReason: "cancelled",
+      deadlineAt: sql`now() - interval '1 hour'`,
+      invoiceVersion: 1,
+    })
+    .returning({ id: inferenceLease.id });
+  await db.execute(sql`insert into lease_event (lease_id, kind, detail)
+    select ${lease!.id}, case when g = 1 then 'opened' else 'cancel_refused' end, '{"status":"rejected"}'::jsonb
+    from generate_series(1, ${events}) g`);
+  return { leaseId: lease!.id, actorId: user!.id };
+}
+
+/** The domain read of the lease, one at a time: what the statement and its mapping cost. */
+async function domainReads(db: Db, actorId: string, leaseId: string) {
+  const ms: number[] = [];
+  let returned = 0;
+  for (let i = 0; i < DOMAIN_READS + 50; i++) {
+    const t = performance.now();
+    const view = await readLease(db, actorId, leaseId);
+    if (i >= 50) ms.push(performance.now() - t); // the first 50 warm the pool and the plan
+    if (!view) throw new Error("the long lease did not read");
+    returned = view.events.length;
+  }
+  return { latency: distribution(ms), eventsReturned: returned };
+}
+
+await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email, invoiceId }) => {
   fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+  const long = EVENTS > 0 ? await longLease(handle.db, email, invoiceId, EVENTS) : null;
+  const domain = long ? await domainReads(handle.db, long.actorId, long.leaseId) : null;
+  if (domain) console.info(`domain read of a ${EVENTS}-event lease (${domain.eventsReturned} events returned): p50 ${domain.latency.p50} ms, p95 ${domain.latency.p95} ms`);
   const app = await startAppServer({
     databaseUrl: dbUrl,
     name: "bench-reads",
@@ -68,13 +117,19 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoic
     env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) },
   });
   let measured: Awaited<ReturnType<typeof reads>>;
+  let single: Awaited<ReturnType<typeof reads>> | null = null;
   let cpu: number;
   try {
     const cookie = await signIn(app.url, email, PASSWORD);
-    const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
-    if (opened.status !== 201) throw new Error(`POST /api/leases: ${opened.status}`);
-    const leaseId = opened.body.lease_id as string;
+    let leaseId = long?.leaseId;
+    if (!leaseId) {
+      const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
+      if (opened.status !== 201) throw new Error(`POST /api/leases: ${opened.status}`);
+      leaseId = opened.body.lease_id as string;
+    }
     await reads(app.url, leaseId, cookie, 300); // warm-up: the route compiled, the pools full
+    // One at a time first (as scale.ts measures the 200-event read), then at --concurrency.
+    if (long) single = await reads(app.url, leaseId, cookie, 200, 1);
     const before = cpuMs(app.pid!);
     measured = await reads(app.url, leaseId, cookie, REQUESTS);
     cpu = cpuMs(app.pid!) - before;
@@ -89,6 +144,10 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoic
     machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
     requests: REQUESTS,
     concurrency: CONCURRENCY,
+    lease_events: EVENTS > 0 ? EVENTS : null,
+    events_returned: domain?.eventsReturned ?? null,
+    domain_read_ms: domain?.latency ?? null,
+    http_read_ms_one_at_a_time: single?.latency ?? null,
     reads_per_s: measured.perSecond,
     failures: measured.failures,
     latency_ms: measured.latency,
@@ -98,6 +157,7 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoic
     profile,
   };
   console.info(`${REQUESTS} reads at ${CONCURRENCY}: ${measured.perSecond}/s (p50 ${measured.latency.p50} ms, p95 ${measured.latency.p95} ms, ${measured.failures} failed)`);
+  if (single) console.info(`one at a time: p50 ${single.latency.p50} ms, p95 ${single.latency.p95} ms`);
   console.info(`app CPU ${Math.round(cpu)} ms: ${perRead} ms per read, so at most ${out.ceiling_reads_per_s_one_core} reads/s on one core`);
   console.info(`profile (whole process, ${profile.busy_ms} ms busy): by package`);
   for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
