@@ -21,7 +21,7 @@ import { performance } from "node:perf_hooks";
 import { eq, sql } from "drizzle-orm";
 import { appUser, inferenceLease } from "@/db/schema";
 import type { Db } from "@/db/client";
-import { LEASE_EVENTS_PAGE, readLease } from "@/lib/leases";
+import { leaseReadStatement, readLease } from "@/lib/leases";
 import { startAppServer } from "@/tests/support/app-server";
 import { option, withOneActorDb } from "./support/bench-db";
 import { distribution, http, signIn } from "@/tests/support/app-client";
@@ -91,12 +91,9 @@ async function longLease(db: Db, email: string, invoiceId: string, events: numbe
   return { leaseId: lease!.id, actorId: user!.id };
 }
 
-/** EXPLAIN ANALYZE of the read's timeline subquery as lib/leases writes it: how many events it touches. */
-async function timelinePlan(db: Db, leaseId: string): Promise<string> {
-  const rows = await db.execute(sql`explain (analyze, costs off, timing off, summary off)
-    select coalesce((select json_agg(json_build_object('id', p.id, 'at', p.at, 'kind', p.kind, 'detail', p.detail) order by p.id desc)
-      from (select e.id, e.at, e.kind, e.detail from lease_event e where e.lease_id = l.id order by e.id desc limit ${sql.raw(String(LEASE_EVENTS_PAGE + 1))}) p), '[]'::json)
-    from inference_lease l where l.id = ${leaseId}`);
+/** EXPLAIN ANALYZE of readLease's own statement (leaseReadStatement) on the lease: how many events it touches. */
+async function readPlan(db: Db, actorId: string, leaseId: string): Promise<string> {
+  const rows = await db.execute(sql`explain (analyze, costs off, timing off, summary off) ${leaseReadStatement(db, actorId, leaseId)}`);
   return [...(rows as unknown as Record<string, string>[])].map((r) => Object.values(r)[0]).join("\n");
 }
 
@@ -118,8 +115,8 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
   fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
   const long = EVENTS > 0 ? await longLease(handle.db, email, invoiceId, EVENTS) : null;
   const domain = long ? await domainReads(handle.db, long.actorId, long.leaseId) : null;
-  const plan = long ? await timelinePlan(handle.db, long.leaseId) : null;
-  if (plan) console.info(`the timeline's plan:\n${plan}`);
+  const plan = long ? await readPlan(handle.db, long.actorId, long.leaseId) : null;
+  if (plan) console.info(`the read's plan:\n${plan}`);
   if (domain) console.info(`domain read of a ${EVENTS}-event lease (${domain.eventsReturned} events returned): p50 ${domain.latency.p50} ms, p95 ${domain.latency.p95} ms`);
   const app = await startAppServer({
     databaseUrl: dbUrl,
@@ -159,7 +156,7 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
     events_returned: domain?.eventsReturned ?? null,
     domain_read_ms: domain?.latency ?? null,
     http_read_ms_one_at_a_time: single?.latency ?? null,
-    timeline_plan: plan,
+    read_plan: plan,
     reads_per_s: measured.perSecond,
     failures: measured.failures,
     latency_ms: measured.latency,

@@ -5,7 +5,7 @@ import type { Db, Tx } from "@/db/client";
 import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease, type LeaseStatus } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
 import type { ClosedReason, EventKind } from "@/lib/lease-vocabulary";
-import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { expireDue, leaseWithNow, overdueInFlight } from "./shared";
 import { LeaseEventView, LeaseView } from "./types";
 
@@ -39,16 +39,6 @@ function pageOf(newestFirst: LeaseEventView[]): { events: LeaseEventView[]; even
   return { events, eventsBefore: newestFirst.length > LEASE_EVENTS_PAGE ? events[0]!.id : null };
 }
 
-async function loadEvents(tx: Tx | Db, leaseId: string, page: EventsPage) {
-  const rows = await tx
-    .select({ id: leaseEvent.id, at: leaseEvent.at, kind: leaseEvent.kind, detail: leaseEvent.detail })
-    .from(leaseEvent)
-    .where(and(eq(leaseEvent.leaseId, leaseId), page.before ? lt(leaseEvent.id, page.before) : undefined))
-    .orderBy(desc(leaseEvent.id))
-    .limit(LEASE_EVENTS_PAGE + 1);
-  return pageOf(rows);
-}
-
 /** The lease as its readers see it, with one page of its timeline read alongside. */
 function toView(lease: InferenceLease & { now: Date }, timeline: { events: LeaseEventView[]; eventsBefore: number | null }): LeaseView {
   return {
@@ -67,32 +57,56 @@ function toView(lease: InferenceLease & { now: Date }, timeline: { events: Lease
   };
 }
 
-async function view(tx: Tx, lease: InferenceLease & { now: Date }, page: EventsPage): Promise<LeaseView> {
-  return toView(lease, await loadEvents(tx, lease.id, page));
-}
+/** Past every event id (bigserial): the cursor of the latest page. */
+const AFTER_ALL = sql.raw("9223372036854775807::bigint");
 
 /**
  * One page of the lease's timeline as a JSON array, newest first, read in the same statement as
- * the lease: a backward scan of lease_event_lease_idx (lease_id, id) that stops after
- * LEASE_EVENTS_PAGE + 1 rows, however long the timeline. Table names are written out: drizzle
- * renders a column of the outer table unqualified here, and the subquery's own `id` would
- * capture it.
+ * the lease: the events from where the page starts (lease_event_page_start, migration 0005:
+ * a backward scan of lease_event_lease_idx (lease_id, id) that stops after LEASE_EVENTS_PAGE + 1
+ * entries) up to the cursor, an index range that holds at most LEASE_EVENTS_PAGE + 1 events
+ * whichever scan the planner picks, however long the timeline. (A plain `order by id desc limit
+ * 51` let the planner read every event of the lease and sort them, since it expects a handful a
+ * lease: the test "the read is bounded" in tests/integration/api.test.ts.) The extra event only
+ * says that there is more. Table names are written out: drizzle renders a column of the outer
+ * table unqualified here, and the subquery's own `id` would capture it.
  */
 function eventsJson(page: EventsPage) {
-  const before = page.before ? sql` and e.id < ${page.before}` : sql``;
+  const before = page.before ? sql`${page.before}::bigint` : AFTER_ALL;
   return sql<{ id: number; at: string; kind: EventKind; detail: unknown }[]>`coalesce((
-    select json_agg(json_build_object('id', p.id, 'at', p.at, 'kind', p.kind, 'detail', p.detail) order by p.id desc)
-    from (select e.id, e.at, e.kind, e.detail from lease_event e where e.lease_id = inference_lease.id${before}
-      order by e.id desc limit ${sql.raw(String(LEASE_EVENTS_PAGE + 1))}) p), '[]'::json)`;
+    select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id desc)
+    from lease_event e
+    where e.lease_id = inference_lease.id and e.id < ${before}
+      and e.id >= coalesce(lease_event_page_start(inference_lease.id, ${before}, ${sql.raw(String(LEASE_EVENTS_PAGE))}), 0)), '[]'::json)`;
 }
 
 const leaseWithTimeline = (page: EventsPage) => ({ ...leaseWithNow, overdueInFlight, events: eventsJson(page) });
 
+/** The lease as its readers see it, with one page of its timeline read after it (in the same transaction). */
+async function view(tx: Tx, lease: InferenceLease & { now: Date }, page: EventsPage): Promise<LeaseView> {
+  const [row] = await tx.select({ events: eventsJson(page) }).from(inferenceLease).where(eq(inferenceLease.id, lease.id));
+  return toView(lease, pageOf(eventsOf(row?.events ?? [])));
+}
+
 type LeaseWithTimeline = InferenceLease & { now: Date; overdueInFlight: boolean; events: { id: number; at: string; kind: EventKind; detail: unknown }[] };
+
+const eventsOf = (rows: LeaseWithTimeline["events"]): LeaseEventView[] =>
+  rows.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail }));
 
 function viewOf(row: LeaseWithTimeline): LeaseView {
   const { overdueInFlight: _due, events, ...lease } = row;
-  return toView(lease, pageOf(events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail }))));
+  return toView(lease, pageOf(eventsOf(events)));
+}
+
+/**
+ * readLease's statement, unexecuted: also what the bench and the tests EXPLAIN, so the plan
+ * they show is the one the app runs.
+ */
+export function leaseReadStatement(db: Db, actorId: string, leaseId: string, page: EventsPage = {}) {
+  return db
+    .select(leaseWithTimeline(page))
+    .from(inferenceLease)
+    .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
 }
 
 /**
@@ -103,10 +117,7 @@ function viewOf(row: LeaseWithTimeline): LeaseView {
  */
 export async function readLease(db: Db, actorId: string, leaseId: unknown, page: EventsPage = {}): Promise<LeaseView | null> {
   if (!isUuid(leaseId)) return null;
-  const [row] = await db
-    .select(leaseWithTimeline(page))
-    .from(inferenceLease)
-    .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
+  const [row] = await leaseReadStatement(db, actorId, leaseId, page);
   if (!row) return null;
   return row.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId, page) : viewOf(row);
 }

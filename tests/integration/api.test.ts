@@ -5,7 +5,9 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import { api, cookieFrom, signInCookie, sink } from "../support/api";
+import * as leases from "@/lib/leases";
 import { LEASE_EVENTS_PAGE } from "@/lib/leases";
+import { rowsOf } from "../support/fuzz";
 import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 
@@ -321,6 +323,55 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     // Before the first event there is nothing: an empty page, not an error.
     const before = await api("GET", `/api/leases/${leaseId}?events_before=1`, { cookie: aliceCookie });
     expect(before).toMatchObject({ status: 200, body: { events: [], events_before: null } });
+  });
+
+  it("the read is bounded: its plan touches at most a page and one of the lease's events, on the first page and on an earlier one, however long the timeline", async () => {
+    const { leaseId, alice, inv, aliceCookie } = await longLease(4 * N);
+    // History as a real database has it: many closed leases of a few events each. With fresh
+    // statistics the planner expects a handful of events a lease, which is when an unbounded
+    // plan (read every event of the lease, then sort) looks cheapest.
+    await t.db.execute(sql`with closed as (
+        insert into inference_lease (actor_id, invoice_id, purpose, status, deadline_at)
+        select ${alice.id}, ${inv.id}, 'summarize_invoice', 'applied', now() from generate_series(1, 2000) returning id)
+      insert into lease_event (lease_id, kind) select c.id, k from closed c cross join unnest(array['opened', 'proposed', 'applied']) k`);
+    await t.db.execute(sql`analyze`);
+    /** Every scan of lease_event in an EXPLAIN (ANALYZE, FORMAT JSON), with the entries or rows it produced over all its loops. */
+    const scans = (explained: unknown) => {
+      const [row] = rowsOf<Record<string, unknown>>(explained);
+      const plan = Object.values(row!)[0];
+      const json = (typeof plan === "string" ? JSON.parse(plan) : plan) as { Plan: Record<string, unknown> }[];
+      const found: { node: string; rows: number }[] = [];
+      const walk = (node: Record<string, unknown>) => {
+        if (node["Relation Name"] === "lease_event" || String(node["Index Name"] ?? "").startsWith("lease_event")) {
+          found.push({ node: String(node["Node Type"]), rows: Number(node["Actual Rows"]) * Number(node["Actual Loops"]) });
+        }
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk(json[0]!.Plan);
+      return found;
+    };
+    // lease_event_page_start's own query as the function plans it: its body, under its settings, as a generic plan.
+    const [fn] = rowsOf<{ prosrc: string; proconfig: string[] }>(
+      await t.db.execute(sql`select prosrc, proconfig from pg_proc where proname = 'lease_event_page_start'`),
+    );
+    const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+    for (const before of [null, Number(first.body.events_before)]) {
+      const read = scans(await t.db.execute(sql`explain (analyze, format json) ${leases.leaseReadStatement(t.db, alice.id, leaseId, { before })}`));
+      const pageStart = await t.db.transaction(async (tx) => {
+        for (const setting of fn!.proconfig) await tx.execute(sql.raw(`set local ${setting.replace("=", " = ")}`));
+        await tx.execute(sql.raw("set local plan_cache_mode = force_generic_plan"));
+        await tx.execute(sql.raw(`prepare page_start(uuid, bigint, integer) as ${fn!.prosrc}`));
+        const explained = await tx.execute(
+          sql.raw(`explain (analyze, format json) execute page_start('${leaseId}', ${before ?? "9223372036854775807"}, ${N})`),
+        );
+        await tx.execute(sql.raw("deallocate page_start"));
+        return scans(explained);
+      });
+      for (const [what, found] of [["read", read], ["page start", pageStart]] as const) {
+        expect(found.length, what).toBeGreaterThan(0);
+        for (const scan of found) expect({ what, before, ...scan, bounded: scan.rows <= N + 1 }).toMatchObject({ bounded: true });
+      }
+    }
   });
 
   it(`exactly ${N} events: one page, nothing before it; one more and the oldest moves to the page before`, async () => {
