@@ -10,8 +10,10 @@
 //
 // `--events N` reads a closed lease with N events instead of a fresh one (issue 10: "a lease
 // with 200 events still reads in under 10 ms at p95"), without the scale phase's 1M-row seed:
-// the same reads through HTTP, and first the domain read (lib/leases readLease, in this
-// process, no HTTP) one at a time, p50/p95 of DOMAIN_READS.
+// first the domain read (lib/leases readLease, in this process) one at a time, in turns with
+// the read as it was before paging (the whole timeline, decision 0042), DOMAIN_READS each; the
+// plan of readLease's statement; then over HTTP one at a time, in turns with a lease of
+// SHORT_EVENTS events; then the reads at --concurrency as above.
 //
 // Results: bench/results/reads-<date>-<label>.json.
 import fs from "node:fs";
@@ -31,6 +33,7 @@ const REQUESTS = Number(option("requests", "4000"));
 const CONCURRENCY = Number(option("concurrency", "8"));
 const EVENTS = Number(option("events", "0"));
 const DOMAIN_READS = 400;
+const SHORT_EVENTS = 5;
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const PASSWORD = "claimcheck-bench-password";
 const PROFILE_DIR = path.join("test-results", "bench-reads-cpu-prof");
@@ -97,27 +100,45 @@ async function readPlan(db: Db, actorId: string, leaseId: string): Promise<strin
   return [...(rows as unknown as Record<string, string>[])].map((r) => Object.values(r)[0]).join("\n");
 }
 
-/** The domain read of the lease, one at a time: what the statement and its mapping cost. */
+/**
+ * The domain read of the lease, one at a time, taking turns with the read as it was before
+ * paging (decision 0042: the whole timeline in one json_agg, mapped as readLease mapped it), so
+ * the two are compared in one run, on the same machine load.
+ */
 async function domainReads(db: Db, actorId: string, leaseId: string) {
-  const ms: number[] = [];
+  const paged: number[] = [];
+  const whole: number[] = [];
   let returned = 0;
+  let wholeReturned = 0;
   for (let i = 0; i < DOMAIN_READS + 50; i++) {
-    const t = performance.now();
+    let t = performance.now();
     const view = await readLease(db, actorId, leaseId);
-    if (i >= 50) ms.push(performance.now() - t); // the first 50 warm the pool and the plan
+    if (i >= 50) paged.push(performance.now() - t); // the first 50 warm the pool and the plans
     if (!view) throw new Error("the long lease did not read");
     returned = view.events.length;
+    t = performance.now();
+    const rows = await db.execute(sql`select l.*, now() as now, coalesce((select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id)
+      from lease_event e where e.lease_id = l.id), '[]'::json) as events from inference_lease l where l.id = ${leaseId} and l.actor_id = ${actorId}`);
+    const [row] = [...(rows as unknown as { events: { id: number; at: string; kind: string; detail: unknown }[] }[])];
+    const events = row!.events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail }));
+    if (i >= 50) whole.push(performance.now() - t);
+    wholeReturned = events.length;
   }
-  return { latency: distribution(ms), eventsReturned: returned };
+  return { latency: distribution(paged), eventsReturned: returned, whole: { latency: distribution(whole), eventsReturned: wholeReturned } };
 }
 
 await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email, invoiceId }) => {
   fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
   const long = EVENTS > 0 ? await longLease(handle.db, email, invoiceId, EVENTS) : null;
+  // A lease with a lifecycle's handful of events, read in turns with the long one over HTTP.
+  const short = EVENTS > 0 ? await longLease(handle.db, email, invoiceId, SHORT_EVENTS) : null;
   const domain = long ? await domainReads(handle.db, long.actorId, long.leaseId) : null;
   const plan = long ? await readPlan(handle.db, long.actorId, long.leaseId) : null;
   if (plan) console.info(`the read's plan:\n${plan}`);
-  if (domain) console.info(`domain read of a ${EVENTS}-event lease (${domain.eventsReturned} events returned): p50 ${domain.latency.p50} ms, p95 ${domain.latency.p95} ms`);
+  if (domain) {
+    console.info(`domain read of a ${EVENTS}-event lease (${domain.eventsReturned} events returned): p50 ${domain.latency.p50} ms, p95 ${domain.latency.p95} ms`);
+    console.info(`  in turns with the read before paging (${domain.whole.eventsReturned} events): p50 ${domain.whole.latency.p50} ms, p95 ${domain.whole.latency.p95} ms`);
+  }
   const app = await startAppServer({
     databaseUrl: dbUrl,
     name: "bench-reads",
@@ -125,7 +146,7 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
     env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) },
   });
   let measured: Awaited<ReturnType<typeof reads>>;
-  let single: Awaited<ReturnType<typeof reads>> | null = null;
+  let single: { long: number[]; short: number[] } | null = null;
   let cpu: number;
   try {
     const cookie = await signIn(app.url, email, PASSWORD);
@@ -137,7 +158,17 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
     }
     await reads(app.url, leaseId, cookie, 300); // warm-up: the route compiled, the pools full
     // One at a time first (as scale.ts measures the 200-event read), then at --concurrency.
-    if (long) single = await reads(app.url, leaseId, cookie, 200, 1);
+    if (long && short) {
+      single = { long: [], short: [] };
+      for (let i = 0; i < 200; i++) {
+        for (const [id, into] of [[long.leaseId, single.long], [short.leaseId, single.short]] as const) {
+          const t = performance.now();
+          const res = await http(app.url, "GET", `/api/leases/${id}`, { cookie });
+          into.push(performance.now() - t);
+          if (res.status !== 200) throw new Error(`GET /api/leases/:id: ${res.status}`);
+        }
+      }
+    }
     const before = cpuMs(app.pid!);
     measured = await reads(app.url, leaseId, cookie, REQUESTS);
     cpu = cpuMs(app.pid!) - before;
@@ -155,7 +186,9 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
     lease_events: EVENTS > 0 ? EVENTS : null,
     events_returned: domain?.eventsReturned ?? null,
     domain_read_ms: domain?.latency ?? null,
-    http_read_ms_one_at_a_time: single?.latency ?? null,
+    domain_read_before_paging_ms: domain?.whole.latency ?? null,
+    http_read_ms_one_at_a_time: single ? distribution(single.long) : null,
+    http_read_ms_one_at_a_time_short_lease: single ? { events: SHORT_EVENTS, ...distribution(single.short) } : null,
     read_plan: plan,
     reads_per_s: measured.perSecond,
     failures: measured.failures,
@@ -166,7 +199,10 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
     profile,
   };
   console.info(`${REQUESTS} reads at ${CONCURRENCY}: ${measured.perSecond}/s (p50 ${measured.latency.p50} ms, p95 ${measured.latency.p95} ms, ${measured.failures} failed)`);
-  if (single) console.info(`one at a time: p50 ${single.latency.p50} ms, p95 ${single.latency.p95} ms`);
+  if (single) {
+    const [l, sh] = [distribution(single.long), distribution(single.short)];
+    console.info(`one at a time: p50 ${l.p50} ms, p95 ${l.p95} ms; in turns, a ${SHORT_EVENTS}-event lease: p50 ${sh.p50} ms, p95 ${sh.p95} ms`);
+  }
   console.info(`app CPU ${Math.round(cpu)} ms: ${perRead} ms per read, so at most ${out.ceiling_reads_per_s_one_core} reads/s on one core`);
   console.info(`profile (whole process, ${profile.busy_ms} ms busy): by package`);
   for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
