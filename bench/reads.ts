@@ -1,4 +1,4 @@
-// `npm run bench reads [-- --requests 4000 --concurrency 8 --cpu-prof --label x]`
+// `npm run bench reads [-- --requests 4000 --concurrency 8 --events 200 --cpu-prof --label x]`
 //
 // What one `GET /api/leases/:id` costs the app in CPU: the built app (`next start`) answers
 // `--requests` requests of each of three kinds at `--concurrency` (after 300 each to warm up),
@@ -14,11 +14,22 @@
 // profiler adds its own cost, so the CPU figures of a profiled run are a little higher), its
 // shares covering the whole process life.
 //
+// `--events N` reads a closed lease with N events instead of a fresh one (issue 10: "a lease
+// with 200 events still reads in under 10 ms at p95"), without the scale phase's 1M-row seed:
+// first the domain read (lib/leases readLease, in this process) one at a time, in turns with
+// the read as it was before paging (the whole timeline, decision 0043), DOMAIN_READS each; the
+// plan of readLease's statement; then over HTTP one at a time, in turns with a lease of
+// SHORT_EVENTS events; then the three kinds above, with the long lease as the read.
+//
 // Results: bench/results/reads-<date>-<label>.json.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { eq, sql } from "drizzle-orm";
+import { appUser, inferenceLease } from "@/db/schema";
+import type { Db } from "@/db/client";
+import { leaseReadStatement, readLease } from "@/lib/leases";
 import { startAppServer } from "@/tests/support/app-server";
 import { option, withOneActorDb } from "./support/bench-db";
 import { distribution, http, signIn } from "@/tests/support/app-client";
@@ -27,6 +38,9 @@ import { processTreeCpuMs } from "./support/proc-cpu";
 
 const REQUESTS = Number(option("requests", "4000"));
 const CONCURRENCY = Number(option("concurrency", "8"));
+const EVENTS = Number(option("events", "0"));
+const DOMAIN_READS = 400;
+const SHORT_EVENTS = 5;
 const CPU_PROF = process.argv.includes("--cpu-prof");
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const PASSWORD = "claimcheck-bench-password";
@@ -95,8 +109,72 @@ async function measure(app: { url: string; pid?: number }, kinds: Record<string,
   );
 }
 
-await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoiceId }) => {
+/** A closed lease of the actor's with `events` events (opened, then refusals), as scale.ts seeds one. */
+async function longLease(db: Db, email: string, invoiceId: string, events: number) {
+  const [user] = await db.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, email));
+  const [lease] = await db
+    .insert(inferenceLease)
+    .values({
+      actorId: user!.id,
+      invoiceId,
+      purpose: "summarize_invoice",
+      status: "rejected",
+      closedReason: "cancelled",
+      deadlineAt: sql`now() - interval '1 hour'`,
+      invoiceVersion: 1,
+    })
+    .returning({ id: inferenceLease.id });
+  await db.execute(sql`insert into lease_event (lease_id, kind, detail)
+    select ${lease!.id}, case when g = 1 then 'opened' else 'cancel_refused' end, '{"status":"rejected"}'::jsonb
+    from generate_series(1, ${events}) g`);
+  return { leaseId: lease!.id, actorId: user!.id };
+}
+
+/** EXPLAIN ANALYZE of readLease's own statement (leaseReadStatement) on the lease: how many events it touches. */
+async function readPlan(db: Db, actorId: string, leaseId: string): Promise<string> {
+  const rows = await db.execute(sql`explain (analyze, costs off, timing off, summary off) ${leaseReadStatement(db, actorId, leaseId)}`);
+  return [...(rows as unknown as Record<string, string>[])].map((r) => Object.values(r)[0]).join("\n");
+}
+
+/**
+ * The domain read of the lease, one at a time, taking turns with the read as it was before
+ * paging (decision 0043: the whole timeline in one json_agg, mapped as readLease mapped it), so
+ * the two are compared in one run, on the same machine load.
+ */
+async function domainReads(db: Db, actorId: string, leaseId: string) {
+  const paged: number[] = [];
+  const whole: number[] = [];
+  let returned = 0;
+  let wholeReturned = 0;
+  for (let i = 0; i < DOMAIN_READS + 50; i++) {
+    let t = performance.now();
+    const view = await readLease(db, actorId, leaseId);
+    if (i >= 50) paged.push(performance.now() - t); // the first 50 warm the pool and the plans
+    if (!view) throw new Error("the long lease did not read");
+    returned = view.events.length;
+    t = performance.now();
+    const rows = await db.execute(sql`select l.*, now() as now, coalesce((select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id)
+      from lease_event e where e.lease_id = l.id), '[]'::json) as events from inference_lease l where l.id = ${leaseId} and l.actor_id = ${actorId}`);
+    const [row] = [...(rows as unknown as { events: { id: number; at: string; kind: string; detail: unknown }[] }[])];
+    const events = row!.events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail }));
+    if (i >= 50) whole.push(performance.now() - t);
+    wholeReturned = events.length;
+  }
+  return { latency: distribution(paged), eventsReturned: returned, whole: { latency: distribution(whole), eventsReturned: wholeReturned } };
+}
+
+await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email, invoiceId }) => {
   fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+  const long = EVENTS > 0 ? await longLease(handle.db, email, invoiceId, EVENTS) : null;
+  // A lease with a lifecycle's handful of events, read in turns with the long one over HTTP.
+  const short = EVENTS > 0 ? await longLease(handle.db, email, invoiceId, SHORT_EVENTS) : null;
+  const domain = long ? await domainReads(handle.db, long.actorId, long.leaseId) : null;
+  const plan = long ? await readPlan(handle.db, long.actorId, long.leaseId) : null;
+  if (plan) console.info(`the read's plan:\n${plan}`);
+  if (domain) {
+    console.info(`domain read of a ${EVENTS}-event lease (${domain.eventsReturned} events returned): p50 ${domain.latency.p50} ms, p95 ${domain.latency.p95} ms`);
+    console.info(`  in turns with the read before paging (${domain.whole.eventsReturned} events): p50 ${domain.whole.latency.p50} ms, p95 ${domain.whole.latency.p95} ms`);
+  }
   const app = await startAppServer({
     databaseUrl: dbUrl,
     name: "bench-reads",
@@ -106,11 +184,28 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoic
       : {}),
   });
   let kinds: Awaited<ReturnType<typeof measure>>;
+  let single: { long: number[]; short: number[] } | null = null;
   try {
     const cookie = await signIn(app.url, email, PASSWORD);
-    const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
-    if (opened.status !== 201) throw new Error(`POST /api/leases: ${opened.status}`);
-    const leaseId = opened.body.lease_id as string;
+    let leaseId = long?.leaseId;
+    if (!leaseId) {
+      const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
+      if (opened.status !== 201) throw new Error(`POST /api/leases: ${opened.status}`);
+      leaseId = opened.body.lease_id as string;
+    }
+    // The long lease one at a time (as scale.ts measures the 200-event read), in turns with a short one.
+    if (long && short) {
+      await reads(app.url, `/api/leases/${long.leaseId}`, cookie, 100, 200); // warm-up
+      single = { long: [], short: [] };
+      for (let i = 0; i < 200; i++) {
+        for (const [id, into] of [[long.leaseId, single.long], [short.leaseId, single.short]] as const) {
+          const t = performance.now();
+          const res = await http(app.url, "GET", `/api/leases/${id}`, { cookie });
+          into.push(performance.now() - t);
+          if (res.status !== 200) throw new Error(`GET /api/leases/:id: ${res.status}`);
+        }
+      }
+    }
     kinds = await measure(app, {
       // Next.js's floor for this route: the proxy, the route's dispatch and a JSON 401, no cookie to unseal.
       no_session_401: { path: `/api/leases/${leaseId}`, cookie: undefined, expect: 401 },
@@ -130,6 +225,13 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoic
     machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
     requests: REQUESTS,
     concurrency: CONCURRENCY,
+    lease_events: EVENTS > 0 ? EVENTS : null,
+    events_returned: domain?.eventsReturned ?? null,
+    domain_read_ms: domain?.latency ?? null,
+    domain_read_before_paging_ms: domain?.whole.latency ?? null,
+    http_read_ms_one_at_a_time: single ? distribution(single.long) : null,
+    http_read_ms_one_at_a_time_short_lease: single ? { events: SHORT_EVENTS, ...distribution(single.short) } : null,
+    read_plan: plan,
     reads_per_s: measured.perSecond,
     failures: measured.failures,
     latency_ms: measured.latency,
@@ -141,6 +243,10 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, email, invoic
     profile,
   };
   console.info(`${REQUESTS} reads at ${CONCURRENCY}: ${measured.perSecond}/s (p50 ${measured.latency.p50} ms, p95 ${measured.latency.p95} ms, ${measured.failures} failed)`);
+  if (single) {
+    const [l, sh] = [distribution(single.long), distribution(single.short)];
+    console.info(`one at a time: p50 ${l.p50} ms, p95 ${l.p95} ms; in turns, a ${SHORT_EVENTS}-event lease: p50 ${sh.p50} ms, p95 ${sh.p95} ms`);
+  }
   console.info(`app CPU ${measured.app_cpu_ms} ms: ${perRead} ms per read, so at most ${out.ceiling_reads_per_s_one_core} reads/s on one core`);
   for (const [kind, k] of Object.entries(kinds)) {
     console.info(`  ${kind.padEnd(18)} ${String(k.perSecond).padStart(7)}/s  p50 ${k.latency.p50} ms  app CPU ${k.app_cpu_ms_per_request} ms a request  (${k.failures} unexpected)`);

@@ -10,6 +10,7 @@ import { discardSession, requestSession, resolveActor, type Actor } from "@/lib/
 
 export const ERROR_STATUS = {
   invalid_request: 422,
+  invalid_cursor: 400,
   purpose_not_allowed: 422,
   invalid_credentials: 401,
   not_signed_in: 401,

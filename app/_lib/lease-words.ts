@@ -42,6 +42,8 @@ export const PANEL_WORDS = {
   proposalHeading: "Proposed summary",
   emptySummary: "(empty summary)",
   timelineHeading: "What happened",
+  earlierEvents: "Earlier events are not shown here. The history below lists every event.",
+  earlierEventsFailed: "The earlier events could not be loaded. Try again in a moment.",
 } as const;
 
 /** The lease panel's buttons. */
@@ -52,6 +54,7 @@ export const BUTTON_WORDS = {
   cancel: "Cancel",
   apply: "Apply",
   discard: "Discard",
+  showEarlier: "Show earlier events",
 } as const;
 
 /**
@@ -118,19 +121,27 @@ function withdrawal(lease: Pick<LeaseJson, "events">): Detail {
   return event ? detailOf(event) : null;
 }
 
+/**
+ * Whether the lease was ever proposed: its `proposed` event, or its proposal, which only a
+ * propose writes and nothing clears; a lease's events come a page at a time (the latest
+ * LEASE_EVENTS_PAGE), so its `proposed` event may be on an earlier page.
+ */
+function wasProposed(lease: Pick<LeaseJson, "events"> & { proposal?: unknown }): boolean {
+  return lease.events.some((e) => e.kind === "proposed") || (lease.proposal !== undefined && lease.proposal !== null);
+}
+
 /** One sentence saying where a closed lease stands and that the invoice was not touched. */
-export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | "events">): string {
+export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | "events"> & { proposal?: unknown }): string {
   if (lease.status === "applied") return "The summary was applied to the invoice.";
   if (lease.status === "expired") {
-    const wasProposed = lease.events.some((e) => e.kind === "proposed");
-    return wasProposed
+    return wasProposed(lease)
       ? "Time ran out before the summary was applied, so nothing was changed on the invoice."
       : "Time ran out before the summary was ready, so nothing was changed on the invoice.";
   }
   const reason = lease.closed_reason;
   switch (reason) {
     case "cancelled":
-      return lease.events.some((e) => e.kind === "proposed")
+      return wasProposed(lease)
         ? "You discarded this summary. Nothing was changed on the invoice."
         : "You cancelled this summary before it was ready. Nothing was changed on the invoice.";
     case "signed_out":
@@ -307,9 +318,13 @@ const EVENT_WORDS = {
   cancel_refused: "Discard refused",
 } as const satisfies Record<EventKind, string>;
 
-/** `earlier`: the events before this one, which some words depend on. */
-export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJson[] = []): string {
-  if (event.kind === "cancelled" && !earlier.some((e) => e.kind === "proposed")) return "Summary cancelled while it was being written";
+/**
+ * `earlier`: the events before this one, which some words depend on; `proposal`: the lease's,
+ * when `earlier` may not reach back to its start (a page of a long timeline). A lease with a
+ * proposal was proposed before it was cancelled: nothing proposes a closed lease.
+ */
+export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJson[] = [], proposal: unknown = null): string {
+  if (event.kind === "cancelled" && !wasProposed({ events: [...earlier], proposal })) return "Summary cancelled while it was being written";
   if (event.kind === "invoice_changed" && detailOf(event)?.by === "edit") {
     const what = changedWords(detailOf(event)?.fields) ?? "The invoice was edited";
     return `Withdrawn: ${what.charAt(0).toLowerCase()}${what.slice(1)}`;

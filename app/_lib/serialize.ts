@@ -31,6 +31,8 @@ export const leaseJson = (l: LeaseView) => ({
   closed_reason: l.closedReason,
   server_now: l.now.toISOString(),
   events: l.events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
+  // Opaque to clients: sent back as `?events_before=` for the page before these events.
+  events_before: l.eventsBefore === null ? null : String(l.eventsBefore),
 });
 
 export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null) {

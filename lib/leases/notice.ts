@@ -10,6 +10,7 @@ import "server-only";
 import { z } from "zod";
 import { LEASE_STATUSES } from "@/db/schema";
 import { CLOSED_REASONS, EVENT_KINDS } from "@/lib/lease-vocabulary";
+import { LEASE_EVENTS_PAGE } from "./read";
 import type { LeaseView } from "./types";
 
 const Notice = z.object({
@@ -43,17 +44,20 @@ export function parseLeaseNotice(payload: unknown): LeaseNotice | null {
 }
 
 /**
- * The lease after `notice`, from the view the stream last sent: the event joins the timeline
- * (in id order, once), and the lease's state is the notice's if its transaction changed it.
- * The view's clock moves to the event's time if that is later. Null if the notice is about
- * another lease.
+ * The lease after `notice`, from the view the stream last sent (the latest page of its
+ * timeline): the event joins the timeline (in id order, once), which keeps the latest
+ * LEASE_EVENTS_PAGE events and points `eventsBefore` at what it let go, as a read would; the
+ * lease's state is the notice's if its transaction changed it. The view's clock moves to the
+ * event's time if that is later. Null if the notice is about another lease.
  */
 export function applyLeaseNotice(view: LeaseView, notice: LeaseNotice): LeaseView | null {
   if (notice.lease_id.toLowerCase() !== view.id.toLowerCase()) return null;
   const { event, lease } = notice;
   if (view.events.some((e) => e.id === event.id)) return view;
-  const events = [...view.events, { id: event.id, at: event.at, kind: event.kind, detail: event.detail ?? null }].sort((a, b) => a.id - b.id);
+  const joined = [...view.events, { id: event.id, at: event.at, kind: event.kind, detail: event.detail ?? null }].sort((a, b) => a.id - b.id);
+  const events = joined.slice(-LEASE_EVENTS_PAGE);
+  const eventsBefore = joined.length > LEASE_EVENTS_PAGE || view.eventsBefore !== null ? events[0]!.id : null;
   const now = event.at > view.now ? event.at : view.now;
-  if (!lease.changed_here) return { ...view, events, now };
-  return { ...view, status: lease.status, closedReason: lease.closed_reason, proposal: lease.proposal, events, now };
+  if (!lease.changed_here) return { ...view, events, eventsBefore, now };
+  return { ...view, status: lease.status, closedReason: lease.closed_reason, proposal: lease.proposal, events, eventsBefore, now };
 }

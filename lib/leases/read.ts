@@ -9,16 +9,38 @@ import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { expireDue, leaseWithNow, overdueInFlight } from "./shared";
 import { LeaseEventView, LeaseView } from "./types";
 
-async function loadEvents(tx: Tx | Db, leaseId: string): Promise<LeaseEventView[]> {
-  return tx
-    .select({ id: leaseEvent.id, at: leaseEvent.at, kind: leaseEvent.kind, detail: leaseEvent.detail })
-    .from(leaseEvent)
-    .where(eq(leaseEvent.leaseId, leaseId))
-    .orderBy(asc(leaseEvent.id));
+/**
+ * The events a lease read returns at most: the latest ones, oldest first; `eventsBefore` says
+ * where the earlier ones start (docs/decisions/0043-a-lease-read-pages-its-events.md). Every
+ * lease the app makes in the normal way has a handful; only refusals pile up.
+ */
+export const LEASE_EVENTS_PAGE = 50;
+
+/** Which page of a lease's timeline to read: the latest (no cursor), or the one before `before`. */
+export type EventsPage = { before?: number | null };
+
+/**
+ * An `events_before` cursor as a client sends it back: a positive whole number (an event id),
+ * or "invalid". Absent (null) is the latest page.
+ */
+export function parseEventsCursor(value: string | null): number | null | "invalid" {
+  if (value === null) return null;
+  if (!/^[1-9][0-9]{0,15}$/.test(value)) return "invalid";
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : "invalid";
 }
 
-/** The lease as its readers see it, with the timeline read alongside. */
-function toView(lease: InferenceLease & { now: Date }, events: LeaseEventView[]): LeaseView {
+/**
+ * One page from up to LEASE_EVENTS_PAGE + 1 events read newest first: the extra one only tells
+ * that earlier events exist, and is dropped.
+ */
+function pageOf(newestFirst: LeaseEventView[]): { events: LeaseEventView[]; eventsBefore: number | null } {
+  const events = newestFirst.slice(0, LEASE_EVENTS_PAGE).reverse();
+  return { events, eventsBefore: newestFirst.length > LEASE_EVENTS_PAGE ? events[0]!.id : null };
+}
+
+/** The lease as its readers see it, with one page of its timeline read alongside. */
+function toView(lease: InferenceLease & { now: Date }, timeline: { events: LeaseEventView[]; eventsBefore: number | null }): LeaseView {
   return {
     id: lease.id,
     actorId: lease.actorId,
@@ -30,53 +52,82 @@ function toView(lease: InferenceLease & { now: Date }, events: LeaseEventView[])
     proposal: lease.proposal,
     closedReason: lease.closedReason,
     now: lease.now,
-    events,
+    events: timeline.events,
+    eventsBefore: timeline.eventsBefore,
   };
 }
 
-async function view(tx: Tx, lease: InferenceLease & { now: Date }): Promise<LeaseView> {
-  return toView(lease, await loadEvents(tx, lease.id));
-}
+/** Past every event id (bigserial): the cursor of the latest page. */
+const AFTER_ALL = sql.raw("9223372036854775807::bigint");
 
 /**
- * The lease's timeline as one JSON array, read in the same statement as the lease. Table names
- * are written out: drizzle renders a column of the outer table unqualified here, and the
- * subquery's own `id` would capture it.
+ * One page of the lease's timeline as a JSON array, newest first, read in the same statement as
+ * the lease: the events from where the page starts (lease_event_page_start, migration 0005:
+ * a backward scan of lease_event_lease_idx (lease_id, id) that stops after LEASE_EVENTS_PAGE + 1
+ * entries) up to the cursor, an index range that holds at most LEASE_EVENTS_PAGE + 1 events
+ * whichever scan the planner picks, however long the timeline. (A plain `order by id desc limit
+ * 51` let the planner read every event of the lease and sort them, since it expects a handful a
+ * lease: the test "the read is bounded" in tests/integration/api.test.ts.) The extra event only
+ * says that there is more. Table names are written out: drizzle renders a column of the outer
+ * table unqualified here, and the subquery's own `id` would capture it.
  */
-const eventsJson = sql<{ id: number; at: string; kind: EventKind; detail: unknown }[]>`coalesce((
-  select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id)
-  from lease_event e where e.lease_id = inference_lease.id), '[]'::json)`;
+function eventsJson(page: EventsPage) {
+  const before = page.before ? sql`${page.before}::bigint` : AFTER_ALL;
+  return sql<{ id: number; at: string; kind: EventKind; detail: unknown }[]>`coalesce((
+    select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id desc)
+    from lease_event e
+    where e.lease_id = inference_lease.id and e.id < ${before}
+      and e.id >= coalesce(lease_event_page_start(inference_lease.id, ${before}, ${sql.raw(String(LEASE_EVENTS_PAGE))}), 0)), '[]'::json)`;
+}
 
-const leaseWithTimeline = { ...leaseWithNow, overdueInFlight, events: eventsJson };
+const leaseWithTimeline = (page: EventsPage) => ({ ...leaseWithNow, overdueInFlight, events: eventsJson(page) });
+
+/** The lease as its readers see it, with one page of its timeline read after it (in the same transaction). */
+async function view(tx: Tx, lease: InferenceLease & { now: Date }, page: EventsPage): Promise<LeaseView> {
+  const [row] = await tx.select({ events: eventsJson(page) }).from(inferenceLease).where(eq(inferenceLease.id, lease.id));
+  return toView(lease, pageOf(eventsOf(row?.events ?? [])));
+}
 
 type LeaseWithTimeline = InferenceLease & { now: Date; overdueInFlight: boolean; events: { id: number; at: string; kind: EventKind; detail: unknown }[] };
 
+const eventsOf = (rows: LeaseWithTimeline["events"]): LeaseEventView[] =>
+  rows.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail }));
+
 function viewOf(row: LeaseWithTimeline): LeaseView {
   const { overdueInFlight: _due, events, ...lease } = row;
-  return toView(lease, events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail })));
+  return toView(lease, pageOf(eventsOf(events)));
 }
 
 /**
- * The actor's lease, with its timeline; recorded `expired` first if its deadline passed.
- * One read statement (lease, timeline and the database clock in one snapshot) unless the lease
- * is in flight past its deadline: only then a transaction records `expired` and reads again.
+ * readLease's statement, unexecuted: also what the bench and the tests EXPLAIN, so the plan
+ * they show is the one the app runs.
  */
-export async function readLease(db: Db, actorId: string, leaseId: unknown): Promise<LeaseView | null> {
-  if (!isUuid(leaseId)) return null;
-  const [row] = await db
-    .select(leaseWithTimeline)
+export function leaseReadStatement(db: Db, actorId: string, leaseId: string, page: EventsPage = {}) {
+  return db
+    .select(leaseWithTimeline(page))
     .from(inferenceLease)
     .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
-  if (!row) return null;
-  return row.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId) : viewOf(row);
 }
 
-async function readLeaseRecordingExpiry(db: Db, actorId: string, leaseId: string): Promise<LeaseView | null> {
+/**
+ * The actor's lease, with one page of its timeline (the latest, unless `page.before` names
+ * an earlier one); recorded `expired` first if its deadline passed. One read statement
+ * (lease, timeline and the database clock in one snapshot) unless the lease is in flight past
+ * its deadline: only then a transaction records `expired` and reads again.
+ */
+export async function readLease(db: Db, actorId: string, leaseId: unknown, page: EventsPage = {}): Promise<LeaseView | null> {
+  if (!isUuid(leaseId)) return null;
+  const [row] = await leaseReadStatement(db, actorId, leaseId, page);
+  if (!row) return null;
+  return row.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId, page) : viewOf(row);
+}
+
+async function readLeaseRecordingExpiry(db: Db, actorId: string, leaseId: string, page: EventsPage): Promise<LeaseView | null> {
   return db.transaction(async (tx) => {
     const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
     await expireDue(tx, mine, "read");
     const [lease] = await tx.select(leaseWithNow).from(inferenceLease).where(mine);
-    return lease ? view(tx, lease) : null;
+    return lease ? view(tx, lease, page) : null;
   });
 }
 
@@ -89,19 +140,20 @@ export async function readLeaseForSession(
   db: Db,
   session: { actorId: string; sessionId: string },
   leaseId: unknown,
+  page: EventsPage = {},
 ): Promise<LeaseView | null | "signed_out"> {
   const { actorId, sessionId } = session;
   if (!isUuid(leaseId) || !isUuid(sessionId)) return null;
   const live = sql<boolean>`exists (select 1 from app_session s where s.id = ${sessionId} and s.user_id = ${actorId}
     and s.revoked_at is null and s.expires_at > now())`;
   const [row] = await db
-    .select({ ...leaseWithTimeline, sessionLive: live })
+    .select({ ...leaseWithTimeline(page), sessionLive: live })
     .from(inferenceLease)
     .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
   if (!row) return null;
   const { sessionLive, ...lease } = row;
   if (!sessionLive) return "signed_out";
-  return lease.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId) : viewOf(lease);
+  return lease.overdueInFlight ? readLeaseRecordingExpiry(db, actorId, leaseId, page) : viewOf(lease);
 }
 
 /** The actor's most recent lease on an invoice (in flight or not), for the invoice page. */
@@ -115,7 +167,7 @@ export async function latestLeaseForInvoice(db: Db, actorId: string, invoiceId: 
       .where(mine)
       .orderBy(desc(inferenceLease.createdAt), desc(inferenceLease.id))
       .limit(1);
-    return lease ? view(tx, lease) : null;
+    return lease ? view(tx, lease, {}) : null;
   });
 }
 

@@ -29,5 +29,8 @@ export type LeaseView = {
   closedReason: ClosedReason | null;
   /** The database clock when this view was read, so a client can count down honestly. */
   now: Date;
+  /** One page of the timeline, oldest first: the latest LEASE_EVENTS_PAGE events, or those before a cursor. */
   events: LeaseEventView[];
+  /** The cursor for the page before `events` (the id of its oldest event), or null when there is none. */
+  eventsBefore: number | null;
 };

@@ -124,6 +124,54 @@ test("Cancel while the summary is being written: the lease closes, the timeline 
   await expect(inv.history.locator('li[data-kind="cancelled"]')).toContainText("Summary cancelled while it was being written");
 });
 
+test("a lease with more events than a page: the panel shows the latest 50, says earlier ones exist, and shows them on request; the history keeps every one", async ({
+  page,
+  context,
+  sql,
+  signIn,
+  newInvoice,
+}) => {
+  const invoice = await newInvoice(ALICE);
+  const alice = await userId(sql, ALICE);
+  // Proposed, discarded, then refused 120 times (a client retrying Discard): 123 events.
+  const refusals = Array.from({ length: 120 }, () => ({ kind: "cancel_refused", detail: { status: "rejected" } }));
+  const leaseId = await seedClosedLease(sql, {
+    invoiceId: invoice.id,
+    actorId: alice,
+    status: "rejected",
+    closedReason: "cancelled",
+    events: [{ kind: "opened" }, { kind: "proposed" }, { kind: "cancelled" }, ...refusals],
+  });
+  await sql`update inference_lease set proposal = ${sql.json({ summary: "Northwind Traders: 3 lines.", model: "test" })} where id = ${leaseId}`;
+  await signIn(context, ALICE);
+  const inv = new InvoicePage(page);
+  await inv.goto(invoice.id);
+  await inv.expectDisplay("rejected");
+  // Its proposed event is on an earlier page; the words still know the summary was proposed.
+  await expect(inv.state).toHaveText("You discarded this summary. Nothing was changed on the invoice.");
+  const rows = inv.timeline.locator("li");
+  const earlier = inv.panel.getByTestId("earlier-events");
+  const showEarlier = inv.panel.getByRole("button", { name: "Show earlier events" });
+  await expect(rows).toHaveCount(50);
+  await expect(earlier).toContainText("Earlier events are not shown here. The history below lists every event.");
+  await expect(rows.first()).toHaveAttribute("data-kind", "cancel_refused");
+
+  await showEarlier.click();
+  await expect(rows).toHaveCount(100);
+  await showEarlier.click();
+  await expect(rows).toHaveCount(123);
+  await expect(earlier).toHaveCount(0);
+  await expect(rows.nth(0)).toHaveAttribute("data-kind", "opened");
+  await expect(rows.nth(1)).toHaveAttribute("data-kind", "proposed");
+  await expect(rows.nth(2)).toHaveAttribute("data-kind", "cancelled");
+  await expect(rows.nth(2)).toContainText("Summary discarded");
+  await expect(rows.nth(3)).toContainText("Discard refused: the summary had been closed");
+
+  // The history lists the attempt's every event.
+  await expect(inv.attempts.first().locator(".timeline li")).toHaveCount(123);
+  await expectAccessible(page, "invoice page, a lease with earlier events");
+});
+
 test.describe("in New York, in English (US)", () => {
   test.use({ locale: "en-US", timezoneId: "America/New_York" });
 

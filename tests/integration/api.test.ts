@@ -5,6 +5,9 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import { api, cookieFrom, signInCookie, sink } from "../support/api";
+import * as leases from "@/lib/leases";
+import { LEASE_EVENTS_PAGE } from "@/lib/leases";
+import { rowsOf } from "../support/fuzz";
 import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 
@@ -264,6 +267,7 @@ describe("GET /api/leases/:id", () => {
       deadline_at: opened.body.deadline_at,
       proposal: null,
       events: [{ kind: "opened", at: expect.any(String), detail: expect.any(Object) }],
+      events_before: null,
     });
     const notFound = { status: 404, body: { detail: "lease_not_found" } };
     expect(await api("GET", `/api/leases/${opened.body.lease_id}`, { cookie: bobCookie })).toMatchObject(notFound);
@@ -278,6 +282,145 @@ describe("GET /api/leases/:id", () => {
     const res = await api("GET", `/api/leases/${opened.body.lease_id}`, { cookie: aliceCookie });
     expect(res.body.status).toBe("expired");
     expect(res.body.events.map((e: { kind: string }) => e.kind)).toEqual(["opened", "expired"]);
+  });
+});
+
+describe("GET /api/leases/:id: the events of a long lease, a page at a time", () => {
+  const N = LEASE_EVENTS_PAGE;
+  /** A lease of Alice's with `refusals` apply refusals after its `opened` event, recorded as apply records them. */
+  async function longLease(refusals: number) {
+    const w = await world();
+    const opened = await api("POST", "/api/leases", { cookie: w.aliceCookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } });
+    const leaseId = opened.body.lease_id as string;
+    await t.db.execute(sql`insert into lease_event (lease_id, kind, detail)
+      select ${leaseId}, 'apply_refused', jsonb_build_object('code', 'lease_open', 'n', g) from generate_series(1, ${refusals}) g`);
+    const all = (await rows.leaseEvents(t.db, leaseId)).map((e) => ({ kind: e.kind, detail: e.detail }));
+    return { ...w, leaseId, all };
+  }
+  const page = (body: { events: { kind: string; detail: unknown }[] }) => body.events.map((e) => ({ kind: e.kind, detail: e.detail }));
+  const withoutTimeline = ({ events: _e, events_before: _b, server_now: _n, ...lease }: Record<string, unknown>) => lease;
+
+  it(`the latest ${N} events, oldest first, then each earlier page through events_before, to the first event`, async () => {
+    const { leaseId, aliceCookie, all } = await longLease(2 * N + 10);
+    expect(all).toHaveLength(2 * N + 11);
+
+    const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+    expect(first.status).toBe(200);
+    expect(page(first.body)).toEqual(all.slice(-N));
+    expect(first.body.events_before).toEqual(expect.stringMatching(/^[0-9]+$/));
+
+    const second = await api("GET", `/api/leases/${leaseId}?events_before=${first.body.events_before}`, { cookie: aliceCookie });
+    expect(second.status).toBe(200);
+    expect(page(second.body)).toEqual(all.slice(-2 * N, -N));
+    expect(withoutTimeline(second.body)).toEqual(withoutTimeline(first.body));
+
+    const last = await api("GET", `/api/leases/${leaseId}?events_before=${second.body.events_before}`, { cookie: aliceCookie });
+    expect(last.status).toBe(200);
+    expect(page(last.body)).toEqual(all.slice(0, 11));
+    expect(last.body.events[0].kind).toBe("opened");
+    expect(last.body.events_before).toBeNull();
+
+    // Before the first event there is nothing: an empty page, not an error.
+    const before = await api("GET", `/api/leases/${leaseId}?events_before=1`, { cookie: aliceCookie });
+    expect(before).toMatchObject({ status: 200, body: { events: [], events_before: null } });
+  });
+
+  it("the read is bounded: its plan touches at most a page and one of the lease's events, on the first page and on an earlier one, however long the timeline", async () => {
+    const { leaseId, alice, inv, aliceCookie } = await longLease(4 * N);
+    // History as a real database has it: many closed leases of a few events each. With fresh
+    // statistics the planner expects a handful of events a lease, which is when an unbounded
+    // plan (read every event of the lease, then sort) looks cheapest.
+    await t.db.execute(sql`with closed as (
+        insert into inference_lease (actor_id, invoice_id, purpose, status, deadline_at)
+        select ${alice.id}, ${inv.id}, 'summarize_invoice', 'applied', now() from generate_series(1, 2000) returning id)
+      insert into lease_event (lease_id, kind) select c.id, k from closed c cross join unnest(array['opened', 'proposed', 'applied']) k`);
+    await t.db.execute(sql`analyze`);
+    /** Every scan of lease_event in an EXPLAIN (ANALYZE, FORMAT JSON), with the entries or rows it produced over all its loops. */
+    const scans = (explained: unknown) => {
+      const [row] = rowsOf<Record<string, unknown>>(explained);
+      const plan = Object.values(row!)[0];
+      const json = (typeof plan === "string" ? JSON.parse(plan) : plan) as { Plan: Record<string, unknown> }[];
+      const found: { node: string; rows: number }[] = [];
+      const walk = (node: Record<string, unknown>) => {
+        if (node["Relation Name"] === "lease_event" || String(node["Index Name"] ?? "").startsWith("lease_event")) {
+          found.push({ node: String(node["Node Type"]), rows: Number(node["Actual Rows"]) * Number(node["Actual Loops"]) });
+        }
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk(json[0]!.Plan);
+      return found;
+    };
+    // lease_event_page_start's own query as the function plans it: its body, under its settings, as a generic plan.
+    const [fn] = rowsOf<{ prosrc: string; proconfig: string[] }>(
+      await t.db.execute(sql`select prosrc, proconfig from pg_proc where proname = 'lease_event_page_start'`),
+    );
+    const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+    for (const before of [null, Number(first.body.events_before)]) {
+      const read = scans(await t.db.execute(sql`explain (analyze, format json) ${leases.leaseReadStatement(t.db, alice.id, leaseId, { before })}`));
+      const pageStart = await t.db.transaction(async (tx) => {
+        for (const setting of fn!.proconfig) await tx.execute(sql.raw(`set local ${setting.replace("=", " = ")}`));
+        await tx.execute(sql.raw("set local plan_cache_mode = force_generic_plan"));
+        await tx.execute(sql.raw(`prepare page_start(uuid, bigint, integer) as ${fn!.prosrc}`));
+        const explained = await tx.execute(
+          sql.raw(`explain (analyze, format json) execute page_start('${leaseId}', ${before ?? "9223372036854775807"}, ${N})`),
+        );
+        await tx.execute(sql.raw("deallocate page_start"));
+        return scans(explained);
+      });
+      for (const [what, found] of [["read", read], ["page start", pageStart]] as const) {
+        expect(found.length, what).toBeGreaterThan(0);
+        for (const scan of found) expect({ what, before, ...scan, bounded: scan.rows <= N + 1 }).toMatchObject({ bounded: true });
+      }
+    }
+  });
+
+  it(`exactly ${N} events: one page, nothing before it; one more and the oldest moves to the page before`, async () => {
+    const { leaseId, aliceCookie, all } = await longLease(N - 1);
+    const full = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+    expect(page(full.body)).toEqual(all);
+    expect(full.body.events_before).toBeNull();
+
+    await t.db.insert(leaseEvent).values({ leaseId, kind: "apply_refused", detail: { code: "lease_open" } });
+    const over = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+    expect(over.body.events).toHaveLength(N);
+    expect(over.body.events[0]).toEqual(full.body.events[1]);
+    const earlier = await api("GET", `/api/leases/${leaseId}?events_before=${over.body.events_before}`, { cookie: aliceCookie });
+    expect(earlier.body).toMatchObject({ events: [full.body.events[0]], events_before: null });
+  });
+
+  it("a cursor that is not one is 400 invalid_cursor and writes nothing, not even the expiry a read would record; another actor's lease is 404 whatever the cursor", async () => {
+    const { leaseId, aliceCookie, bobCookie } = await longLease(2 * N);
+    const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+    const cursor = first.body.events_before as string;
+    // Overdue: the next good read records `expired`; a refused one must not.
+    await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
+    const before = await counts();
+    // As sent, query strings: empty, not a number, not a positive whole one, too big, twice.
+    const bad = ["", "abc", "0", "-1", "1.5", "1e3", "%201", "0x10", "99999999999999999999"].map((v) => `events_before=${v}`);
+    bad.push(`events_before=${cursor}&events_before=${cursor}`);
+    for (const query of bad) {
+      const res = await api("GET", `/api/leases/${leaseId}?${query}`, { cookie: aliceCookie });
+      expect({ query, status: res.status, body: res.body }).toEqual({ query, status: 400, body: { detail: "invalid_cursor" } });
+    }
+    expect(await counts()).toEqual(before);
+    expect((await leaseRow(leaseId)).status).toBe("open");
+
+    // Someone else's lease: the same 404 as without a cursor, good cursor or bad page alike.
+    expect(await api("GET", `/api/leases/${leaseId}?events_before=${cursor}`, { cookie: bobCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
+    expect(await api("GET", `/api/leases/${randomUUID()}?events_before=${cursor}`, { cookie: aliceCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
+    // Not signed in outranks a bad cursor.
+    expect(await api("GET", `/api/leases/${leaseId}?events_before=abc`)).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
+    expect(await counts()).toEqual(before);
+
+    // A good cursor on the overdue lease reads as any read does: expired first, on the page asked for.
+    const earlier = await api("GET", `/api/leases/${leaseId}?events_before=${cursor}`, { cookie: aliceCookie });
+    expect(earlier.status).toBe(200);
+    expect(earlier.body.status).toBe("expired");
+    expect(earlier.body.events).toHaveLength(N);
+    expect(earlier.body.events.every((e: { kind: string }) => e.kind !== "expired")).toBe(true);
+    const latest = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+    expect(latest.body.events.at(-1).kind).toBe("expired");
+    expect(latest.body.events).toHaveLength(N);
   });
 });
 

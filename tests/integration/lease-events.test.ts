@@ -210,6 +210,38 @@ describe("frames from notices: what a read would say, without the read", () => {
     expect(withoutClock(afterApply.bodies.at(-1)!)).toEqual(await readNow(cookie, leaseId));
   });
 
+  it(`a lease with more than ${leases.LEASE_EVENTS_PAGE} events: the first frame and each frame from a notice keep the latest page and its cursor, as GET /api/leases/:id does`, async () => {
+    const { cookie, leaseId } = await world();
+    const N = leases.LEASE_EVENTS_PAGE;
+    // Refusals piled up before the stream opens (opened + N + 4 events: a page and more).
+    await t.db.execute(sql`insert into lease_event (lease_id, kind, detail)
+      select ${leaseId}, 'apply_refused', jsonb_build_object('code', 'lease_open') from generate_series(1, ${N + 4}) g`);
+    const s = await stream(cookie, leaseId);
+    const first = await frames(s, (b) => b.length === 1);
+    expect(first.bodies[0]!.events).toHaveLength(N);
+    expect(first.bodies[0]!.events_before).toEqual(expect.any(String));
+    expect(withoutClock(first.bodies[0]!)).toEqual(await readNow(cookie, leaseId));
+
+    // A refusal through the API (recorded, nothing changed), then the proposal: each a frame
+    // built from its notice, the oldest event giving way each time.
+    let reads = streamReads();
+    expect((await api("POST", `/api/leases/${leaseId}/apply`, { cookie })).status).toBe(409);
+    const afterRefusal = await frames(s, (b) => b.length === 1);
+    expect(streamReads()).toBe(reads);
+    expect(afterRefusal.bodies[0]!.events).toHaveLength(N);
+    expect(afterRefusal.bodies[0]!.events_before).not.toBe(first.bodies[0]!.events_before);
+    expect(withoutClock(afterRefusal.bodies[0]!)).toEqual(await readNow(cookie, leaseId));
+
+    const [row] = await t.db.select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce }).from(inferenceLease).where(eq(inferenceLease.id, leaseId));
+    reads = streamReads();
+    expect(await leases.proposeLease(t.db, { leaseId, actorId: row!.actorId, runNonce: row!.runNonce!, proposal: { summary: "S", model: "test-model" } })).toEqual({ ok: true });
+    const afterPropose = await frames(s, (b) => b.length === 1);
+    expect(streamReads()).toBe(reads);
+    expect(afterPropose.bodies[0]!.status).toBe("proposed");
+    expect((afterPropose.bodies[0]!.events as { kind: string }[]).at(-1)!.kind).toBe("proposed");
+    expect(withoutClock(afterPropose.bodies[0]!)).toEqual(await readNow(cookie, leaseId));
+  });
+
   it("a proposal too long for NOTIFY's payload is read instead, and the frame still says what a read says", async () => {
     const { cookie, leaseId } = await world();
     const s = await stream(cookie, leaseId);

@@ -1,7 +1,7 @@
 // lib/leases/notice.ts: a lease event's NOTIFY payload, parsed, and the frame it makes from
 // the last one. The route's use of it, against both databases: tests/integration/lease-events.test.ts.
 import { describe, expect, it } from "vitest";
-import { applyLeaseNotice, parseLeaseNotice, type LeaseView } from "@/lib/leases";
+import { applyLeaseNotice, LEASE_EVENTS_PAGE, parseLeaseNotice, type LeaseView } from "@/lib/leases";
 
 const LEASE = "6f1c1f59-8d55-4f39-9a51-0c1a3c9e4b10";
 const view: LeaseView = {
@@ -16,6 +16,7 @@ const view: LeaseView = {
   closedReason: null,
   now: new Date("2026-11-30T10:00:01Z"),
   events: [{ id: 10, at: new Date("2026-11-30T10:00:00Z"), kind: "opened", detail: { ttl_seconds: 60 } }],
+  eventsBefore: null,
 };
 const payload = (id: number, kind: string, lease: Record<string, unknown>, at = "2026-11-30T10:00:05.123456+00:00") => ({
   lease_id: LEASE,
@@ -59,5 +60,46 @@ describe("applyLeaseNotice", () => {
     const once = applyLeaseNotice(view, proposed)!;
     expect(applyLeaseNotice(once, proposed)).toBe(once);
     expect(applyLeaseNotice(view, { ...proposed, lease_id: "7f1c1f59-8d55-4f39-9a51-0c1a3c9e4b10" })).toBeNull();
+  });
+});
+
+describe("applyLeaseNotice keeps one page of events, as a read does", () => {
+  const N = LEASE_EVENTS_PAGE;
+  const refused = (id: number) =>
+    parseLeaseNotice(payload(id, "apply_refused", { status: "open", closed_reason: null, proposal: null, changed_here: false }))!;
+  /** The view with events 10 .. 10 + count - 1, and the cursor a read would give it. */
+  const withEvents = (count: number, eventsBefore: number | null = null): LeaseView => ({
+    ...view,
+    events: Array.from({ length: count }, (_, i) => ({ id: 10 + i, at: new Date("2026-11-30T10:00:00Z"), kind: "apply_refused" as const, detail: null })),
+    eventsBefore,
+  });
+
+  it("below the page size: the event joins and there is still nothing before", () => {
+    const next = applyLeaseNotice(withEvents(N - 1), refused(1000))!;
+    expect(next.events).toHaveLength(N);
+    expect(next.events.at(-1)!.id).toBe(1000);
+    expect(next.eventsBefore).toBeNull();
+  });
+
+  it("a full page: the oldest event gives way and the cursor points before the new oldest", () => {
+    const next = applyLeaseNotice(withEvents(N), refused(1000))!;
+    expect(next.events).toHaveLength(N);
+    expect(next.events[0]!.id).toBe(11);
+    expect(next.events.at(-1)!.id).toBe(1000);
+    expect(next.eventsBefore).toBe(11);
+  });
+
+  it("a page that already had earlier events moves on by one, and the lease's own change still comes through", () => {
+    const closing = parseLeaseNotice(payload(1001, "cancelled", { status: "rejected", closed_reason: "cancelled", proposal: null, changed_here: true }))!;
+    const next = applyLeaseNotice(withEvents(N, 10), closing)!;
+    expect(next).toMatchObject({ status: "rejected", closedReason: "cancelled", eventsBefore: 11 });
+    expect(next.events.map((e) => e.id)).toEqual([...Array.from({ length: N - 1 }, (_, i) => 11 + i), 1001]);
+  });
+
+  it("an event older than the whole page (committed late) is not on this page: the page and its cursor stay", () => {
+    const page = withEvents(N, 10);
+    const next = applyLeaseNotice(page, refused(5))!;
+    expect(next.events).toEqual(page.events);
+    expect(next.eventsBefore).toBe(10);
   });
 });

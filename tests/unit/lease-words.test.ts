@@ -50,6 +50,8 @@ describe("eventWords", () => {
 
   it("a cancel before any proposal is a cancel, after one a discard; an edit's withdrawal names the fields", () => {
     expect(eventWords(event("cancelled"), [event("opened")])).toBe("Summary cancelled while it was being written");
+    // A page of a long timeline may not reach back to `proposed`: the lease's proposal says it was.
+    expect(eventWords(event("cancelled"), [event("apply_refused")], { summary: "S" })).toBe("Summary discarded");
     expect(eventWords(event("cancelled"), [event("opened"), event("proposed")])).toBe("Summary discarded");
     expect(eventWords(event("invoice_changed", { by: "edit", fields: ["counterparty", "due_on"] }))).toBe(
       "Withdrawn: the counterparty and due date were changed",
@@ -78,6 +80,13 @@ describe("closedWords and displayOf", () => {
     expect(closedWords(lease({ status: "expired", closed_reason: "deadline_passed", events: [event("opened"), event("proposed")] }))).toMatch(
       /before the summary was applied/,
     );
+    // The latest page of a long timeline, without its `proposed` event: the proposal tells.
+    const refusals = Array.from({ length: 50 }, () => event("apply_refused", { code: "lease_expired" }));
+    expect(closedWords({ ...lease({ status: "expired", closed_reason: "deadline_passed", events: refusals }), proposal: { summary: "S" } })).toMatch(
+      /before the summary was applied/,
+    );
+    expect(closedWords({ ...lease({ closed_reason: "cancelled", events: refusals }), proposal: { summary: "S" } })).toMatch(/You discarded this summary/);
+    expect(closedWords({ ...lease({ closed_reason: "cancelled", events: refusals }), proposal: null })).toMatch(/before it was ready/);
   });
 });
 

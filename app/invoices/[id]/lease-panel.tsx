@@ -22,6 +22,7 @@ import {
   eventWords,
   PANEL_WORDS,
   summaryText,
+  type LeaseEventJson,
   type LeaseJson,
   type Notice,
 } from "@/app/_lib/lease-words";
@@ -78,6 +79,8 @@ export function LeasePanel({
     setKept({ notice, status: initial?.status });
   }
   const shownNotice = kept && kept.status === view?.status ? kept.notice : null;
+
+  const earlier = useEarlierEvents(view);
 
   const display = view ? displayOf(view) : null;
   const inFlight = display === "generating" || display === "proposed";
@@ -172,13 +175,29 @@ export function LeasePanel({
       {view && view.events.length > 0 ? (
         <>
           <h3>{PANEL_WORDS.timelineHeading}</h3>
+          {earlier.before ? (
+            <div className="timeline-earlier" data-testid="earlier-events">
+              <p className="muted small">{PANEL_WORDS.earlierEvents}</p>
+              {/* Only with JavaScript, which it needs; without, the words above say where they are. */}
+              {earlier.canLoad ? (
+                <button type="button" className="button button--secondary" onClick={earlier.load} disabled={earlier.loading}>
+                  {BUTTON_WORDS.showEarlier}
+                </button>
+              ) : null}
+              {earlier.failed ? (
+                <p role="alert" className="notice notice--error">
+                  {PANEL_WORDS.earlierEventsFailed}
+                </p>
+              ) : null}
+            </div>
+          ) : null}
           <ol className="timeline" data-testid="timeline">
-            {view.events.map((event, index) => (
+            {earlier.timeline.map((event, index) => (
               <li key={`${event.at}-${index}`} data-kind={event.kind}>
                 <time dateTime={event.at} suppressHydrationWarning>
                   {formatDateTime(event.at, viewer)}
                 </time>
-                <span>{eventWords(event, view.events.slice(0, index))}</span>
+                <span>{eventWords(event, earlier.timeline.slice(0, index), view.proposal)}</span>
               </li>
             ))}
           </ol>
@@ -192,6 +211,42 @@ export function LeasePanel({
       ) : null}
     </section>
   );
+}
+
+/**
+ * The lease's timeline as the panel shows it: the page the server sent (its latest events),
+ * after any earlier pages the user asked for (GET /api/leases/:id?events_before=). Earlier
+ * pages are joined only while the sent page still starts where they end; once a new event
+ * pushes the page on, they are let go rather than shown with a gap.
+ */
+function useEarlierEvents(view: LeaseJson | null) {
+  const [loaded, setLoaded] = useState<{ anchor: string; events: LeaseEventJson[]; before: string | null } | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [failed, setFailed] = useState(false);
+  const [canLoad, setCanLoad] = useState(false);
+  useEffect(() => setCanLoad(true), []);
+
+  const joined = loaded && view && loaded.anchor === view.events_before ? loaded : null;
+  const timeline = view ? (joined ? [...joined.events, ...view.events] : view.events) : [];
+  const before = joined ? joined.before : (view?.events_before ?? null);
+
+  const load = async () => {
+    if (!view || !before || loading) return;
+    const anchor = joined?.anchor ?? view.events_before!;
+    setLoading(true);
+    try {
+      const res = await fetch(`/api/leases/${view.lease_id}?events_before=${encodeURIComponent(before)}`, { cache: "no-store" });
+      if (!res.ok) throw new Error(`GET earlier events: ${res.status}`);
+      const page = (await res.json()) as LeaseJson;
+      setLoaded({ anchor, events: [...page.events, ...(joined?.events ?? [])], before: page.events_before });
+      setFailed(false);
+    } catch {
+      setFailed(true);
+    } finally {
+      setLoading(false);
+    }
+  };
+  return { timeline, before, load, loading, failed, canLoad };
 }
 
 function NoticeLine({ notice }: { notice: Notice }) {
