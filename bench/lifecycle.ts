@@ -37,9 +37,10 @@ import { startCountProxy } from "./support/pg-count-proxy";
 import { startFakeOpenAI } from "@/tests/support/fake-openai";
 import { generateInProcess } from "./support/generate-in-process";
 import { scaleBench } from "./support/scale";
-import { summarizeProfiles } from "./support/cpu-profile";
+import { cpuProfEnv, printProfile, summarizeProfiles } from "./support/cpu-profile";
 import { option } from "./support/bench-db";
 import { cpuSnapshot, cpuSpent, type CpuSpent } from "./support/proc-cpu";
+import { readLeasesFor } from "./support/read-load";
 
 // ---------------------------------------------------------------------------------------
 // Options
@@ -217,25 +218,10 @@ function httpLifecycle(app: AppServer, cookies: Map<number, string>, samples: Ht
 }
 
 async function readsPerSecond(app: AppServer, workers: Worker[], cookies: Map<number, string>, leases: Map<number, string>, seconds: number) {
-  let reads = 0;
-  let failures = 0;
-  const ms: number[] = [];
-  const until = performance.now() + seconds * 1000;
-  const started = performance.now();
   const cpuBefore = cpuSnapshot(app.pid);
-  await Promise.all(
-    workers.map(async (w) => {
-      const leaseId = leases.get(w.n)!;
-      while (performance.now() < until) {
-        const t = performance.now();
-        const res = await http(app.url, "GET", `/api/leases/${leaseId}`, { cookie: cookies.get(w.n)! });
-        ms.push(performance.now() - t);
-        if (res.status === 200) reads++;
-        else failures++;
-      }
-    }),
-  );
-  return { perSecond: round(reads / ((performance.now() - started) / 1000)), failures, latency: distribution(ms), cpu: cpuSpent(cpuBefore, cpuSnapshot(app.pid), reads) };
+  const run = await readLeasesFor(app.url, workers.map((w) => ({ leaseId: leases.get(w.n)!, cookie: cookies.get(w.n)! })), seconds);
+  const cpu = cpuSpent(cpuBefore, cpuSnapshot(app.pid), run.reads);
+  return { perSecond: round(run.reads / run.seconds), failures: run.failures, latency: distribution(run.ms), cpu };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -399,7 +385,7 @@ try {
     model: { provider: "local", latencyMs: 0 },
     // node refuses --cpu-prof in NODE_OPTIONS; a preloaded script profiles through the inspector.
     ...(CPU_PROF
-      ? { env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) } }
+      ? { env: cpuProfEnv(PROFILE_DIR) }
       : {}),
   });
   const httpSamples: Record<number, HttpSamples> = {};
@@ -504,12 +490,7 @@ try {
     `cancel → model request dropped: ${cancel.dropped ? `p50 ${cancel.dropped.p50} ms, p95 ${cancel.dropped.p95} ms (${cancel.notDropped} not dropped)` : "n/a (not implemented: the model call runs to its end)"}`,
   );
   if (scale) console.info(`scale: ${JSON.stringify(scale.summary, null, 1)}`);
-  if (profile) {
-    console.info(`\napp CPU (node --cpu-prof, ${profile.files} processes, ${profile.busy_ms} ms busy in ${profile.wall_ms} ms): by package`);
-    for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
-    console.info("by function (self time)");
-    for (const r of profile.by_function) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
-  }
+  if (profile) printProfile(profile);
 
   write();
   console.info(`wrote ${out}`);

@@ -27,13 +27,13 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { eq, sql } from "drizzle-orm";
-import { appUser, inferenceLease } from "@/db/schema";
+import { appUser } from "@/db/schema";
 import type { Db } from "@/db/client";
 import { leaseReadStatement, readLease } from "@/lib/leases";
 import { startAppServer } from "@/tests/support/app-server";
-import { option, withOneActorDb } from "./support/bench-db";
+import { option, seedLongLease, withOneActorDb } from "./support/bench-db";
 import { distribution, http, signIn } from "@/tests/support/app-client";
-import { summarizeProfiles } from "./support/cpu-profile";
+import { cpuProfEnv, printProfile, summarizeProfiles } from "./support/cpu-profile";
 import { processTreeCpuMs } from "./support/proc-cpu";
 
 const REQUESTS = Number(option("requests", "4000"));
@@ -109,25 +109,10 @@ async function measure(app: { url: string; pid?: number }, kinds: Record<string,
   );
 }
 
-/** A closed lease of the actor's with `events` events (opened, then refusals), as scale.ts seeds one. */
+/** A closed lease of the actor's with `events` events (bench-db's seedLongLease, as scale.ts seeds one). */
 async function longLease(db: Db, email: string, invoiceId: string, events: number) {
   const [user] = await db.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, email));
-  const [lease] = await db
-    .insert(inferenceLease)
-    .values({
-      actorId: user!.id,
-      invoiceId,
-      purpose: "summarize_invoice",
-      status: "rejected",
-      closedReason: "cancelled",
-      deadlineAt: sql`now() - interval '1 hour'`,
-      invoiceVersion: 1,
-    })
-    .returning({ id: inferenceLease.id });
-  await db.execute(sql`insert into lease_event (lease_id, kind, detail)
-    select ${lease!.id}, case when g = 1 then 'opened' else 'cancel_refused' end, '{"status":"rejected"}'::jsonb
-    from generate_series(1, ${events}) g`);
-  return { leaseId: lease!.id, actorId: user!.id };
+  return { leaseId: await seedLongLease(db, user!.id, invoiceId, events), actorId: user!.id };
 }
 
 /** EXPLAIN ANALYZE of readLease's own statement (leaseReadStatement) on the lease: how many events it touches. */
@@ -180,7 +165,7 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
     name: "bench-reads",
     model: { provider: "local", latencyMs: 0 },
     ...(CPU_PROF
-      ? { env: { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(PROFILE_DIR) } }
+      ? { env: cpuProfEnv(PROFILE_DIR) }
       : {}),
   });
   let kinds: Awaited<ReturnType<typeof measure>>;
@@ -251,12 +236,7 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
   for (const [kind, k] of Object.entries(kinds)) {
     console.info(`  ${kind.padEnd(18)} ${String(k.perSecond).padStart(7)}/s  p50 ${k.latency.p50} ms  app CPU ${k.app_cpu_ms_per_request} ms a request  (${k.failures} unexpected)`);
   }
-  if (profile) {
-    console.info(`profile (whole process, ${profile.busy_ms} ms busy): by package`);
-    for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
-    console.info("by function (self time)");
-    for (const r of profile.by_function) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
-  }
+  if (profile) printProfile(profile);
   const file = path.join("bench", "results", `reads-${out.at.slice(0, 10)}-${LABEL}.json`);
   fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   console.info(`wrote ${file}`);

@@ -21,7 +21,7 @@ import { startAppServer } from "@/tests/support/app-server";
 import { option, withOneActorDb } from "./support/bench-db";
 import { distribution, http, openEventStream, signIn } from "@/tests/support/app-client";
 import { startCollector, type ReceivedSpan as Span } from "@/tests/support/otlp-collector";
-import { processTreeCpuMs } from "./support/proc-cpu";
+import { ownCpuMs, processTreeCpuMs } from "./support/proc-cpu";
 
 const LIFECYCLES = Number(option("lifecycles", "40"));
 const CANCELS = Number(option("cancels", "20"));
@@ -122,7 +122,7 @@ try {
     let stagedLifecycles = 0;
     try {
       const cookie = await signIn(staged.url, email, PASSWORD);
-      const snap = () => ({ app: processTreeCpuMs(staged.pid!), bench: (process.cpuUsage().user + process.cpuUsage().system) / 1000 });
+      const snap = () => ({ app: processTreeCpuMs(staged.pid!), bench: ownCpuMs() });
       for (let i = 0; i < LIFECYCLES + 5; i++) {
         const t0 = snap();
         const open = await http(staged.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });

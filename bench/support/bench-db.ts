@@ -1,11 +1,12 @@
-// What the benchmarks share: their options (`npm run bench <name> -- --key value`), and a fresh
-// PostgreSQL database on DATABASE_URL (default the local server), migrated, dropped at the end.
+// What the benchmarks share: their options (`npm run bench <name> -- --key value`), a fresh
+// PostgreSQL database on DATABASE_URL (default the local server), migrated, dropped at the end,
+// and the long-timeline lease they read.
 import postgres from "postgres";
-import { eq } from "drizzle-orm";
-import { openDb, type DbHandle } from "@/db/client";
+import { eq, sql } from "drizzle-orm";
+import { openDb, type Db, type DbHandle } from "@/db/client";
 import { migrateDb } from "@/db/migrate";
 import { loadActorEmail, seedActors } from "@/db/seed";
-import { appUser, invoice } from "@/db/schema";
+import { appUser, inferenceLease, invoice } from "@/db/schema";
 
 /** `--name value` from the bench's arguments (after `bench/run.ts <name>`), else `fallback`. */
 export function option(name: string, fallback: string): string {
@@ -41,4 +42,27 @@ export async function withOneActorDb<T>(
     await admin.unsafe(`drop database if exists ${name} with (force)`);
     await admin.end();
   }
+}
+
+/**
+ * A closed lease of `actorId`'s on `invoiceId` with `events` events (one `opened`, then
+ * `cancel_refused`), as a client retrying Discard would leave it: the long timeline the benches read.
+ */
+export async function seedLongLease(db: Db, actorId: string, invoiceId: string, events: number): Promise<string> {
+  const [lease] = await db
+    .insert(inferenceLease)
+    .values({
+      actorId,
+      invoiceId,
+      purpose: "summarize_invoice",
+      status: "rejected",
+      closedReason: "cancelled",
+      deadlineAt: sql`now() - interval '1 hour'`,
+      invoiceVersion: 1,
+    })
+    .returning({ id: inferenceLease.id });
+  await db.execute(sql`insert into lease_event (lease_id, kind, detail)
+    select ${lease!.id}, case when g = 1 then 'opened' else 'cancel_refused' end, '{"status":"rejected"}'::jsonb
+    from generate_series(1, ${events}) g`);
+  return lease!.id;
 }

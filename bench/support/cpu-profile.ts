@@ -47,3 +47,16 @@ export function summarizeProfiles(dir: string, top = 15) {
       .map(([name, ms]) => ({ name, ms: Math.round(ms), share: Math.round((ms / Math.max(1, total)) * 1000) / 10 }));
   return { files: files.length, busy_ms: Math.round(total), wall_ms: Math.round(wall), by_owner: rank(byOwner), by_function: rank(byFunction) };
 }
+
+/** The environment that makes a started app profile itself into `dir` (node refuses --cpu-prof in NODE_OPTIONS). */
+export function cpuProfEnv(dir: string): Record<string, string> {
+  return { NODE_OPTIONS: `--import ${path.resolve("bench/support/cpu-prof-preload.mjs")}`, CPU_PROF_DIR: path.resolve(dir) };
+}
+
+/** Prints a summary's tables: self time by package, then by function. */
+export function printProfile(profile: ReturnType<typeof summarizeProfiles>) {
+  console.info(`\napp CPU (node --cpu-prof, ${profile.files} processes, ${profile.busy_ms} ms busy in ${profile.wall_ms} ms): by package`);
+  for (const r of profile.by_owner) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+  console.info("by function (self time)");
+  for (const r of profile.by_function) console.info(`  ${String(r.share).padStart(5)} %  ${r.name}`);
+}

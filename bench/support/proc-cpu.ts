@@ -59,11 +59,16 @@ export interface CpuSnapshot {
   machine: { busy: number; total: number };
 }
 
-export function cpuSnapshot(appPid: number | undefined): CpuSnapshot {
+/** CPU ms (user + system) of this process so far. */
+export function ownCpuMs(): number {
   const own = process.cpuUsage();
+  return (own.user + own.system) / 1000;
+}
+
+export function cpuSnapshot(appPid: number | undefined): CpuSnapshot {
   return {
     app: appPid ? processTreeCpuMs(appPid) : 0,
-    bench: (own.user + own.system) / 1000,
+    bench: ownCpuMs(),
     postgres: postgresCpuMs(),
     machine: machineCpuMs(),
   };

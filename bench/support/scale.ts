@@ -9,6 +9,8 @@ import type { DbHandle } from "@/db/client";
 import { expireOverdue, LEASE_EVENTS_PAGE, leaseReadStatement, readLease } from "@/lib/leases";
 import { startAppServer } from "@/tests/support/app-server";
 import { distribution, http, signIn } from "@/tests/support/app-client";
+import { seedLongLease } from "./bench-db";
+import { readLeasesFor } from "./read-load";
 
 const HISTORY_USERS = 1_000;
 const INVOICES_EACH = 100;
@@ -87,20 +89,17 @@ async function sweepTimes(handle: DbHandle, sql: postgres.Sql): Promise<number[]
   return samples;
 }
 
-async function longTimeline(sql: postgres.Sql, handle: DbHandle, w: Worker) {
-  const [lease] = await sql<{ id: string }[]>`insert into inference_lease (actor_id, invoice_id, purpose, status, closed_reason, deadline_at, invoice_version)
-    values (${w.actorId}, ${w.invoiceId}, 'summarize_invoice', 'rejected', 'cancelled', now() - interval '1 hour', 1) returning id`;
-  await sql`insert into lease_event (lease_id, kind, detail)
-    select ${lease!.id}, case when g = 1 then 'opened' else 'cancel_refused' end, '{"status":"rejected"}'::jsonb from generate_series(1, ${LONG_TIMELINE}) g`;
+async function longTimeline(handle: DbHandle, w: Worker) {
+  const leaseId = await seedLongLease(handle.db, w.actorId, w.invoiceId, LONG_TIMELINE);
   const domain: number[] = [];
   for (let i = 0; i < 200; i++) {
     const t = performance.now();
-    const view = await readLease(handle.db, w.actorId, lease!.id);
+    const view = await readLease(handle.db, w.actorId, leaseId);
     domain.push(performance.now() - t);
     // The latest page of the timeline, and a cursor for the rest (docs/decisions/0043).
     if (view?.events.length !== LEASE_EVENTS_PAGE || view.eventsBefore === null) throw new Error(`200-event lease read ${view?.events.length} events`);
   }
-  return { leaseId: lease!.id, domain: distribution(domain) };
+  return { leaseId, domain: distribution(domain) };
 }
 
 /** A drizzle statement as text, its parameters (ids and numbers only) written in, for EXPLAIN. */
@@ -176,10 +175,8 @@ export async function scaleBench(input: ScaleInput) {
       targets[name] = { appUrl: app.url, cookies, side };
       await input.httpAt8(targets[name], seconds); // warm-up: routes compiled, pools full
     }
-    const measured: Record<keyof typeof sides, Measured> = {
-      empty: { lifecycles: 0, seconds: 0, open: [], apply: [], reads: 0, readSeconds: 0, readMs: [] },
-      history: { lifecycles: 0, seconds: 0, open: [], apply: [], reads: 0, readSeconds: 0, readMs: [] },
-    };
+    const none = (): Measured => ({ lifecycles: 0, seconds: 0, open: [], apply: [], reads: 0, readSeconds: 0, readMs: [] });
+    const measured: Record<keyof typeof sides, Measured> = { empty: none(), history: none() };
     const roundSeconds = Math.max(2, seconds / 2);
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? (["empty", "history"] as const) : (["history", "empty"] as const);
@@ -199,7 +196,7 @@ export async function scaleBench(input: ScaleInput) {
     const sweep = await sweepTimes(twin.handle, twin.sql);
     const historyInvoice = (await twin.sql<{ id: string }[]>`select id from invoice where number = 'H-50' limit 1`)[0]!.id;
     const h = targets.history;
-    const long = await longTimeline(twin.sql, twin.handle, twin.workers[0]!);
+    const long = await longTimeline(twin.handle, twin.workers[0]!);
     const longHttp: number[] = [];
     for (let i = 0; i < 100; i++) {
       const t = performance.now();
@@ -236,25 +233,10 @@ export async function scaleBench(input: ScaleInput) {
 
 /** GET /api/leases/:id at 8 workers for `seconds`, each on its own latest applied lease. */
 async function readsAt8(target: { appUrl: string; cookies: Map<number, string>; side: ScaleSide }, seconds: number) {
-  const eight = target.side.workers.slice(0, 8);
-  const leases = new Map<number, string>();
-  for (const w of eight) {
+  const clients: { leaseId: string; cookie: string }[] = [];
+  for (const w of target.side.workers.slice(0, 8)) {
     const [l] = await target.side.sql<{ id: string }[]>`select id from inference_lease where actor_id = ${w.actorId} and status = 'applied' order by created_at desc limit 1`;
-    if (l) leases.set(w.n, l.id);
+    if (l) clients.push({ leaseId: l.id, cookie: target.cookies.get(w.n)! });
   }
-  let reads = 0;
-  const ms: number[] = [];
-  const until = performance.now() + seconds * 1000;
-  const started = performance.now();
-  await Promise.all(
-    eight.filter((w) => leases.has(w.n)).map(async (w) => {
-      while (performance.now() < until) {
-        const t = performance.now();
-        const res = await http(target.appUrl, "GET", `/api/leases/${leases.get(w.n)}`, { cookie: target.cookies.get(w.n)! });
-        ms.push(performance.now() - t);
-        if (res.status === 200) reads++;
-      }
-    }),
-  );
-  return { reads, seconds: (performance.now() - started) / 1000, ms };
+  return readLeasesFor(target.appUrl, clients, seconds);
 }
