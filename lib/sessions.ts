@@ -9,7 +9,7 @@ import { appSession, appUser } from "@/db/schema";
 import { appEnv } from "./env";
 import { isUuid } from "./ids";
 import { text } from "./input";
-import { dummyPasswordHash, verifyPassword } from "./password";
+import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from "./password";
 import { admitSignIn } from "./rate-limit";
 
 export type Actor = { id: string; email: string; name: string };
@@ -33,6 +33,14 @@ export async function signIn(
   // Hash even when the email is unknown, so the answer takes as long either way.
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
   if (!user || !valid) return { ok: false, code: "invalid_credentials" };
+  if (needsRehash(user.passwordHash)) {
+    // An older kind of hash (scrypt) or a lower cost: replaced now that the password is known.
+    // Only if it is still the hash just verified, so a password changed meanwhile is kept.
+    await db
+      .update(appUser)
+      .set({ passwordHash: await hashPassword(password) })
+      .where(and(eq(appUser.id, user.id), eq(appUser.passwordHash, user.passwordHash)));
+  }
   const [session] = await db
     .insert(appSession)
     .values({ userId: user.id, expiresAt: sql`now() + make_interval(secs => ${SESSION_TTL_SECONDS})` })
