@@ -4,10 +4,16 @@ import "server-only";
 // Hashes from before (scrypt, `scrypt$N$r$p$salt$key`) still verify, and sign-in replaces
 // them (needsRehash). Why: docs/decisions/0047-argon2id-passwords.md.
 import { scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from "node:crypto";
-import { Algorithm, hash, verify } from "@node-rs/argon2";
+import { hash, verify, type Algorithm } from "@node-rs/argon2";
 
 /** OWASP Password Storage Cheat Sheet's first Argon2id option: 19 MiB, 2 passes, 1 lane. */
-export const ARGON2ID = { algorithm: Algorithm.Argon2id, memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 } as const;
+export const ARGON2ID = {
+  // Algorithm.Argon2id; the package declares it a `const enum`, which isolated modules cannot read.
+  algorithm: 2 satisfies Algorithm,
+  memoryCost: 19 * 1024,
+  timeCost: 2,
+  parallelism: 1,
+} as const;
 
 const PHC = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/;
 

@@ -6,6 +6,7 @@ import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "@/db/client";
+import { deviceOptions, type DeviceCookie, type DeviceData } from "@/lib/device-cookie";
 import { REQUEST_PATH_HEADER, safeReturnPath, signInPath } from "@/lib/return-path";
 import { resolveActor, SESSION_COOKIE, sessionOptions, type Actor, type Session, type SessionData } from "@/lib/sessions";
 
@@ -19,6 +20,16 @@ export async function cookieSession(): Promise<Session> {
   } catch {
     // Unsealing threw (see lib/sessions.ts requestSession): read it as no cookie; writes still go to the store.
     return getIronSession<SessionData>({ get: () => undefined, set: store.set.bind(store) }, sessionOptions());
+  }
+}
+
+/** The browser's device cookie (lib/device-cookie.ts), for the sign-in action. One that does not unseal reads as none. */
+export async function cookieDevice(): Promise<DeviceCookie> {
+  const store = await cookies();
+  try {
+    return await getIronSession<DeviceData>(store, deviceOptions());
+  } catch {
+    return getIronSession<DeviceData>({ get: () => undefined, set: store.set.bind(store) }, deviceOptions());
   }
 }
 

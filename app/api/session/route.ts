@@ -3,6 +3,7 @@ import { requestSession } from "@/lib/sessions";
 import { authedRoute, json, problem, publicRoute, readBody, refuseBody } from "@/app/_lib/http";
 import { revokeSession } from "@/lib/leases";
 import { actorJson } from "@/app/_lib/serialize";
+import { deviceTokens, requestDevice } from "@/lib/device-cookie";
 import { clientAddress } from "@/lib/rate-limit";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
 import { inngestDispatch } from "@/inngest/dispatch";
@@ -11,7 +12,8 @@ export const POST = publicRoute(async (req, res) => {
   const body = await readBody(req, SignInInput);
   if (!body.ok) return problem(body.code);
   const db = await getDb();
-  const result = await attemptSignIn(db, { ...body.value, address: clientAddress(req.headers) });
+  const device = await requestDevice(req, res);
+  const result = await attemptSignIn(db, { ...body.value, address: clientAddress(req.headers), device: deviceTokens(device) });
   if (!result.ok && result.code === "too_many_attempts") {
     return problem(result.code, new Headers({ "retry-after": String(result.retryAfterSeconds) }));
   }
@@ -20,6 +22,8 @@ export const POST = publicRoute(async (req, res) => {
   session.sid = result.sessionId;
   session.uid = result.actor.id;
   await session.save();
+  device.tokens = result.device;
+  await device.save();
   return json({ actor: actorJson(result.actor) }, 200, res.headers);
 });
 
