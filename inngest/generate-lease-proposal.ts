@@ -30,13 +30,16 @@ export type GenerationOutcome =
 
 /**
  * The failed run's lease and nonce, from its lease/opened data. The SDK does not validate the
- * event a failure handler receives, and a run can fail because its event was malformed: each
- * field is read on its own, and a missing one reads as "", which matches no lease (a missing
- * nonce on a real lease records run_mismatch).
+ * event a failure handler receives, and a run can fail because its event was malformed: the
+ * lease id is read on its own, and the nonce only from data that passes lease/opened's schema.
+ * The app never sends any other, so a misshapen event is not the lease's run whatever nonce it
+ * carries: its nonce reads as "", which matches no lease (the lease gets run_mismatch).
  */
-const FailedLease = z
-  .object({ leaseId: z.string().catch(""), runNonce: z.string().catch("") })
-  .catch({ leaseId: "", runNonce: "" });
+const FailedLease = z.object({ leaseId: z.string().catch("") }).catch({ leaseId: "" });
+const failedLease = (eventData: unknown) => {
+  const opened = leaseOpened.schema.safeParse(eventData);
+  return opened.success ? opened.data : { leaseId: FailedLease.parse(eventData).leaseId, runNonce: "" };
+};
 
 /**
  * The code the actor sees for a failed run. The error arrives serialized (name and message),
@@ -87,7 +90,7 @@ export async function recordGenerationFailure(
   eventData: unknown,
   error: { name?: string; message?: string },
 ): Promise<Awaited<ReturnType<typeof failGeneration>>> {
-  const { leaseId, runNonce } = FailedLease.parse(eventData);
+  const { leaseId, runNonce } = failedLease(eventData);
   const code = failureCode(error);
   const result = await failGeneration(db, { leaseId, runNonce, code });
   log.warn("generation failed", {

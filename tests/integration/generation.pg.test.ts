@@ -306,6 +306,31 @@ describe("with the local model", () => {
     expect(runsFor(app, GENERATE, data.leaseId)).toHaveLength(0);
   });
 
+  it("a lease/opened that fails its schema but carries the lease's nonce: run_mismatch, the lease unchanged", async () => {
+    const { user, inv } = await actorWithInvoice(app, "Misshapen Events AG");
+    // An open lease with no run of its own, so only the sent event's run can touch it.
+    const [seeded] = await t.db
+      .insert(inferenceLease)
+      .values({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open", deadlineAt: sql`now() + interval '60 seconds'` })
+      .returning();
+    const leaseId = seeded!.id;
+    const before = await leaseRow(leaseId);
+    // Whoever holds the nonce (read from the server's event store) still cannot close the lease
+    // by sending it with data the app never sends: purpose is not a string.
+    await sendEvent(app, { name: "lease/opened", id: `misshapen-${leaseId}`, data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: 7, runNonce: seeded!.runNonce } });
+
+    const run = await runEnded(app, GENERATE, leaseId);
+    expect(run.status).toBe("failed");
+    expect(run.steps).toEqual([]); // failed before any step: no read, no model call
+    const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
+    expect(failure.status).toBe("completed");
+    expect(failure.output).toEqual({ closed: false, refused: "run_mismatch" });
+
+    expect(await leaseRow(leaseId)).toEqual(before);
+    expect(await events(leaseId)).toEqual([{ kind: "run_mismatch", detail: { step: "fail", status: "open" } }]);
+    expect((await invoiceRow(inv.id)).summary).toBeNull();
+  });
+
   it("the sweep expires an abandoned lease", async () => {
     const { user, inv, cookie } = await actorWithInvoice(app, "Abandoned Ventures");
     // Abandoned: opened with only the contract's columns, past its deadline, no run for it.
