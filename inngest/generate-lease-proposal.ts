@@ -16,10 +16,11 @@ import {
   type GenerationInput,
 } from "@/lib/leases";
 import { log } from "@/lib/log";
-import { getModelProvider, ModelOutputError, type ModelProvider } from "@/lib/model";
+import { getModelProvider, ModelOutputError, ModelUnavailableError, type ModelProvider } from "@/lib/model";
 import { inngest } from "./client";
 import { leaseClosed, leaseOpened } from "./events";
 import { watchLeaseClose } from "./lease-close-signal";
+import { retryCouldFinish } from "./retry-schedule";
 
 /** Retries after the first attempt; the model errors worth retrying are ModelUnavailableError. */
 export const GENERATION_RETRIES = 3;
@@ -116,7 +117,7 @@ export const generateLeaseProposal = inngest.createFunction(
     onFailure: async ({ event, error, step }) =>
       step.run("record-failure", async () => recordGenerationFailure(await getDb(), event.data.event?.data, error)),
   },
-  async ({ event, step }): Promise<GenerationOutcome> => {
+  async ({ event, step, attempt }): Promise<GenerationOutcome> => {
     const { leaseId, runNonce } = event.data;
 
     const generated = await step.run("generate", async (): Promise<Generated> => {
@@ -149,7 +150,18 @@ export const generateLeaseProposal = inngest.createFunction(
         if (error instanceof ModelOutputError) {
           throw new NonRetriableError(`${error.name}: ${error.message}`, { cause: error });
         }
-        throw error; // ModelUnavailableError and anything unexpected: retried with backoff
+        if (error instanceof ModelUnavailableError) {
+          // Retried only if the retry could still finish in the lease's time, read again on the
+          // database clock; else the lease closes now as model_unavailable, not later as expired
+          // (docs/decisions/0050-no-retry-that-cannot-finish-in-time.md).
+          const now = await loadForGeneration(db, leaseId);
+          if (!now.ok) return stopped(leaseId, now);
+          if (!retryCouldFinish(attempt, now.lease.remainingMs, model.timeLimitMs)) {
+            const why = `no retry could finish in the lease's ${now.lease.remainingMs} ms left`;
+            throw new NonRetriableError(`${error.name}: ${error.message} (${why})`, { cause: error });
+          }
+        }
+        throw error; // ModelUnavailableError with time left, and anything unexpected: retried with backoff
       } finally {
         closed.release();
       }
