@@ -63,7 +63,7 @@ test.beforeAll(async () => {
   await expect.poll(() => logs.some((l) => l.startsWith('synced app "demo-app"')), { timeout: 10_000 }).toBe(true);
   // Some history: a failed run and several cron runs (which the runs page hides by default).
   await sendEvent({ name: "demo/invoice.reject", data: { invoice: 7 } });
-  for (let i = 0; i < 3; i++) await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST" });
+  for (let i = 0; i < 3; i++) await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` } });
 
   // A page on another origin (another port of the same host: same-site, cross-origin) with
   // a button that posts to the dashboard's Cancel.
@@ -113,6 +113,11 @@ for (const width of [1280, 375]) {
   const suffix = width === 1280 ? "" : "-375px";
   test.describe(`Inngest dashboard at ${width} px`, () => {
     test.use({ viewport: { width, height: width === 1280 ? 900 : 800 } });
+    // Self-hosted: the dashboard needs its login URL (printed at start) once per browser context.
+    test.beforeEach(async ({ page }) => {
+      await page.goto(local.loginUrl!);
+      await expect(page.getByRole("heading", { level: 1, name: "Functions & apps" })).toBeVisible();
+    });
 
     test("functions and apps: triggers, the cron's next run, Resync", async ({ page }) => {
       await page.goto(local.url);
@@ -139,6 +144,7 @@ for (const width of [1280, 375]) {
       const counterparty = `Globex <b>${width}</b>`;
       await page.getByLabel("Event name").fill("demo/invoice.summarize");
       await page.getByLabel("Data (JSON object)").fill(JSON.stringify({ ok: true, counterparty }));
+      await page.getByLabel("Event key").fill(eventKey);
       await page.getByRole("button", { name: "Send event" }).click();
       await expect(page).toHaveURL(/\/ui\/events\?done=sent$/);
       await expect(page.getByRole("status").first()).toHaveText("Event sent.");

@@ -321,7 +321,7 @@ describe("with the local model", () => {
       .returning();
     const leaseId = seeded!.id;
 
-    const res = await fetch(`${app.inngestUrl}/fn/expire-overdue-leases/invoke`, { method: "POST", body: "{}" });
+    const res = await fetch(`${app.inngestUrl}/fn/expire-overdue-leases/invoke`, { method: "POST", headers: { authorization: `Bearer ${app.signingKey}` }, body: "{}" });
     expect(res.status).toBe(200);
     const { runId } = (await res.json()) as { runId: string };
     const run = await waitFor("the sweep run to finish", () => app.inngest.runs().find((r) => r.id === runId && r.status !== "running"));

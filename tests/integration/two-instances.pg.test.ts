@@ -205,7 +205,7 @@ describe("two app instances, one database, one Inngest server", () => {
       };
       const invoked = await Promise.all(
         drivers.map(async (d) => {
-          const res = await fetch(`${d.url}/fn/expire-overdue-leases/invoke`, { method: "POST", body: "{}" });
+          const res = await fetch(`${d.url}/fn/expire-overdue-leases/invoke`, { method: "POST", headers: { authorization: `Bearer ${inngest.signingKey}` }, body: "{}" });
           return ((await res.json()) as { runId: string }).runId;
         }),
       );

@@ -58,7 +58,10 @@ export type AppServer = {
   url: string;
   /** The app's Inngest serve URL, `${url}/api/inngest`. */
   serveUrl: string;
-  /** The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key, GET /runs, POST /fn/:id/invoke). */
+  /**
+   * The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key; GET /runs and POST /fn/:id/invoke
+   * with `authorization: Bearer <signingKey>`, as its control plane needs in self-hosted mode).
+   */
   inngestUrl: string;
   inngest: InngestLocal;
   /** The app's and its stand-in's INNGEST_SIGNING_KEY (random per server). */
@@ -230,14 +233,14 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
     logs: () => [...logs],
     async runs() {
       try {
-        const res = await fetch(`${url}/runs`, { signal: AbortSignal.timeout(5000) });
+        const res = await fetch(`${url}/runs`, { headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(5000) });
         return res.ok ? ((await res.json()) as RunSummary[]) : [];
       } catch {
         return [];
       }
     },
     async sync() {
-      const res = await fetch(`${url}/sync`, { method: "POST", signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(30_000) });
       if (!res.ok) throw new Error(`${name}: POST /sync answered ${res.status}: ${await res.text()}`);
     },
     kill,
