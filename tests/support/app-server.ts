@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { signBody } from "@/tools/inngest-local/signing";
 import { isAlive } from "@/lib/pid";
+import { TEST_INNGEST_ENCRYPTION_KEY } from "./step-data";
 
 export const TEST_DIST_DIR = ".next-test";
 export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0123456789";
@@ -376,6 +377,8 @@ function appEnv(opts: AppServerOptions, inngest: { baseUrl: string; signingKey: 
     INNGEST_SIGNING_KEY: inngest.signingKey,
     INNGEST_EVENT_KEY: inngest.eventKey,
     SESSION_PASSWORD: TEST_SESSION_PASSWORD,
+    // One key for every test server, so instances sharing an Inngest server read each other's steps.
+    INNGEST_ENCRYPTION_KEY: TEST_INNGEST_ENCRYPTION_KEY,
     SESSION_COOKIE_SECURE: "false",
     LEASE_TTL_SECONDS: String(opts.leaseTtlSeconds ?? 90),
     MODEL_PROVIDER: model.provider ?? "local",
