@@ -5,7 +5,9 @@ import { isEncryptedValue } from "@inngest/middleware-encryption";
 import { LibSodiumEncryptionService } from "@inngest/middleware-encryption/strategies/libSodium";
 
 export const TEST_INNGEST_ENCRYPTION_KEY = "claimcheck-integration-tests-inngest-encryption-key-0123456789";
-const service = new LibSodiumEncryptionService([TEST_INNGEST_ENCRYPTION_KEY]);
+/** lib/env.ts's DEV_INNGEST_ENCRYPTION_KEY, which in-process tests run with (lib/env.ts is server-only). */
+const DEV_KEY = "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production";
+const service = new LibSodiumEncryptionService([TEST_INNGEST_ENCRYPTION_KEY, DEV_KEY]);
 
 /** A value as the app wrote it: an encrypted output opened, an event's encrypted fields opened. */
 export async function opened<T = unknown>(value: unknown): Promise<T> {
