@@ -2,7 +2,7 @@
 // at 1280 and 375 px, against a stand-in this spec starts in self-hosted (signed) mode with a
 // tiny app served by the pinned SDK: the pages render, a run's timeline shows, Resync, Send
 // event, Rerun and Cancel work, a page on another origin cannot press Cancel, and axe finds
-// nothing serious on any page. Screenshots: docs/screenshots/inngest-*.png
+// nothing serious on any page; before its login URL it shows nothing. Screenshots: docs/screenshots/inngest-*.png
 // (E2E_SCREENSHOT_DIR=docs/screenshots refreshes them).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -108,6 +108,18 @@ async function reloadUntil(page: Page, status: string) {
     await expect(page.getByRole("definition").filter({ hasText: new RegExp(`^${status}$`) })).toBeVisible({ timeout: 500 });
   }).toPass({ timeout: 15_000 });
 }
+
+test("self-hosted, the dashboard asks for its login URL and shows nothing before it", async ({ page, allowConsoleErrors }) => {
+  allowConsoleErrors(/401/);
+  const res = await page.goto(`${local.url}/ui/events`);
+  expect(res?.status()).toBe(401);
+  await expect(page.getByRole("heading", { level: 1, name: "Credential needed" })).toBeVisible();
+  await expect(page.getByText(/login URL this server printed at start/)).toBeVisible();
+  await expect(page.getByText("demo/invoice.reject")).toHaveCount(0);
+  await page.goto(local.loginUrl!);
+  await page.goto(`${local.url}/ui/events`);
+  await expect(page.getByText("demo/invoice.reject").first()).toBeVisible();
+});
 
 for (const width of [1280, 375]) {
   const suffix = width === 1280 ? "" : "-375px";
