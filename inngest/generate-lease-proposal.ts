@@ -18,6 +18,7 @@ import {
 import { log } from "@/lib/log";
 import { getModelProvider, ModelOutputError, ModelUnavailableError, type ModelProvider } from "@/lib/model";
 import { inngest } from "./client";
+import { decryptEventData } from "./encryption";
 import { leaseClosed, leaseOpened } from "./events";
 import { watchLeaseClose } from "./lease-close-signal";
 import { retryCouldFinish } from "./retry-schedule";
@@ -91,7 +92,8 @@ export async function recordGenerationFailure(
   eventData: unknown,
   error: { name?: string; message?: string },
 ): Promise<Awaited<ReturnType<typeof failGeneration>>> {
-  const { leaseId, runNonce } = failedLease(eventData);
+  // The failed event as the Inngest server keeps it: its run nonce encrypted (inngest/encryption.ts).
+  const { leaseId, runNonce } = failedLease(await decryptEventData(eventData));
   const code = failureCode(error);
   const result = await failGeneration(db, { leaseId, runNonce, code });
   log.warn("generation failed", {

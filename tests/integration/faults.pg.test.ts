@@ -351,7 +351,7 @@ describe("faults while lease lifecycles run", () => {
       await sleep(1500); // opens meanwhile cannot dispatch: 503 dispatch_failed, lease closed
       await inngest.start();
       const inngestBack = performance.now();
-      await waitFor("the Inngest server to have synced the app again", async () => (await fetch(`${inngest.url}/functions`)).json().then((f: unknown[]) => f.length > 0));
+      await waitFor("the Inngest server to have synced the app again", async () => (await fetch(`${inngest.url}/functions`, { headers: { authorization: `Bearer ${inngest.signingKey}` } })).json().then((f: unknown[]) => f.length > 0));
       kills.push({ fault: "Inngest server SIGKILL mid-run", leaseIds: orphaned.map((r) => r.leaseId), downMs: Math.round(inngestBack - inngestKilledAt) });
       // The app was not restarted: a lifecycle started now is proposed again.
       await sleep(3000);

@@ -15,6 +15,7 @@ import { startAppServer, TEST_SESSION_PASSWORD, type AppServer } from "../suppor
 import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai";
+import { opened } from "../support/step-data";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("generation.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
@@ -186,14 +187,14 @@ describe("with the local model", () => {
 
     const run = await runEnded(app, GENERATE, leaseId);
     expect(run.status).toBe("completed");
-    expect(run.output).toEqual({ leaseId, outcome: "proposed" });
+    expect(await opened(run.output)).toEqual({ leaseId, outcome: "proposed" });
     expect(run.steps.map((s) => s.name)).toEqual(["generate", "propose"]);
     expect(run.eventId).toBe(`lease-opened-${leaseId}`);
 
     // The run nonce went to the Inngest server with the event, and to no client: not the
     // API, not the page (its RSC payload included), not the event stream's first frame.
     expect(row.runNonce).toMatch(/^[0-9a-f]{64}$/);
-    expect(run.event.data.runNonce).toBe(row.runNonce);
+    expect((await opened<{ runNonce: string }>(run.event.data)).runNonce).toBe(row.runNonce);
     const seen = [
       JSON.stringify((await http(app, "GET", `/api/leases/${leaseId}`, { cookie })).body),
       JSON.stringify((await http(app, "GET", `/api/invoices/${inv.id}`, { cookie })).body),
@@ -201,6 +202,38 @@ describe("with the local model", () => {
       await (await fetch(`${app.url}/invoices/${inv.id}`, { headers: { cookie, rsc: "1" } })).text(),
     ];
     for (const text of seen) expect(text).not.toContain(row.runNonce);
+  });
+
+  it("the Inngest server keeps only ciphertext: no run nonce, invoice field or summary in its events, steps or outputs", async () => {
+    const { inv, cookie } = await actorWithInvoice(app, "Obsidian Quarry Holdings");
+    const leaseId = await openLease(app, cookie, inv.id);
+    await waitFor("the lease to be proposed", async () => (await leaseRow(leaseId)).status === "proposed");
+    const run = await runEnded(app, GENERATE, leaseId);
+    const row = await leaseRow(leaseId);
+    const summary = (row.proposal as { summary: string }).summary;
+    expect(summary).toContain("Obsidian Quarry Holdings");
+
+    // Everything the server keeps of this lifecycle, by every way it can be read.
+    const auth = { authorization: `Bearer ${app.signingKey}` };
+    const stored = [
+      await (await fetch(`${app.inngestUrl}/events`, { headers: auth })).text(),
+      await (await fetch(`${app.inngestUrl}/runs`, { headers: auth })).text(),
+      await (await fetch(`${app.inngestUrl}/ui/runs/${run.id}`, { headers: auth })).text(),
+      await (await fetch(`${app.inngestUrl}/ui/events`, { headers: auth })).text(),
+      JSON.stringify(app.inngest.runs()),
+    ].join("\n");
+    const secrets = { runNonce: row.runNonce, summary, counterparty: inv.counterparty, number: inv.number, total: money(inv.totalCents, inv.currency), line: "Consulting, November" };
+    for (const [what, text] of Object.entries(secrets)) expect(stored, what).not.toContain(text);
+    expect(stored).toContain("__ENCRYPTED__");
+    // What stays plain, on purpose (docs/decisions/0049): the lease id cancelOn matches, the event's name.
+    expect(run.event.data.leaseId).toBe(leaseId);
+    expect(run.event.name).toBe("lease/opened");
+
+    // And it is that data, sealed: the key opens the nonce, the summary and the outcome.
+    expect((await opened<{ runNonce: string }>(run.event.data)).runNonce).toBe(row.runNonce);
+    const generate = run.steps.find((s) => s.name === "generate")!;
+    expect(await opened(generate.output)).toMatchObject({ ok: true, summary });
+    expect(await opened(run.output)).toEqual({ leaseId, outcome: "proposed" });
   });
 
   it("a duplicated lease/opened event has one effect", async () => {
@@ -222,7 +255,7 @@ describe("with the local model", () => {
     });
     expect(runs.map((r) => r.eventId).sort()).toEqual([`lease-opened-${leaseId}`, `replayed-${leaseId}`].sort());
     const replay = runs.find((r) => r.eventId === `replayed-${leaseId}`)!;
-    expect(replay.output).toEqual({ leaseId, outcome: "stopped", reason: "not_open", status: "proposed" });
+    expect(await opened(replay.output)).toEqual({ leaseId, outcome: "stopped", reason: "not_open", status: "proposed" });
     expect(replay.steps.map((s) => s.name)).toEqual(["generate"]); // stopped at its read: no second model call, no propose
 
     const row = await leaseRow(leaseId);
@@ -346,14 +379,14 @@ describe("with the local model", () => {
       .returning();
     const leaseId = seeded!.id;
 
-    const res = await fetch(`${app.inngestUrl}/fn/expire-overdue-leases/invoke`, { method: "POST", body: "{}" });
+    const res = await fetch(`${app.inngestUrl}/fn/expire-overdue-leases/invoke`, { method: "POST", headers: { authorization: `Bearer ${app.signingKey}` }, body: "{}" });
     expect(res.status).toBe(200);
     const { runId } = (await res.json()) as { runId: string };
     const run = await waitFor("the sweep run to finish", () => app.inngest.runs().find((r) => r.id === runId && r.status !== "running"));
     expect(run.functionId).toBe(SWEEP);
     expect(run.status).toBe("completed");
     // (A cron-started sweep at a minute boundary may have taken this lease first: same function.)
-    expect(run.output).toMatchObject({ expired: expect.any(Number), batches: 1, more: false });
+    expect(await opened(run.output)).toMatchObject({ expired: expect.any(Number), batches: 1, more: false });
     expect(run.steps.map((s) => s.name)).toEqual(["expire-batch-1"]);
 
     const row = await leaseRow(leaseId);
@@ -467,7 +500,7 @@ describe("with a lease shorter than the generation, and a model that ignores the
 
     const run = await runEnded(app, GENERATE, leaseId, 15_000);
     expect(run.status).toBe("completed");
-    expect(run.output).toMatchObject({ leaseId, outcome: "stopped", status: "expired" });
+    expect(await opened(run.output)).toMatchObject({ leaseId, outcome: "stopped", status: "expired" });
 
     const row = await leaseRow(leaseId);
     expect(row.status).toBe("expired");
@@ -521,7 +554,7 @@ describe("with an OpenAI-compatible model", () => {
     const run = await runEnded(app, GENERATE, leaseId);
 
     expect(run.status).toBe("completed");
-    expect(run.output).toEqual({ leaseId, outcome: "proposed" });
+    expect(await opened(run.output)).toEqual({ leaseId, outcome: "proposed" });
     expect(calls).toHaveLength(3);
     expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(3);
     const row = await leaseRow(leaseId);
@@ -587,7 +620,7 @@ describe("with an OpenAI-compatible model", () => {
     expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(1);
     const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
     expect(failure.status).toBe("completed");
-    expect(failure.output).toEqual({ closed: true });
+    expect(await opened(failure.output)).toEqual({ closed: true });
 
     const row = await leaseRow(leaseId);
     expect(row.status).toBe("rejected");

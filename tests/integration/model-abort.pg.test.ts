@@ -13,6 +13,7 @@ import { http, signIn, sleep, waitFor } from "../support/app-client";
 import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../support/fake-openai";
+import { opened } from "../support/step-data";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("model-abort.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
@@ -85,7 +86,7 @@ async function expectDroppedWithoutRetry(app: AppServer, leaseId: string, reques
     expect(run.cancelledBy).toContain("lease/closed");
   } else {
     expect(run.status).toBe("completed");
-    expect(run.output).toEqual({ leaseId, outcome: "stopped", ...stoppedAs });
+    expect(await opened(run.output)).toEqual({ leaseId, outcome: "stopped", ...stoppedAs });
   }
   // No request of the run needed a second attempt (a run cancelled mid-step counts none).
   expect(run.attempts).toBeLessThanOrEqual(1);

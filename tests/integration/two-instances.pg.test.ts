@@ -14,6 +14,7 @@ import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/serv
 import { freePort, startAppInstance, startInngestServer, type AppInstance, type InngestServer } from "../support/app-server";
 import { distribution, http, openEventStream, signIn, waitFor } from "../support/app-client";
 import { eventKinds, invoiceRow, leaseRow, makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+import { opened } from "../support/step-data";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("two-instances.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
@@ -205,7 +206,7 @@ describe("two app instances, one database, one Inngest server", () => {
       };
       const invoked = await Promise.all(
         drivers.map(async (d) => {
-          const res = await fetch(`${d.url}/fn/expire-overdue-leases/invoke`, { method: "POST", body: "{}" });
+          const res = await fetch(`${d.url}/fn/expire-overdue-leases/invoke`, { method: "POST", headers: { authorization: `Bearer ${inngest.signingKey}` }, body: "{}" });
           return ((await res.json()) as { runId: string }).runId;
         }),
       );
@@ -239,7 +240,7 @@ describe("two app instances, one database, one Inngest server", () => {
       expect(statuses).toEqual([{ status: "expired", n: N }]);
       const by: Record<string, number> = {};
       for (const c of counts) by[c.by] = (by[c.by] ?? 0) + 1;
-      const perRun = runs.map((r) => (r.output as { expired: number }).expired);
+      const perRun = await Promise.all(runs.map(async (r) => (await opened<{ expired: number }>(r.output)).expired));
       console.info(`[two-instances] ${N} overdue leases, each expired once; by: ${JSON.stringify(by)}; sweep on a expired ${perRun[0]}, on b ${perRun[1]}`);
       // The sweeps' own counts agree with the events they wrote (the shared server's cron may have sweeped some too).
       expect(perRun[0]! + perRun[1]!).toBeLessThanOrEqual(by.sweep ?? 0);

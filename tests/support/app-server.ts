@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { signBody } from "@/tools/inngest-local/signing";
 import { isAlive } from "@/lib/pid";
+import { TEST_INNGEST_ENCRYPTION_KEY } from "./step-data";
 
 export const TEST_DIST_DIR = ".next-test";
 export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0123456789";
@@ -61,7 +62,10 @@ export type AppServer = {
   url: string;
   /** The app's Inngest serve URL, `${url}/api/inngest`. */
   serveUrl: string;
-  /** The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key, GET /runs, POST /fn/:id/invoke). */
+  /**
+   * The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key; GET /runs and POST /fn/:id/invoke
+   * with `authorization: Bearer <signingKey>`, as its control plane needs in self-hosted mode).
+   */
   inngestUrl: string;
   inngest: InngestLocal;
   /** The app's and its stand-in's INNGEST_SIGNING_KEY (random per server). */
@@ -233,14 +237,14 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
     logs: () => [...logs],
     async runs() {
       try {
-        const res = await fetch(`${url}/runs`, { signal: AbortSignal.timeout(5000) });
+        const res = await fetch(`${url}/runs`, { headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(5000) });
         return res.ok ? ((await res.json()) as RunSummary[]) : [];
       } catch {
         return [];
       }
     },
     async sync() {
-      const res = await fetch(`${url}/sync`, { method: "POST", signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(30_000) });
       if (!res.ok) throw new Error(`${name}: POST /sync answered ${res.status}: ${await res.text()}`);
     },
     kill,
@@ -376,6 +380,8 @@ function appEnv(opts: AppServerOptions, inngest: { baseUrl: string; signingKey: 
     INNGEST_SIGNING_KEY: inngest.signingKey,
     INNGEST_EVENT_KEY: inngest.eventKey,
     SESSION_PASSWORD: TEST_SESSION_PASSWORD,
+    // One key for every test server, so instances sharing an Inngest server read each other's steps.
+    INNGEST_ENCRYPTION_KEY: TEST_INNGEST_ENCRYPTION_KEY,
     SESSION_COOKIE_SECURE: "false",
     LEASE_TTL_SECONDS: String(opts.leaseTtlSeconds ?? 90),
     MODEL_PROVIDER: model.provider ?? "local",

@@ -123,7 +123,10 @@ async function main() {
     console.error(`inngest-local: ${(e as Error).message}`);
     process.exit(2);
   }
-  console.log(`${stamp()} [inngest-local] dashboard: ${local.url}/  (JSON: ${local.url}/runs; GraphQL: POST ${local.url}/v0/gql; re-sync: POST ${local.url}/sync)`);
+  // Self-hosted, the dashboard needs its login URL (logged above by the server), the JSON API a bearer.
+  const open = local.loginUrl ?? `${local.url}/`;
+  const auth = local.loginUrl ? " with Authorization: Bearer <signing key>" : "";
+  console.log(`${stamp()} [inngest-local] dashboard: ${open}  (JSON${auth}: ${local.url}/runs; GraphQL: POST ${local.url}/v0/gql; re-sync: POST ${local.url}/sync)`);
   const stop = async (signal: string) => {
     console.log(`${stamp()} [inngest-local] ${signal}: shutting down`);
     await local.close();

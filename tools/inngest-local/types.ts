@@ -81,6 +81,8 @@ export interface InngestLocal {
   url: string;
   port: number;
   mode: "dev" | "self-hosted";
+  /** Self-hosted mode: the URL that logs a browser into the dashboard (it sets a cookie). */
+  loginUrl?: string;
   close(): Promise<void>;
   runs(): RunSummary[];
   sync(): Promise<void>;

@@ -645,7 +645,7 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
     for (const auth of [undefined, `Bearer ${hashSigningKey(`signkey-test-${"ab".repeat(32)}`)}`, `Bearer ${signingKey}`]) {
       expect((await register(auth)).status).toBe(401);
     }
-    const fns = (await (await fetch(`${local.url}/functions`)).json()) as { app: string }[];
+    const fns = (await (await fetch(`${local.url}/functions`, { headers: { authorization: `Bearer ${signingKey}` } })).json()) as { app: string }[];
     expect(fns.every((f) => f.app === app.url)).toBe(true);
     // Checkpoints, too, need the bearer.
     const cp = await fetch(`${local.url}/v1/checkpoint/01ANY/async`, { method: "POST", body: "{}" });
