@@ -7,6 +7,7 @@
 // JavaScript on, Next follows the redirect in place and the page shows the database's state.
 import { redirect, RedirectType } from "next/navigation";
 import { headers } from "next/headers";
+import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { isUuid } from "@/lib/ids";
@@ -146,6 +147,9 @@ export const editInvoiceAction = stateAction({
     if (!patch.success) return { ok: false, message: editRefusal("invalid_request", pattern), values };
     const result = await updateInvoice(db, actor.id, invoice_id, patch.data, inngestDispatch);
     if (!result.ok) return { ok: false, message: editRefusal(result.code, pattern), values };
+    // The redirect goes to the address the last save went to (?notice=edit.saved): without this
+    // the client router showed its page from then, the invoice as it was before this save.
+    revalidatePath(`/invoices/${invoice_id}`);
     backTo(invoice_id, "edit.saved");
   },
 });
