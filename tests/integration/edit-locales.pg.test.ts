@@ -138,6 +138,19 @@ describe("a field nobody touched is never rewritten", () => {
     expect(await stored(inv.id)).toEqual({ counterparty: "Fabrikam", issuedOn: "2026-11-01", dueOn: "2026-12-01", version: inv.version + 1 });
   });
 
+  it("a post without the values the form was rendered with is refused and writes nothing", async () => {
+    const { inv, cookie } = await signedIn();
+    const fields = await editForm(inv.id, cookie, "en-US");
+    fields.set("counterparty", "Fabrikam");
+    for (const field of ["was_number", "was_counterparty", "was_issued_on", "was_due_on"]) {
+      const without = new Map([...fields].filter(([name]) => name !== field));
+      const res = await post(inv.id, cookie, "en-US", without);
+      expect({ field, status: res.status }).toEqual({ field, status: 200 });
+      expect(res.text).toContain("Check the fields");
+    }
+    expect(await stored(inv.id)).toEqual({ counterparty: "Northwind Traders", issuedOn: "2026-11-01", dueOn: "2026-12-01", version: inv.version });
+  });
+
   it("an untouched form saves nothing, in any locale", async () => {
     const { inv, cookie } = await signedIn();
     for (const language of LOCALES) {
