@@ -60,6 +60,8 @@ for (const [locale, [issued, due, christmasEve]] of Object.entries(LOCALES)) {
       expect(await stored()).toEqual({ counterparty: "Contoso", issued_on: "2026-11-01", due_on: "2026-12-24" });
       await expect(inv.editForm.getByLabel("Due on")).toHaveValue(christmasEve);
       await expect(inv.editForm.getByLabel("Issued on")).toHaveValue(issued);
+      // Shown once: a reload does not say "Changes saved." again.
+      await expect(page).toHaveURL(new RegExp(`/invoices/${invoice.id}$`));
     });
   });
 }
