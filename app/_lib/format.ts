@@ -25,7 +25,13 @@ const GREGORIAN = { calendar: "gregory", numberingSystem: "latn" } as const;
 
 const dateParts = (locale: string) =>
   memo(`date:${locale}`, () =>
-    new Intl.DateTimeFormat(locale, { ...GREGORIAN, year: "numeric", month: "2-digit", day: "2-digit", timeZone: "UTC" }),
+    new Intl.DateTimeFormat(locale, {
+      ...GREGORIAN,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      timeZone: "UTC",
+    }),
   );
 
 export function formatMoney(cents: number, currency: string, locale: string = DEFAULT_LOCALE): string {

@@ -12,7 +12,9 @@ import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../sup
 import { formatDate } from "@/app/_lib/format";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("edit-locales.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error(
+    "edit-locales.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).",
+  );
 }
 
 const BOOT_TIMEOUT = 300_000;
@@ -76,7 +78,12 @@ async function post(invoiceId: string, cookie: string, language: string, fields:
 
 const stored = async (id: string) => {
   const [row] = await t.db
-    .select({ counterparty: invoice.counterparty, issuedOn: invoice.issuedOn, dueOn: invoice.dueOn, version: invoice.version })
+    .select({
+      counterparty: invoice.counterparty,
+      issuedOn: invoice.issuedOn,
+      dueOn: invoice.dueOn,
+      version: invoice.version,
+    })
     .from(invoice)
     .where(eq(invoice.id, id));
   return row!;
@@ -98,7 +105,11 @@ async function waitingLease(actorId: string, invoiceId: string) {
   return lease!.id;
 }
 
-const LOCALES = ["am-ET-u-ca-ethiopic", "th-TH", "fa-IR", "ar-SA", "ja-JP-u-ca-japanese", "he-IL-u-ca-hebrew", "de-DE", "en-US"];
+const LOCALES = [
+  "am-ET-u-ca-ethiopic", "th-TH", "fa-IR", "ar-SA", "ja-JP-u-ca-japanese", "he-IL-u-ca-hebrew", "de-DE", "en-US",
+];
+const saved = (id: string) => ({ status: 303, location: `/invoices/${id}?notice=edit.saved` });
+const dates = { issuedOn: "2026-11-01", dueOn: "2026-12-01" };
 
 describe("the edit form in a locale with its own calendar", () => {
   it.each(LOCALES)("%s: a counterparty-only save writes only the counterparty", async (language) => {
@@ -107,8 +118,8 @@ describe("the edit form in a locale with its own calendar", () => {
     const fields = await editForm(inv.id, cookie, language);
     fields.set("counterparty", "Contoso");
     const res = await post(inv.id, cookie, language, fields);
-    expect({ status: res.status, location: res.location }).toEqual({ status: 303, location: `/invoices/${inv.id}?notice=edit.saved` });
-    expect(await stored(inv.id)).toEqual({ counterparty: "Contoso", issuedOn: "2026-11-01", dueOn: "2026-12-01", version: inv.version + 1 });
+    expect({ status: res.status, location: res.location }).toEqual(saved(inv.id));
+    expect(await stored(inv.id)).toEqual({ counterparty: "Contoso", ...dates, version: inv.version + 1 });
     const [withdrawn] = await t.db
       .select({ detail: leaseEvent.detail })
       .from(leaseEvent)
@@ -116,26 +127,30 @@ describe("the edit form in a locale with its own calendar", () => {
     expect(withdrawn?.detail).toMatchObject({ by: "edit", fields: ["counterparty"] });
   });
 
-  it.each(LOCALES)("%s: the form shows the stored days, and a date typed the locale's way is saved as that day", async (language) => {
+  it.each(LOCALES)("%s: the form shows the stored days; a date typed so is that day", async (language) => {
     const { inv, cookie } = await signedIn();
     const fields = await editForm(inv.id, cookie, language);
-    expect([fields.get("issued_on"), fields.get("due_on")]).toEqual([formatDate("2026-11-01", language), formatDate("2026-12-01", language)]);
+    expect([fields.get("issued_on"), fields.get("due_on")]).toEqual([
+      formatDate("2026-11-01", language),
+      formatDate("2026-12-01", language),
+    ]);
     fields.set("due_on", formatDate("2026-12-24", language));
     const res = await post(inv.id, cookie, language, fields);
-    expect({ status: res.status, location: res.location }).toEqual({ status: 303, location: `/invoices/${inv.id}?notice=edit.saved` });
+    expect({ status: res.status, location: res.location }).toEqual(saved(inv.id));
     expect(await stored(inv.id)).toMatchObject({ issuedOn: "2026-11-01", dueOn: "2026-12-24", version: inv.version + 1 });
   });
 });
 
 describe("a field nobody touched is never rewritten", () => {
-  it("a form shown in en-US and saved with en-GB (11/01 is 1 November there, 11 January here) keeps its dates", async () => {
+  // 11/01/2026 is 1 November in en-US and 11 January in en-GB.
+  it("a form shown in en-US and saved with en-GB keeps its dates", async () => {
     const { inv, cookie } = await signedIn();
     const fields = await editForm(inv.id, cookie, "en-US");
     expect(fields.get("issued_on")).toBe("11/01/2026");
     fields.set("counterparty", "Fabrikam");
     const res = await post(inv.id, cookie, "en-GB", fields);
     expect(res.status).toBe(303);
-    expect(await stored(inv.id)).toEqual({ counterparty: "Fabrikam", issuedOn: "2026-11-01", dueOn: "2026-12-01", version: inv.version + 1 });
+    expect(await stored(inv.id)).toEqual({ counterparty: "Fabrikam", ...dates, version: inv.version + 1 });
   });
 
   it("a post without the values the form was rendered with is refused and writes nothing", async () => {
@@ -148,14 +163,15 @@ describe("a field nobody touched is never rewritten", () => {
       expect({ field, status: res.status }).toEqual({ field, status: 200 });
       expect(res.text).toContain("Check the fields");
     }
-    expect(await stored(inv.id)).toEqual({ counterparty: "Northwind Traders", issuedOn: "2026-11-01", dueOn: "2026-12-01", version: inv.version });
+    expect(await stored(inv.id)).toEqual({ counterparty: "Northwind Traders", ...dates, version: inv.version });
   });
 
   it("an untouched form saves nothing, in any locale", async () => {
     const { inv, cookie } = await signedIn();
     for (const language of LOCALES) {
       const res = await post(inv.id, cookie, language, await editForm(inv.id, cookie, language));
-      expect({ language, location: res.location }).toEqual({ language, location: `/invoices/${inv.id}?notice=edit.unchanged` });
+      const unchanged = `/invoices/${inv.id}?notice=edit.unchanged`;
+      expect({ language, location: res.location }).toEqual({ language, location: unchanged });
     }
     expect(await stored(inv.id)).toMatchObject({ version: inv.version });
   });

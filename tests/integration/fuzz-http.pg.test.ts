@@ -345,7 +345,8 @@ const fieldValue = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("Contoso", "INV-77", "2026-10-01", "2027-01-31") },
 );
 const FIELDS = [
-  "invoice_id", "lease_id", "discard", "next", "number", "counterparty", "issued_on", "due_on", "expected_version", "email", "password", "owner_id", "actor_id",
+  "invoice_id", "lease_id", "discard", "next", "number", "counterparty", "issued_on", "due_on", "expected_version",
+  "email", "password", "owner_id", "actor_id",
   // The edit form's rendered values (decision 0014): only a field that differs is read.
   "was_number", "was_counterparty", "was_issued_on", "was_due_on",
 ];

@@ -51,7 +51,7 @@ describe("one date format, the viewer's", () => {
   ];
   const DAYS = ["2026-11-02", "2026-12-02", "2024-02-29", "1999-01-09", "2026-12-31"];
 
-  it.each(LOCALES)("%s: a date is written in the Gregorian calendar with Latin digits and reads back as the same day", (locale) => {
+  it.each(LOCALES)("%s: a date is written Gregorian, in Latin digits, and reads back as the same day", (locale) => {
     for (const day of DAYS) {
       const shown = formatDate(day, locale);
       expect(shown, `${locale} ${day}`).toContain(day.slice(0, 4));

@@ -123,7 +123,7 @@ export const editInvoiceAction = stateAction({
   run: async (form, { actor }): Promise<EditResult> => {
     const { locale, pattern } = await viewerPattern();
     const { invoice_id, expected_version } = form;
-    const values = { number: form.number, counterparty: form.counterparty, issued_on: form.issued_on, due_on: form.due_on };
+    const values = Object.fromEntries(EDIT_FIELDS.map((field) => [field, form[field]])) as Record<EditFields, string>;
     const db = await getDb();
     const current = await getInvoice(db, actor.id, invoice_id);
     if (!current) return { ok: false, message: editRefusal("invoice_not_found") };
@@ -135,13 +135,22 @@ export const editInvoiceAction = stateAction({
     const typed: Partial<Record<EditFields, string | null>> = Object.fromEntries(
       touched.map((field) => [field, field.endsWith("_on") ? parseDate(values[field], locale) : values[field].trim()]),
     );
-    if (Object.values(typed).includes(null)) return { ok: false, message: editRefusal("invalid_request", pattern), values };
+    if (Object.values(typed).includes(null)) {
+      return { ok: false, message: editRefusal("invalid_request", pattern), values };
+    }
 
     // Only the fields that differ from the invoice too: saving an untouched form (or a date
     // retyped another way) must not bump the version, which would withdraw a summary waiting
     // to be applied.
-    const stored = { number: current.number, counterparty: current.counterparty, issued_on: current.issuedOn, due_on: current.dueOn };
-    const changed = Object.fromEntries(Object.entries(typed).filter(([key, value]) => value !== stored[key as EditFields]));
+    const stored = {
+      number: current.number,
+      counterparty: current.counterparty,
+      issued_on: current.issuedOn,
+      due_on: current.dueOn,
+    };
+    const changed = Object.fromEntries(
+      Object.entries(typed).filter(([key, value]) => value !== stored[key as EditFields]),
+    );
     if (Object.keys(changed).length === 0) backTo(invoice_id, "edit.unchanged");
     const patch = InvoicePatch.safeParse({ ...changed, expected_version });
     if (!patch.success) return { ok: false, message: editRefusal("invalid_request", pattern), values };
