@@ -16,19 +16,11 @@ import { LeaseEventView, LeaseView } from "./types";
  */
 export const LEASE_EVENTS_PAGE = 50;
 
-/** Which page of a lease's timeline to read: the latest (no cursor), or the one before `before`. */
-export type EventsPage = { before?: number | null };
-
 /**
- * An `events_before` cursor as a client sends it back: a positive whole number (an event id),
- * or "invalid". Absent (null) is the latest page.
+ * Which page of a lease's timeline to read: the latest (no cursor), or the one before the event
+ * id `before` (a client's cursor opened by openEventsCursor, ./cursor.ts).
  */
-export function parseEventsCursor(value: string | null): number | null | "invalid" {
-  if (value === null) return null;
-  if (!/^[1-9][0-9]{0,15}$/.test(value)) return "invalid";
-  const n = Number(value);
-  return Number.isSafeInteger(n) ? n : "invalid";
-}
+export type EventsPage = { before?: number | null };
 
 /**
  * One page from up to LEASE_EVENTS_PAGE + 1 events read newest first: the extra one only tells

@@ -307,7 +307,7 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
     expect(first.status).toBe(200);
     expect(page(first.body)).toEqual(all.slice(-N));
-    expect(first.body.events_before).toEqual(expect.stringMatching(/^[0-9]+$/));
+    expect(first.body.events_before).toEqual(expect.stringMatching(/^[A-Za-z0-9_-]{22}$/));
 
     const second = await api("GET", `/api/leases/${leaseId}?events_before=${first.body.events_before}`, { cookie: aliceCookie });
     expect(second.status).toBe(200);
@@ -321,7 +321,7 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     expect(last.body.events_before).toBeNull();
 
     // Before the first event there is nothing: an empty page, not an error.
-    const before = await api("GET", `/api/leases/${leaseId}?events_before=1`, { cookie: aliceCookie });
+    const before = await api("GET", `/api/leases/${leaseId}?events_before=${leases.sealEventsCursor(leaseId, 1)}`, { cookie: aliceCookie });
     expect(before).toMatchObject({ status: 200, body: { events: [], events_before: null } });
   });
 
@@ -355,7 +355,7 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
       await t.db.execute(sql`select prosrc, proconfig from pg_proc where proname = 'lease_event_page_start'`),
     );
     const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
-    for (const before of [null, Number(first.body.events_before)]) {
+    for (const before of [null, leases.openEventsCursor(leaseId, first.body.events_before) as number]) {
       const read = scans(await t.db.execute(sql`explain (analyze, format json) ${leases.leaseReadStatement(t.db, alice.id, leaseId, { before })}`));
       const pageStart = await t.db.transaction(async (tx) => {
         for (const setting of fn!.proconfig) await tx.execute(sql.raw(`set local ${setting.replace("=", " = ")}`));
@@ -388,15 +388,20 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     expect(earlier.body).toMatchObject({ events: [full.body.events[0]], events_before: null });
   });
 
-  it("a cursor that is not one is 400 invalid_cursor and writes nothing, not even the expiry a read would record; another actor's lease is 404 whatever the cursor", async () => {
+  it("a cursor that is not one is 400 invalid_cursor and writes nothing, not even the expiry a read would record; another actor's lease is 404 with its own cursor", async () => {
     const { leaseId, aliceCookie, bobCookie } = await longLease(2 * N);
     const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
     const cursor = first.body.events_before as string;
     // Overdue: the next good read records `expired`; a refused one must not.
     await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
     const before = await counts();
-    // As sent, query strings: empty, not a number, not a positive whole one, too big, twice.
-    const bad = ["", "abc", "0", "-1", "1.5", "1e3", "%201", "0x10", "99999999999999999999"].map((v) => `events_before=${v}`);
+    // As sent, query strings: empty, garbage, the event id a cursor stands for, the cursor altered,
+    // cut or lengthened, a cursor sealed for no event (0), twice.
+    const id = String(leases.openEventsCursor(leaseId, cursor));
+    const altered = `${cursor[0] === "A" ? "B" : "A"}${cursor.slice(1)}`;
+    const bad = ["", "abc", id, "0", "-1", "1e3", "%201", altered, cursor.slice(1), `${cursor}A`, leases.sealEventsCursor(leaseId, 0)].map(
+      (v) => `events_before=${v}`,
+    );
     bad.push(`events_before=${cursor}&events_before=${cursor}`);
     for (const query of bad) {
       const res = await api("GET", `/api/leases/${leaseId}?${query}`, { cookie: aliceCookie });
@@ -405,9 +410,10 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     expect(await counts()).toEqual(before);
     expect((await leaseRow(leaseId)).status).toBe("open");
 
-    // Someone else's lease: the same 404 as without a cursor, good cursor or bad page alike.
+    // Someone else's lease with its own cursor: the same 404 as without a cursor. A cursor on a
+    // lease it was not sealed for is not a cursor there, decided without reading.
     expect(await api("GET", `/api/leases/${leaseId}?events_before=${cursor}`, { cookie: bobCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
-    expect(await api("GET", `/api/leases/${randomUUID()}?events_before=${cursor}`, { cookie: aliceCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
+    expect(await api("GET", `/api/leases/${randomUUID()}?events_before=${cursor}`, { cookie: aliceCookie })).toMatchObject({ status: 400, body: { detail: "invalid_cursor" } });
     // Not signed in outranks a bad cursor.
     expect(await api("GET", `/api/leases/${leaseId}?events_before=abc`)).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
     expect(await counts()).toEqual(before);
@@ -421,6 +427,66 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     const latest = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
     expect(latest.body.events.at(-1).kind).toBe("expired");
     expect(latest.body.events).toHaveLength(N);
+  });
+});
+
+describe("events_before names no global counter (docs/decisions/0046)", () => {
+  const N = LEASE_EVENTS_PAGE;
+  /** A lease of `alice` on a new invoice of hers, with `refusals` apply refusals after its `opened` event. */
+  async function leaseWith(alice: { id: string }, cookie: string, refusals: number) {
+    const inv = await makeInvoice(t.db, alice.id);
+    const opened = await api("POST", "/api/leases", { cookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const leaseId = opened.body.lease_id as string;
+    await t.db.execute(sql`insert into lease_event (lease_id, kind, detail)
+      select ${leaseId}, 'apply_refused', jsonb_build_object('code', 'lease_open') from generate_series(1, ${refusals}) g`);
+    return { inv, leaseId };
+  }
+
+  it("a cursor is sealed to its lease: one lease's cursor on another of the same actor is 400 invalid_cursor, as garbage is, and reads nothing", async () => {
+    const { alice, aliceCookie } = await world();
+    const a = await leaseWith(alice, aliceCookie, 2 * N);
+    const b = await leaseWith(alice, aliceCookie, 2 * N);
+    const cursorA = (await api("GET", `/api/leases/${a.leaseId}`, { cookie: aliceCookie })).body.events_before as string;
+    expect((await api("GET", `/api/leases/${a.leaseId}?events_before=${cursorA}`, { cookie: aliceCookie })).body.events).toHaveLength(N);
+    const before = await counts();
+    expect(await api("GET", `/api/leases/${b.leaseId}?events_before=${cursorA}`, { cookie: aliceCookie })).toMatchObject({
+      status: 400,
+      body: { detail: "invalid_cursor" },
+    });
+    expect(await counts()).toEqual(before);
+  });
+
+  it("flooding one lease changes nothing in another lease's answers: cursors keep one form, and no answer names an event id", async () => {
+    const { alice, aliceCookie } = await world();
+    // Event ids far from every other number in an answer, so one that leaks is found by its digits.
+    await t.db.execute(sql`select setval('lease_event_id_seq', greatest(987650000, (select coalesce(max(id), 0) from lease_event)))`);
+    const b = await leaseWith(alice, aliceCookie, N + 5);
+    const answers = async () => [
+      await api("GET", `/api/leases/${b.leaseId}`, { cookie: aliceCookie }),
+      await api("GET", `/api/invoices/${b.inv.id}`, { cookie: aliceCookie }),
+    ];
+    const [read1, invoice1] = await answers();
+    const cursor1 = read1!.body.events_before as string;
+
+    // Everyone else's events: a flood on lease A, then one more event on B.
+    const a = await leaseWith(alice, aliceCookie, 0);
+    for (let i = 0; i < 30; i++) await api("POST", `/api/leases/${a.leaseId}/apply`, { cookie: aliceCookie });
+    await t.db.insert(leaseEvent).values({ leaseId: b.leaseId, kind: "apply_refused", detail: { code: "lease_open" } });
+    const [read2, invoice2] = await answers();
+    const cursor2 = read2!.body.events_before as string;
+    const earlier = await api("GET", `/api/leases/${b.leaseId}?events_before=${cursor2}`, { cookie: aliceCookie });
+
+    for (const cursor of [cursor1, cursor2]) expect(cursor).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(cursor2).not.toBe(cursor1);
+    expect(invoice1!.body.latest_lease.events_before).toBe(cursor1);
+    expect(invoice2!.body.latest_lease.events_before).toBe(cursor2);
+    const ids = (await t.db.select({ id: leaseEvent.id }).from(leaseEvent).where(eq(leaseEvent.leaseId, b.leaseId))).map((e) => String(e.id));
+    expect(ids[0]).toMatch(/^98765/);
+    for (const res of [read1, invoice1, read2, invoice2, earlier]) {
+      const text = JSON.stringify(res!.body);
+      expect(text).not.toMatch(/98765\d{4}/);
+      for (const id of ids) expect(text).not.toContain(id);
+    }
   });
 });
 
