@@ -36,7 +36,8 @@ export const leaseJson = (l: LeaseView) => ({
   events_before: l.eventsBefore === null ? null : sealEventsCursor(l.id, l.eventsBefore),
 });
 
-export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null) {
+/** `heldBy`: the name of someone else whose lease is in flight on the invoice (it changed hands), or null. */
+export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null, heldBy: string | null) {
   const inFlight = latest && (latest.status === "open" || latest.status === "proposed") ? latest : null;
   return {
     ...invoiceJson(i),
@@ -48,5 +49,6 @@ export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null) {
     })),
     lease: inFlight ? leaseJson(inFlight) : null,
     latest_lease: latest ? leaseJson(latest) : null,
+    lease_held_by: heldBy ? { name: heldBy } : null,
   };
 }

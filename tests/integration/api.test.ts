@@ -207,6 +207,47 @@ describe("POST /api/leases", () => {
     expect(second).toMatchObject({ status: 200, body: first.body });
   });
 
+  it("the 200 for the lease already in flight carries its current status: proposed once proposed", async () => {
+    const { inv, aliceCookie } = await world();
+    const first = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    await proposeByHand(first.body.lease_id);
+    const again = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    expect(again).toMatchObject({ status: 200, body: { lease_id: first.body.lease_id, deadline_at: first.body.deadline_at, status: "proposed" } });
+  });
+
+  it("after the invoice changes hands, the new owner reads who holds the lease in flight (a name, nothing else of it), and POST /api/leases is 409 lease_in_flight naming them", async () => {
+    const { alice, bob, inv, aliceCookie, bobCookie } = await world();
+    const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const leaseId = opened.body.lease_id as string;
+    await proposeByHand(leaseId, "Alice's private summary");
+    await t.db.update(invoice).set({ ownerId: bob.id }).where(eq(invoice.id, inv.id));
+
+    const read = await api("GET", `/api/invoices/${inv.id}`, { cookie: bobCookie });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ lease: null, latest_lease: null, lease_held_by: { name: "Alice" } });
+    expect(read.body.lease_held_by).toEqual({ name: "Alice" });
+
+    const before = await counts();
+    const refused = await api("POST", "/api/leases", { cookie: bobCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    expect(refused).toMatchObject({ status: 409, body: { detail: "lease_in_flight", held_by: { name: "Alice" } } });
+    expect(refused.body).toEqual({ detail: "lease_in_flight", held_by: { name: "Alice" } });
+    expect(await counts()).toEqual(before);
+    for (const text of [JSON.stringify(read.body), JSON.stringify(refused.body)]) {
+      for (const secret of [leaseId, alice.id, alice.email, "Alice's private summary", opened.body.deadline_at]) expect(text).not.toContain(secret);
+    }
+
+    // Alice no longer sees the invoice; once her lease is closed, nobody else holds one.
+    expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie })).status).toBe(404);
+    await t.db.update(inferenceLease).set({ status: "rejected", closedReason: "cancelled" }).where(eq(inferenceLease.id, leaseId));
+    expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: bobCookie })).body.lease_held_by).toBeNull();
+    const mine = await api("POST", "/api/leases", { cookie: bobCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    expect(mine.status).toBe(201);
+    expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: bobCookie })).body).toMatchObject({
+      lease: { lease_id: mine.body.lease_id },
+      lease_held_by: null,
+    });
+  });
+
   it("refusals: 404 invoice_not_found (foreign, missing, malformed), 422 purpose_not_allowed / invalid_request; nothing written", async () => {
     const { inv, bobInv, aliceCookie } = await world();
     const before = await counts();
@@ -537,6 +578,32 @@ describe("POST /api/leases/:id/apply", () => {
     const summaries = await t.db.select({ id: invoice.id, summary: invoice.summary }).from(invoice).where(eq(invoice.ownerId, alice.id));
     expect(summaries.filter((s) => s.summary !== null).map((s) => s.id)).toEqual([inv.id]);
   });
+});
+
+describe("POST /api/leases/:id/apply: a proposal with no usable summary", () => {
+  for (const [what, proposal] of [
+    ["a blank summary", { summary: "   ", model: "test" }],
+    ["a summary that is not text", { summary: 42 }],
+    ["no summary at all", { model: "test" }],
+  ] as const) {
+    it(`${what}: 409 proposal_unusable, the lease closed as proposal_unusable with its own event, the invoice untouched`, async () => {
+      const { inv, aliceCookie } = await world();
+      const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+      const leaseId = opened.body.lease_id as string;
+      // Any JSON at all, as a row seeded with the contract's columns may hold.
+      await t.db.update(inferenceLease).set({ status: "proposed", proposal: proposal as never }).where(eq(inferenceLease.id, leaseId));
+      const before = await rows.invoiceRow(t.db, inv.id);
+
+      expect(await api("POST", `/api/leases/${leaseId}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "proposal_unusable" } });
+      expect(await leaseRow(leaseId)).toMatchObject({ status: "rejected", closedReason: "proposal_unusable" });
+      expect(await rows.eventKinds(t.db, leaseId)).toEqual(["opened", "proposal_unusable"]);
+      expect(await rows.invoiceRow(t.db, inv.id)).toEqual(before);
+      const read = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+      expect(read.body).toMatchObject({ status: "rejected", closed_reason: "proposal_unusable" });
+      // Closed: a second apply finds it so.
+      expect(await api("POST", `/api/leases/${leaseId}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_rejected" } });
+    });
+  }
 });
 
 describe("POST /api/leases/:id/cancel", () => {
