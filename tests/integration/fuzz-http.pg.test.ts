@@ -538,7 +538,7 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
   const param = String(await resolveRefs(r.id, lookup));
   const body = r.body.kind === "json" ? { ...r.body, value: await resolveRefs(r.body.value, lookup) } : r.body;
   const { wire, decoded } = writeSegment(param, c.path);
-  const target = PATHS[r.route](wire);
+  const target = `${PATHS[r.route](wire)}${r.query ?? ""}`;
   const { header, actor } = cookieOf(r.cookie);
   const bytes =
     body.kind === "json"

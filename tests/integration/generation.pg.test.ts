@@ -236,6 +236,33 @@ describe("with the local model", () => {
     expect(await opened(run.output)).toEqual({ leaseId, outcome: "proposed" });
   });
 
+  it("no answer names a lease_event id: not the API, not the invoice page (its RSC payload, where events are listed, included), not the stream", async () => {
+    // Event ids far from every other number on the page, so one that leaks is found by its digits.
+    await t.db.execute(sql`select setval('lease_event_id_seq', greatest(987650000, (select coalesce(max(id), 0) from lease_event)))`);
+    const { inv, cookie } = await actorWithInvoice(app, "Counter Hidden Ltd");
+    const leaseId = await openLease(app, cookie, inv.id);
+    await waitFor("the lease to be proposed", async () => (await leaseRow(leaseId)).status === "proposed");
+    // More than a page, so the panel's lease carries a cursor too.
+    await t.db.execute(sql`insert into lease_event (lease_id, kind, detail)
+      select ${leaseId}, 'apply_refused', '{"code": "lease_proposed"}'::jsonb from generate_series(1, 60)`);
+    const stream = await fetch(`${app.url}/api/leases/${leaseId}/events`, { headers: { cookie } });
+    const reader = stream.body!.getReader();
+    let frame = "";
+    while (!frame.includes("event: lease")) frame += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const lease = (await http(app, "GET", `/api/leases/${leaseId}`, { cookie })).body;
+    expect(lease.events_before).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const seen = {
+      lease: JSON.stringify(lease),
+      invoice: JSON.stringify((await http(app, "GET", `/api/invoices/${inv.id}`, { cookie })).body),
+      page: await (await fetch(`${app.url}/invoices/${inv.id}`, { headers: { cookie } })).text(),
+      rsc: await (await fetch(`${app.url}/invoices/${inv.id}`, { headers: { cookie, rsc: "1" } })).text(),
+      stream: frame,
+    };
+    expect(seen.rsc).toContain("Counter Hidden Ltd");
+    for (const [where, text] of Object.entries(seen)) expect({ where, leak: /98765\d{4}/.exec(text)?.[0] ?? null }).toEqual({ where, leak: null });
+  });
+
   it("a duplicated lease/opened event has one effect", async () => {
     const { inv, cookie } = await actorWithInvoice(app, "Duplicate Delivery Ltd");
     const leaseId = await openLease(app, cookie, inv.id);

@@ -10,6 +10,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import { expireOverdue } from "@/lib/leases";
+import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/lease-feed";
 import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
 import { freePort, startAppInstance, startInngestServer, type AppInstance, type InngestServer } from "../support/app-server";
 import { distribution, http, openEventStream, signIn, waitFor } from "../support/app-client";
@@ -132,6 +133,26 @@ describe("two app instances, one database, one Inngest server", () => {
     // The issue's 250 ms, held by the median: a single slow frame on a loaded two-core CI
     // machine is not a broken push, a median past it would be.
     expect(afterAnswer.p50).toBeLessThanOrEqual(PUSH_BOUND_MS);
+  });
+
+  it("too_many_streams is counted per app process: a session at its cap on A still opens a stream on B", async () => {
+    const { inv, cookie } = await actor("Streamer");
+    const leaseId = await open(a, cookie, inv.id);
+    const streams = [];
+    try {
+      for (let i = 0; i < MAX_STREAMS_PER_SESSION; i++) {
+        streams.push(await openEventStream(a.url, leaseId, cookie));
+        expect(streams.at(-1)!.status).toBe(200);
+      }
+      const refused = await http(a.url, "GET", `/api/leases/${leaseId}/events`, { cookie });
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({ detail: "too_many_streams" });
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      streams.push(await openEventStream(b.url, leaseId, cookie));
+      expect(streams.at(-1)!.status).toBe(200);
+    } finally {
+      for (const s of streams) s.close();
+    }
   });
 
   it("a sign-out on A closes B's view: B's stream ends and the cookie gets 401 on B", async () => {
