@@ -52,6 +52,11 @@ export type AppServerOptions = {
   backoffMs?: number;
   /** Extra environment for the app; it overrides everything above. */
   env?: Record<string, string>;
+  /**
+   * `next start` without server.mjs's gate in front: only for measuring what the gate costs
+   * (`npm run bench reads -- --against-next-start`); such a server answers TRACE with a 500.
+   */
+  bareNextStart?: boolean;
 };
 
 export type AppServer = {
@@ -105,7 +110,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     },
   });
 
-  const app = launchApp({ port, name, appLogFile, env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }) });
+  const app = launchApp({ port, name, appLogFile, env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }), bare: opts.bareNextStart });
   const stop = async () => {
     await app.stop();
     await inngest.close();
@@ -315,10 +320,19 @@ function push(lines: string[], line: string) {
 type LaunchedApp = { child: ChildProcess; logs: string[]; stop: () => Promise<void> };
 
 /** The app as `npm start` runs it (server.mjs: Next.js behind its method gate) on `port`, in its own process group, its output kept (and echoed or written to a file). */
-function launchApp(opts: { port: number; name: string; appLogFile?: string; env: NodeJS.ProcessEnv; logs?: string[]; append?: boolean }): LaunchedApp {
+function launchApp(opts: {
+  port: number;
+  name: string;
+  appLogFile?: string;
+  env: NodeJS.ProcessEnv;
+  logs?: string[];
+  append?: boolean;
+  bare?: boolean;
+}): LaunchedApp {
   const logs = opts.logs ?? [];
   const out = opts.appLogFile ? fs.createWriteStream(opts.appLogFile, { flags: opts.append ? "a" : "w" }) : undefined;
-  const child = spawn(process.execPath, [SERVER, "-p", String(opts.port), "-H", "127.0.0.1"], {
+  const entry = opts.bare ? [NEXT_BIN, "start"] : [SERVER];
+  const child = spawn(process.execPath, [...entry, "-p", String(opts.port), "-H", "127.0.0.1"], {
     cwd: ROOT,
     env: opts.env,
     detached: true, // its own process group: stop() ends next-server with it
