@@ -11,7 +11,9 @@
 //     themselves, from the methods they export).
 // Everything else reaches Next.js untouched. Plain JavaScript, so `npm start` needs nothing
 // but Node and the production dependencies.
+import { realpathSync } from "node:fs";
 import http from "node:http";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 /**
@@ -37,7 +39,7 @@ const PRERENDERED = new Set(["/favicon.ico", "/icon.svg"]);
 // Pages, and paths no route matches (Next renders the not-found page): POST carries server
 // actions and plain form posts, which proxy.ts and the actions judge.
 const PAGE_ALLOW = ["GET", "HEAD", "OPTIONS", "POST"];
-// The build's files, those below, and the image optimizer (switched off in next.config.ts: a 404).
+// The build's files, the prerendered routes above, and the image optimizer (off in next.config.ts: a 404).
 const STATIC_ALLOW = ["GET", "HEAD", "OPTIONS"];
 
 // Every method served somewhere: what a request with no path (CONNECT, `OPTIONS *`) is told.
@@ -95,7 +97,7 @@ function answer(res, status, allow) {
 }
 
 /** Answers the request itself when Next.js must not see it; says whether it did. */
-function gate(req, res) {
+export function gate(req, res) {
   const pathname = pathOf(req.url ?? "");
   // A target that is no path (`OPTIONS *` asks about the server): any method of ours reaches
   // Next.js, which refuses an odd target itself.
@@ -159,7 +161,10 @@ async function main() {
   process.on("SIGTERM", stop);
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+// Run as the entry point (`node server.mjs`); imported, it only lends `gate` (to measure it).
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
