@@ -27,7 +27,7 @@ let targetRun = "";
 test.beforeAll(async () => {
   app = await startSdkApp();
   const logs: string[] = [];
-  local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 50, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
+  local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.01, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
   const quiet = { info() {}, warn() {}, error() {}, debug() {} };
   const inngest = new Inngest({ id: "demo-app", isDev: false, baseUrl: local.url, signingKey, eventKey, logger: quiet });
   const flaked = new Set<string>();

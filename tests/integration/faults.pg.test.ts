@@ -61,8 +61,9 @@ beforeAll(async () => {
   url.pathname = `/${t.name}`;
   admin = postgres(url.toString(), { max: 2, onnotice: () => {}, connection: { application_name: TEST_NAME } });
   const port = await freePort();
-  // A backoff of 1 s: a run's four attempts span 7 s, longer than the app takes to start again.
-  inngest = await startInngestServer({ name: "faults", appUrls: [`http://127.0.0.1:${port}/api/inngest`], backoffMs: 1000 });
+  // The real retry schedule at 1/15 (1 s, 2 s, 4 s, each plus up to 2 s): a run's four attempts
+  // span 7 to 13 s, longer than the app takes to start again.
+  inngest = await startInngestServer({ name: "faults", appUrls: [`http://127.0.0.1:${port}/api/inngest`], retryScale: 1 / 15 });
   app = await startAppInstance({
     databaseUrl: url.toString(),
     inngest,

@@ -186,6 +186,22 @@ describe("recordGenerationFailure (the failure handler's body) on a real databas
     expect((await leaseEvents(leaseId)).slice(1)).toEqual([{ kind: "run_mismatch", detail: { step: "fail", status: "open" } }]);
   });
 
+  it("a failed run whose event failed its schema but carried the right nonce records run_mismatch and leaves the lease open", async () => {
+    const { leaseId, data } = await openedLease();
+    const before = await leaseRow(leaseId);
+    const { purpose: _dropped, ...withoutPurpose } = data;
+
+    for (const misshapen of [withoutPurpose, { ...data, purpose: 7 }, { ...data, actorId: null }]) {
+      expect(await recordGenerationFailure(t.db, misshapen, { name: "EventValidationError", message: "purpose: Invalid input" })).toEqual({
+        closed: false,
+        refused: "run_mismatch",
+      });
+    }
+
+    expect(await leaseRow(leaseId)).toEqual(before);
+    expect((await leaseEvents(leaseId)).slice(1).map((e) => e.kind)).toEqual(["run_mismatch", "run_mismatch", "run_mismatch"]);
+  });
+
   it("event data that names no lease writes nothing at all", async () => {
     const eventsBefore = await allEvents();
     for (const data of [null, "lease", { leaseId: 42 }, { leaseId: "not-a-uuid", runNonce: "x" }]) {

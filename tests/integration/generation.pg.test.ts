@@ -306,6 +306,31 @@ describe("with the local model", () => {
     expect(runsFor(app, GENERATE, data.leaseId)).toHaveLength(0);
   });
 
+  it("a lease/opened that fails its schema but carries the lease's nonce: run_mismatch, the lease unchanged", async () => {
+    const { user, inv } = await actorWithInvoice(app, "Misshapen Events AG");
+    // An open lease with no run of its own, so only the sent event's run can touch it.
+    const [seeded] = await t.db
+      .insert(inferenceLease)
+      .values({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open", deadlineAt: sql`now() + interval '60 seconds'` })
+      .returning();
+    const leaseId = seeded!.id;
+    const before = await leaseRow(leaseId);
+    // Whoever holds the nonce (read from the server's event store) still cannot close the lease
+    // by sending it with data the app never sends: purpose is not a string.
+    await sendEvent(app, { name: "lease/opened", id: `misshapen-${leaseId}`, data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: 7, runNonce: seeded!.runNonce } });
+
+    const run = await runEnded(app, GENERATE, leaseId);
+    expect(run.status).toBe("failed");
+    expect(run.steps).toEqual([]); // failed before any step: no read, no model call
+    const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
+    expect(failure.status).toBe("completed");
+    expect(failure.output).toEqual({ closed: false, refused: "run_mismatch" });
+
+    expect(await leaseRow(leaseId)).toEqual(before);
+    expect(await events(leaseId)).toEqual([{ kind: "run_mismatch", detail: { step: "fail", status: "open" } }]);
+    expect((await invoiceRow(inv.id)).summary).toBeNull();
+  });
+
   it("the sweep expires an abandoned lease", async () => {
     const { user, inv, cookie } = await actorWithInvoice(app, "Abandoned Ventures");
     // Abandoned: opened with only the contract's columns, past its deadline, no run for it.
@@ -523,6 +548,33 @@ describe("with an OpenAI-compatible model", () => {
     }
   });
 
+  it("a model unreachable every time: retried while a retry could finish in the lease's time, then generation_failed (model_unavailable)", async () => {
+    const { user, inv, cookie } = await actorWithInvoice(app, "Unreachable Models SA");
+    fake.respondWith((req) => (req.actorId === user.id ? { kind: "status", status: 503 } : { kind: "echo" }));
+
+    const started = Date.now();
+    const leaseId = await openLease(app, cookie, inv.id);
+    // 50 s left: after attempt 0 a retry still fits (the server waits 15 s plus up to 30 s, then
+    // the model may take its 10 s); after attempt 1 (30 s plus up to 30 s) it does not. The
+    // stand-in's waits are the real ones at 1/100 here; the function counts the real ones.
+    await t.db.execute(sql`update inference_lease set deadline_at = now() + interval '50 seconds' where id = ${leaseId}`);
+    const run = await runEnded(app, GENERATE, leaseId);
+
+    expect(run.status).toBe("failed");
+    expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(2);
+    expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(2);
+    const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
+    expect(failure.output).toEqual({ closed: true });
+    expect(await leaseRow(leaseId)).toMatchObject({ status: "rejected", closedReason: "generation_failed", proposal: null });
+    expect(await events(leaseId)).toEqual([
+      expect.objectContaining({ kind: "opened" }),
+      { kind: "generation_failed", detail: { code: "model_unavailable", message: "The model could not be reached.", closed: true } },
+    ]);
+    expect(Date.now() - started).toBeLessThan(15_000); // long before the deadline
+    const api = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
+    expect(api.body).toMatchObject({ status: "rejected", closed_reason: "generation_failed" });
+  });
+
   it("malformed model output: generation_failed, the lease closed at once, no retry", async () => {
     const { user, inv, cookie } = await actorWithInvoice(app, "Garbled Output BV");
     const before = await invoiceRow(inv.id);
@@ -557,5 +609,48 @@ describe("with an OpenAI-compatible model", () => {
     expect(api.body.status).toBe("rejected");
     expect(api.body.closed_reason).toBe("generation_failed");
     expect(api.body.events.map((e: { kind: string }) => e.kind)).toEqual(["opened", "generation_failed"]);
+  });
+});
+
+// Production's retry schedule (the stand-in at scale 1: 15 s, 30 s, 1 min… plus up to 30 s) and
+// a lease no retry fits in: the user reads "could not be reached" at once, not "expired" later.
+describe("on the real server's retry schedule, with a model that is never reachable", () => {
+  const TTL_SECONDS = 20;
+  let app: AppServer;
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    fake.respondWith({ kind: "status", status: 503 });
+    app = await startAppServer({
+      databaseUrl,
+      leaseTtlSeconds: TTL_SECONDS,
+      retryScale: 1,
+      model: { provider: "openai-compatible", baseUrl: fake.baseURL, apiKey: "sk-test-not-a-real-key", name: "fake-model", timeoutMs: 5_000 },
+    });
+  }, BOOT_TIMEOUT);
+  afterAll(async () => {
+    await app?.stop();
+    await fake?.close();
+  });
+
+  it("a lease shorter than the first retry's wait ends generation_failed (model_unavailable) at once, not expired", async () => {
+    const { user, inv, cookie } = await actorWithInvoice(app, "Flaky Model Ltd");
+    const started = Date.now();
+    const leaseId = await openLease(app, cookie, inv.id);
+
+    // Long enough for the lease to expire and a retry to come (at most 45 s) if the run retried.
+    const closed = await waitFor("the lease to close", async () => ((await leaseRow(leaseId)).status !== "open" ? leaseRow(leaseId) : undefined), 60_000);
+    expect(closed).toMatchObject({ status: "rejected", closedReason: "generation_failed" });
+    expect(Date.now() - started).toBeLessThan(TTL_SECONDS * 1000);
+    expect((await events(leaseId)).slice(1)).toEqual([
+      { kind: "generation_failed", detail: { code: "model_unavailable", message: "The model could not be reached.", closed: true } },
+    ]);
+    const run = await runEnded(app, GENERATE, leaseId);
+    expect(run.status).toBe("failed");
+    expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(1);
+    expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(1);
+    expect(app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("no retry could finish"))).toBe(true);
+    const api = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
+    expect(api.body).toMatchObject({ status: "rejected", closed_reason: "generation_failed" });
   });
 });

@@ -91,7 +91,7 @@ async function expectDroppedWithoutRetry(app: AppServer, leaseId: string, reques
   expect(run.attempts).toBeLessThanOrEqual(1);
   expect(run.steps.map((s) => s.name)).not.toContain("propose");
   for (const step of run.steps) expect(step.attempts, `attempts of ${step.name}`).toBeLessThanOrEqual(1);
-  // The stand-in retries after 100 ms here; give a retry (were there one) time to show.
+  // The stand-in retries within 450 ms here (scale 0.01); give a retry (were there one) time to show.
   await sleep(1_000);
   expect(runsFor(app, GENERATE_FAILURE, leaseId)).toHaveLength(0);
   expect(fake.requests.filter((r) => r.actorId === request.actorId)).toHaveLength(1);

@@ -192,7 +192,7 @@ describe("two app instances, one database, one Inngest server", () => {
     const drivers: InngestLocal[] = [];
     try {
       for (const app of [a, b]) {
-        const driver = await startInngestLocal({ port: 0, appUrls: [app.serveUrl], signingKey: inngest.signingKey, eventKeys: [inngest.eventKey], backoffMs: 100, syncRetryMs: 250, log: () => {} });
+        const driver = await startInngestLocal({ port: 0, appUrls: [app.serveUrl], signingKey: inngest.signingKey, eventKeys: [inngest.eventKey], retryScale: 0.01, syncRetryMs: 250, log: () => {} });
         drivers.push(driver);
         await driver.sync();
       }

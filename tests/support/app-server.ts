@@ -48,8 +48,11 @@ export type AppServerOptions = {
     name?: string;
     timeoutMs?: number;
   };
-  /** The stand-in's retry backoff base in ms (default 100, to keep retries quick). */
-  backoffMs?: number;
+  /**
+   * The factor on the stand-in's retry schedule, the real server's (default 0.01, to keep
+   * retries quick: 150 ms, 300 ms, 600 ms… each plus up to 300 ms; 1 is production's).
+   */
+  retryScale?: number;
   /** Extra environment for the app; it overrides everything above. */
   env?: Record<string, string>;
   /**
@@ -101,7 +104,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     signingKey,
     eventKeys: [eventKey],
     appUrls: [serveUrl],
-    backoffMs: opts.backoffMs ?? 100,
+    retryScale: opts.retryScale ?? 0.01,
     syncRetryMs: 250,
     log: (line) => {
       push(inngestLog, line);
@@ -148,8 +151,8 @@ export type InngestServerOptions = {
   name?: string;
   /** Also write its output to `<logDir>/inngest-<name>.log`. */
   logDir?: string;
-  /** Its retry backoff base in ms (default 100). */
-  backoffMs?: number;
+  /** The factor on its retry schedule, the real server's (default 0.01). */
+  retryScale?: number;
   /** Re-sync the apps every n ms (default 0: only at start and on sync()). */
   pollMs?: number;
 };
@@ -197,7 +200,7 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
 
   const start = async () => {
     const out = logFile ? fs.createWriteStream(logFile, { flags: launches++ ? "a" : "w" }) : undefined;
-    const args = [TSX_CLI, path.join(ROOT, "tools", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--backoff-ms", String(opts.backoffMs ?? 100)];
+    const args = [TSX_CLI, path.join(ROOT, "tools", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--retry-scale", String(opts.retryScale ?? 0.01)];
     for (const u of opts.appUrls) args.push("-u", u);
     const env: Record<string, string | undefined> = { ...process.env, INNGEST_SIGNING_KEY: signingKey, INNGEST_EVENT_KEY: eventKey };
     delete env.INNGEST_DEV;
@@ -258,7 +261,7 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
   };
 }
 
-export type AppInstanceOptions = Omit<AppServerOptions, "backoffMs"> & {
+export type AppInstanceOptions = Omit<AppServerOptions, "retryScale"> & {
   /** The Inngest server this instance sends events to (shared with the other instances). */
   inngest: InngestServer;
   /** The port to listen on (default: a free one). Give it when the Inngest server must know the URL first. */

@@ -2,6 +2,7 @@
 // its keys, how calls to the app are signed, retry and call timing, the log, and the timers
 // that close() clears.
 import type http from "node:http";
+import { retryScaleFrom } from "./backoff";
 import { bearerMatches, signBody } from "./signing";
 import { createTimers } from "./util";
 import type { InngestLocalOptions } from "./types";
@@ -10,7 +11,6 @@ export type Context = ReturnType<typeof createContext>;
 
 export function createContext(opts: InngestLocalOptions) {
   const log = opts.log ?? ((line: string) => console.log(`[inngest-local] ${line}`));
-  const envBackoff = Number(process.env.INNGEST_LOCAL_BACKOFF_MS);
   const signingKey = opts.signingKey || undefined;
   const eventKeys = (opts.eventKeys ?? []).filter(Boolean);
   if (Boolean(signingKey) !== eventKeys.length > 0) {
@@ -27,7 +27,8 @@ export function createContext(opts: InngestLocalOptions) {
     mode: signingKey ? ("self-hosted" as const) : ("dev" as const),
     signingKey,
     eventKeys,
-    backoffMs: opts.backoffMs ?? (Number.isFinite(envBackoff) && envBackoff >= 0 ? envBackoff : 1000),
+    /** The factor on the real server's retry schedule (backoff.ts): 1 unless a test shrinks it. */
+    retryScale: opts.retryScale ?? retryScaleFrom(process.env.INNGEST_LOCAL_RETRY_SCALE),
     checkpointing: opts.checkpointing ?? process.env.INNGEST_LOCAL_CHECKPOINTING !== "0",
     syncRetryMs: opts.syncRetryMs ?? 1000,
     callTimeoutMs: opts.callTimeoutMs ?? 5 * 60_000,

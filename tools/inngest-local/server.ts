@@ -96,7 +96,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   });
   port = (server.address() as { port: number }).port;
   const url = `http://${host}:${port}`;
-  log(`listening on ${url} in ${ctx.mode} mode${ctx.signingKey ? " (calls signed; events need the event key)" : " (unsigned)"} (backoff base ${ctx.backoffMs} ms, checkpointing ${ctx.checkpointing ? "on" : "off"})`);
+  log(`listening on ${url} in ${ctx.mode} mode${ctx.signingKey ? " (calls signed; events need the event key)" : " (unsigned)"} (retry schedule ×${ctx.retryScale}, checkpointing ${ctx.checkpointing ? "on" : "off"})`);
 
   executor.scheduleCron();
   for (const appUrl of opts.appUrls) void registry.syncUntilUp(appUrl);
