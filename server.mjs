@@ -109,9 +109,14 @@ export function gate(req, res) {
 
 async function main() {
   const { values } = parseArgs({
-    options: { port: { type: "string", short: "p" }, hostname: { type: "string", short: "H" }, keepAliveTimeout: { type: "string" } },
+    options: {
+      port: { type: "string", short: "p" },
+      hostname: { type: "string", short: "H" },
+      keepAliveTimeout: { type: "string" },
+    },
   });
-  // As `next start`: production unless told otherwise, PORT or -p (default 3000), every interface unless -H.
+  // As `next start`: production unless told otherwise, PORT or -p (default 3000), every
+  // interface unless -H.
   process.env.NODE_ENV ??= "production";
   const port = Number(values.port ?? process.env.PORT ?? 3000);
   const hostname = values.hostname ?? process.env.HOSTNAME;
@@ -121,7 +126,8 @@ async function main() {
   if (values.keepAliveTimeout) server.keepAliveTimeout = Number(values.keepAliveTimeout);
   // Imported once NODE_ENV is set, as `next start` has it set before Next.js loads.
   const { default: next } = await import("next");
-  const app = next({ dev: false, dir: import.meta.dirname, hostname: hostname ?? "localhost", port, httpServer: server });
+  const dir = import.meta.dirname;
+  const app = next({ dev: false, dir, hostname: hostname ?? "localhost", port, httpServer: server });
   await app.prepare();
   const handle = app.getRequestHandler();
 
@@ -136,7 +142,8 @@ async function main() {
   });
   // CONNECT names no path (Node hands it over as a raw socket): the server's methods are its Allow.
   server.on("connect", (_req, socket) => {
-    socket.end(`HTTP/1.1 405 Method Not Allowed\r\nallow: ${SERVER_ALLOW.join(", ")}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
+    const allow = SERVER_ALLOW.join(", ");
+    socket.end(`HTTP/1.1 405 Method Not Allowed\r\nallow: ${allow}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
   });
 
   await new Promise((resolve, reject) => {
@@ -144,8 +151,9 @@ async function main() {
     server.listen(port, hostname, resolve);
   });
   const address = server.address();
-  const shown = typeof address === "object" && address ? `http://${hostname ?? "localhost"}:${address.port}` : String(address);
-  process.env.PORT = String(typeof address === "object" && address ? address.port : port);
+  const bound = typeof address === "object" && address ? address.port : port;
+  const shown = `http://${hostname ?? "localhost"}:${bound}`;
+  process.env.PORT = String(bound);
   console.info(`▲ Next.js behind server.mjs, ready on ${shown}`);
 
   // As `next start`: finish the requests under way, then close Next (its `after` work), then exit.

@@ -1,9 +1,10 @@
 // Starts the built app as `npm start` does (server.mjs: Next.js behind its method gate) on a
 // free loopback port, in its own process group, with the local Inngest stand-in
 // (tools/inngest-local, in this process) driving its real /api/inngest route: the whole path
-// an event takes in production against a self-hosted Inngest server, minus the browser. Production never runs Inngest's unsigned dev mode, so
-// each server gets a fresh random signing key and event key, shared with its stand-in only
-// (INNGEST_BASE_URL + INNGEST_SIGNING_KEY + INNGEST_EVENT_KEY, as with `inngest start`).
+// an event takes in production against a self-hosted Inngest server, minus the browser.
+// Production never runs Inngest's unsigned dev mode, so each server gets a fresh random
+// signing key and event key, shared with its stand-in only (INNGEST_BASE_URL +
+// INNGEST_SIGNING_KEY + INNGEST_EVENT_KEY, as with `inngest start`).
 // Used by the integration tests on PostgreSQL and by the Playwright run (tests/e2e/support/stack.ts).
 //
 // The app is built once into .next-test (NEXT_DIST_DIR), shared by both, and rebuilt when a
@@ -322,7 +323,10 @@ function push(lines: string[], line: string) {
 
 type LaunchedApp = { child: ChildProcess; logs: string[]; stop: () => Promise<void> };
 
-/** The app as `npm start` runs it (server.mjs: Next.js behind its method gate) on `port`, in its own process group, its output kept (and echoed or written to a file). */
+/**
+ * The app as `npm start` runs it (server.mjs: Next.js behind its method gate) on `port`, in
+ * its own process group, its output kept (and echoed or written to a file).
+ */
 function launchApp(opts: {
   port: number;
   name: string;
