@@ -8,7 +8,8 @@
 //     Router does not have);
 //   - CONNECT is 405 too (Node would drop the connection unanswered);
 //   - OPTIONS on a page or a static file is 204 with its `Allow` (route handlers answer it
-//     themselves, from the methods they export).
+//     themselves, from the methods they export);
+//   - a request target that is no path is 400 (`GET *` was a 500), but `OPTIONS *`, 204.
 // Everything else reaches Next.js untouched. Plain JavaScript, so `npm start` needs nothing
 // but Node and the production dependencies.
 import { realpathSync } from "node:fs";
@@ -85,11 +86,13 @@ const REFUSAL_HEADERS = {
   "cache-control": "no-store",
 };
 
+const BODIES = { 400: "invalid_request", 405: "method_not_allowed" };
+
 function answer(res, status, allow) {
-  const body = status === 405 ? "method_not_allowed" : "";
+  const body = BODIES[status] ?? "";
   res.writeHead(status, {
     ...REFUSAL_HEADERS,
-    allow: allow.join(", "),
+    ...(allow ? { allow: allow.join(", ") } : {}),
     ...(body ? { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) } : {}),
   });
   res.end(body);
@@ -99,9 +102,12 @@ function answer(res, status, allow) {
 /** Answers the request itself when Next.js must not see it; says whether it did. */
 export function gate(req, res) {
   const pathname = pathOf(req.url ?? "");
-  // A target that is no path (`OPTIONS *` asks about the server): any method of ours reaches
-  // Next.js, which refuses an odd target itself.
-  const { allow, handler } = pathname === null ? { allow: SERVER_ALLOW, handler: false } : routeOf(pathname);
+  // A target that is no path: `OPTIONS *` asks about the server; anything else is malformed
+  // (RFC 9112 §3.2), and Next.js answered `GET *` and the like with a 500 (found by the fuzzer).
+  if (pathname === null) {
+    return req.method === "OPTIONS" && req.url === "*" ? answer(res, 204, SERVER_ALLOW) : answer(res, 400);
+  }
+  const { allow, handler } = routeOf(pathname);
   if (!allow.includes(req.method)) return answer(res, 405, allow);
   if (req.method === "OPTIONS" && !handler) return answer(res, 204, allow);
   return false;

@@ -289,6 +289,19 @@ describe("methods and paths Next.js answered with a 500 before our code ran", ()
     expect(await snapshot()).toEqual(before);
   });
 
+  it("a request target that is no path is 400 (`GET *` was a 500), and OPTIONS * is 204 with the server's methods", async () => {
+    for (const target of ["*", "foo", new URL(app.url).host, "http:", "?x=1"]) {
+      for (const method of ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"]) {
+        const res = await send(method, target);
+        if (method === "OPTIONS" && target === "*") {
+          expect({ status: res.status, allow: headerOf(res.head, "allow") }).toEqual({ status: 204, allow: SERVER_ALLOWS });
+        } else {
+          expect({ method, target, status: res.status }).toEqual({ method, target, status: 400 });
+        }
+      }
+    }
+  });
+
   it("a write, OPTIONS or any other method on a built static file is 405 with Allow: GET, HEAD, OPTIONS; OPTIONS is 204", async () => {
     const files = staticFiles();
     for (const file of [...files, "/_next/static/chunks/not-there.js"]) {
