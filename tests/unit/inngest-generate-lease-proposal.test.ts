@@ -10,6 +10,9 @@ import {
   type ModelRequest,
   type Proposal,
 } from "@/lib/model";
+// The function's output and step outputs leave the client encrypted (inngest/encryption.ts):
+// the tests open them with the key the app runs with.
+import { opened } from "../support/step-data";
 
 vi.mock("@/db/client", () => ({ getDb: vi.fn(async () => ({ fake: "db" })) }));
 vi.mock("@/lib/leases", () => ({
@@ -149,7 +152,9 @@ describe("generate-lease-proposal: the run", () => {
     const { result, error, ctx } = await engine().execute();
 
     expect(error).toBeUndefined();
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "proposed" });
+    // What the Inngest server keeps is ciphertext (docs/decisions/0049).
+    expect(result).toMatchObject({ __ENCRYPTED__: true });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "proposed" });
     expect(vi.mocked(ctx.step.run).mock.calls.map(([id]) => id)).toEqual(["generate", "propose"]);
     // One read of the lease per generation, before the model: no re-read after it.
     expect(loadForGeneration).toHaveBeenCalledTimes(1);
@@ -192,7 +197,7 @@ describe("generate-lease-proposal: the run", () => {
 
     const { result } = await engine().executeStep("generate");
 
-    expect(result).toEqual({ ok: true, actorId: ACTOR_ID, summary: "Summary of Northwind Traders", model: "fake-1" });
+    expect(await opened(result)).toEqual({ ok: true, actorId: ACTOR_ID, summary: "Summary of Northwind Traders", model: "fake-1" });
   });
 
   it.each([
@@ -205,7 +210,7 @@ describe("generate-lease-proposal: the run", () => {
 
     const { result, ctx } = await engine().execute();
 
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason, status: status ?? null });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason, status: status ?? null });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     expect(requests).toHaveLength(0);
     expect(proposeLease).not.toHaveBeenCalled();
@@ -272,7 +277,7 @@ describe("generate-lease-proposal: model errors", () => {
     const { result, error } = await engine().execute();
 
     expect(error).toBeUndefined();
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
     expect(failGeneration).not.toHaveBeenCalled();
   });
 
@@ -306,7 +311,7 @@ describe("generate-lease-proposal: model errors", () => {
 
     const { result } = await engine().execute();
 
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
     expect(loadForGeneration).toHaveBeenCalledTimes(2); // before the model, and the re-read that expires it
     expect(proposeLease).not.toHaveBeenCalled();
   });
@@ -331,7 +336,7 @@ describe("generate-lease-proposal: a lease closed during the model call", () => 
     expect(requests[0]!.signal!.aborted).toBe(true);
     // The generate step returned (it did not throw, so no retry and no failure handler): the
     // run ends as stopped, with what the lease became.
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "not_open", status: "rejected" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "not_open", status: "rejected" });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     expect(loadForGeneration).toHaveBeenCalledTimes(2); // before the model, and the re-read after the abort
     expect(proposeLease).not.toHaveBeenCalled(); // nothing answered, so no late completion
@@ -364,7 +369,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
     });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     // What propose said is the run's outcome; the lease was not read again to learn it.
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "rejected" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "rejected" });
     expect(loadForGeneration).toHaveBeenCalledTimes(1);
   });
 
@@ -375,7 +380,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
 
     const { result } = await engine().execute();
 
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "expired" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "expired" });
   });
 
   it("proposes as the actor the completion names, so a completion for someone else fails closed", async () => {
@@ -386,7 +391,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
     const { result } = await engine().execute();
 
     expect(proposeLease).toHaveBeenCalledWith(expect.anything(), expect.objectContaining({ actorId: OTHER_ACTOR }));
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "actor_mismatch", status: "rejected" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "actor_mismatch", status: "rejected" });
   });
 });
 
