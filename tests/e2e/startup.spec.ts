@@ -1,5 +1,5 @@
 // The production server refuses to start without a real session key, or with Inngest unsigned
-// (INNGEST_DEV) or without its keys, and says which.
+// (INNGEST_DEV) or without its keys, or without the key that encrypts its step data, and says which.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
@@ -8,8 +8,9 @@ import { TEST_DIST_DIR } from "../support/app-server";
 const DEV_KEY = "claimcheck-dev-only-session-key-do-not-use-in-production"; // lib/env.ts
 
 function startProduction(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const next = path.join(process.cwd(), "node_modules", "next", "dist", "bin", "next");
-  const child = spawn(process.execPath, [next, "start", "-p", "0", "-H", "127.0.0.1"], {
+  // As `npm start` runs it: server.mjs, Next.js behind its method gate (decision 0048).
+  const server = path.join(process.cwd(), "server.mjs");
+  const child = spawn(process.execPath, [server, "-p", "0", "-H", "127.0.0.1"], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "production", NEXT_DIST_DIR: TEST_DIST_DIR, NEXT_TELEMETRY_DISABLED: "1", ...env },
     detached: true,
   });
@@ -25,7 +26,7 @@ function startProduction(env: Record<string, string>): Promise<{ code: number | 
   );
 }
 
-test("next start refuses a missing SESSION_PASSWORD, and the development key, naming the variable", async () => {
+test("npm start refuses a missing SESSION_PASSWORD, and the development key, naming the variable", async () => {
   const missing = await startProduction({});
   expect(missing.code).toBe(1);
   expect(missing.output).toContain("SESSION_PASSWORD must be set in production");
@@ -39,7 +40,7 @@ test("next start refuses a missing SESSION_PASSWORD, and the development key, na
   expect(short.output).toContain("at least 32 characters");
 });
 
-test("next start refuses Inngest's unsigned dev mode and a missing signing or event key, naming the variable", async () => {
+test("npm start refuses Inngest's unsigned dev mode and a missing signing or event key, naming the variable", async () => {
   const session = { SESSION_PASSWORD: "s".repeat(40) };
   const signingKey = { INNGEST_SIGNING_KEY: `signkey-test-${"ab".repeat(32)}` };
   const eventKey = { INNGEST_EVENT_KEY: "e".repeat(32) };
@@ -60,4 +61,15 @@ test("next start refuses Inngest's unsigned dev mode and a missing signing or ev
   const noEventKey = await startProduction({ ...session, ...signingKey });
   expect(noEventKey.code).toBe(1);
   expect(noEventKey.output).toContain("INNGEST_EVENT_KEY must be set in production");
+});
+
+test("next start refuses a missing INNGEST_ENCRYPTION_KEY, and the development key, naming the variable", async () => {
+  const ready = { SESSION_PASSWORD: "s".repeat(40), INNGEST_SIGNING_KEY: `signkey-test-${"ab".repeat(32)}`, INNGEST_EVENT_KEY: "e".repeat(32) };
+  const missing = await startProduction(ready);
+  expect(missing.code).toBe(1);
+  expect(missing.output).toContain("INNGEST_ENCRYPTION_KEY must be set in production");
+
+  const devKey = await startProduction({ ...ready, INNGEST_ENCRYPTION_KEY: "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production" });
+  expect(devKey.code).toBe(1);
+  expect(devKey.output).toContain("INNGEST_ENCRYPTION_KEY is the development default");
 });

@@ -1,9 +1,10 @@
-// Starts the built app (`next start`) on a free loopback port, in its own process group,
-// with the local Inngest stand-in (tools/inngest-local, in this process) driving its real
-// /api/inngest route: the whole path an event takes in production against a self-hosted
-// Inngest server, minus the browser. Production never runs Inngest's unsigned dev mode, so
-// each server gets a fresh random signing key and event key, shared with its stand-in only
-// (INNGEST_BASE_URL + INNGEST_SIGNING_KEY + INNGEST_EVENT_KEY, as with `inngest start`).
+// Starts the built app as `npm start` does (server.mjs: Next.js behind its method gate) on a
+// free loopback port, in its own process group, with the local Inngest stand-in
+// (tools/inngest-local, in this process) driving its real /api/inngest route: the whole path
+// an event takes in production against a self-hosted Inngest server, minus the browser.
+// Production never runs Inngest's unsigned dev mode, so each server gets a fresh random
+// signing key and event key, shared with its stand-in only (INNGEST_BASE_URL +
+// INNGEST_SIGNING_KEY + INNGEST_EVENT_KEY, as with `inngest start`).
 // Used by the integration tests on PostgreSQL and by the Playwright run (tests/e2e/support/stack.ts).
 //
 // The app is built once into .next-test (NEXT_DIST_DIR), shared by both, and rebuilt when a
@@ -18,12 +19,15 @@ import { fileURLToPath } from "node:url";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { signBody } from "@/tools/inngest-local/signing";
 import { isAlive } from "@/lib/pid";
+import { TEST_INNGEST_ENCRYPTION_KEY } from "./step-data";
 
 export const TEST_DIST_DIR = ".next-test";
 export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0123456789";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
+// What `npm start` runs: Next.js behind the gate that answers the methods it would fail on (decision 0048).
+const SERVER = path.join(ROOT, "server.mjs");
 const ECHO = process.env.APP_SERVER_LOG === "1";
 
 export type AppServerOptions = {
@@ -46,10 +50,18 @@ export type AppServerOptions = {
     name?: string;
     timeoutMs?: number;
   };
-  /** The stand-in's retry backoff base in ms (default 100, to keep retries quick). */
-  backoffMs?: number;
+  /**
+   * The factor on the stand-in's retry schedule, the real server's (default 0.01, to keep
+   * retries quick: 150 ms, 300 ms, 600 ms… each plus up to 300 ms; 1 is production's).
+   */
+  retryScale?: number;
   /** Extra environment for the app; it overrides everything above. */
   env?: Record<string, string>;
+  /**
+   * `next start` without server.mjs's gate in front: only for measuring what the gate costs
+   * (`npm run bench reads -- --against-next-start`); such a server answers TRACE with a 500.
+   */
+  bareNextStart?: boolean;
 };
 
 export type AppServer = {
@@ -58,7 +70,10 @@ export type AppServer = {
   url: string;
   /** The app's Inngest serve URL, `${url}/api/inngest`. */
   serveUrl: string;
-  /** The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key, GET /runs, POST /fn/:id/invoke). */
+  /**
+   * The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key; GET /runs and POST /fn/:id/invoke
+   * with `authorization: Bearer <signingKey>`, as its control plane needs in self-hosted mode).
+   */
   inngestUrl: string;
   inngest: InngestLocal;
   /** The app's and its stand-in's INNGEST_SIGNING_KEY (random per server). */
@@ -69,7 +84,7 @@ export type AppServer = {
   appLogs(): string[];
   /** The stand-in's log lines so far. */
   inngestLogs(): string[];
-  /** The app's process (`next start`), for the benchmarks' CPU accounting. */
+  /** The app's process (server.mjs, which runs Next.js in the same process), for the benchmarks' CPU accounting. */
   pid: number | undefined;
   stop(): Promise<void>;
 };
@@ -94,7 +109,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     signingKey,
     eventKeys: [eventKey],
     appUrls: [serveUrl],
-    backoffMs: opts.backoffMs ?? 100,
+    retryScale: opts.retryScale ?? 0.01,
     syncRetryMs: 250,
     log: (line) => {
       push(inngestLog, line);
@@ -103,7 +118,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     },
   });
 
-  const app = launchApp({ port, name, appLogFile, env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }) });
+  const app = launchApp({ port, name, appLogFile, env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }), bare: opts.bareNextStart });
   const stop = async () => {
     await app.stop();
     await inngest.close();
@@ -141,8 +156,8 @@ export type InngestServerOptions = {
   name?: string;
   /** Also write its output to `<logDir>/inngest-<name>.log`. */
   logDir?: string;
-  /** Its retry backoff base in ms (default 100). */
-  backoffMs?: number;
+  /** The factor on its retry schedule, the real server's (default 0.01). */
+  retryScale?: number;
   /** Re-sync the apps every n ms (default 0: only at start and on sync()). */
   pollMs?: number;
 };
@@ -190,7 +205,7 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
 
   const start = async () => {
     const out = logFile ? fs.createWriteStream(logFile, { flags: launches++ ? "a" : "w" }) : undefined;
-    const args = [TSX_CLI, path.join(ROOT, "tools", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--backoff-ms", String(opts.backoffMs ?? 100)];
+    const args = [TSX_CLI, path.join(ROOT, "tools", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--retry-scale", String(opts.retryScale ?? 0.01)];
     for (const u of opts.appUrls) args.push("-u", u);
     const env: Record<string, string | undefined> = { ...process.env, INNGEST_SIGNING_KEY: signingKey, INNGEST_EVENT_KEY: eventKey };
     delete env.INNGEST_DEV;
@@ -230,14 +245,14 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
     logs: () => [...logs],
     async runs() {
       try {
-        const res = await fetch(`${url}/runs`, { signal: AbortSignal.timeout(5000) });
+        const res = await fetch(`${url}/runs`, { headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(5000) });
         return res.ok ? ((await res.json()) as RunSummary[]) : [];
       } catch {
         return [];
       }
     },
     async sync() {
-      const res = await fetch(`${url}/sync`, { method: "POST", signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(30_000) });
       if (!res.ok) throw new Error(`${name}: POST /sync answered ${res.status}: ${await res.text()}`);
     },
     kill,
@@ -251,14 +266,14 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
   };
 }
 
-export type AppInstanceOptions = Omit<AppServerOptions, "backoffMs"> & {
+export type AppInstanceOptions = Omit<AppServerOptions, "retryScale"> & {
   /** The Inngest server this instance sends events to (shared with the other instances). */
   inngest: InngestServer;
   /** The port to listen on (default: a free one). Give it when the Inngest server must know the URL first. */
   port?: number;
 };
 
-/** One `next start` of several on a shared Inngest server; it can be killed and started again on its port. */
+/** One app server (`npm start`) of several on a shared Inngest server; it can be killed and started again on its port. */
 export type AppInstance = {
   name: string;
   url: string;
@@ -312,11 +327,23 @@ function push(lines: string[], line: string) {
 
 type LaunchedApp = { child: ChildProcess; logs: string[]; stop: () => Promise<void> };
 
-/** `next start` on `port`, in its own process group, its output kept (and echoed or written to a file). */
-function launchApp(opts: { port: number; name: string; appLogFile?: string; env: NodeJS.ProcessEnv; logs?: string[]; append?: boolean }): LaunchedApp {
+/**
+ * The app as `npm start` runs it (server.mjs: Next.js behind its method gate) on `port`, in
+ * its own process group, its output kept (and echoed or written to a file).
+ */
+function launchApp(opts: {
+  port: number;
+  name: string;
+  appLogFile?: string;
+  env: NodeJS.ProcessEnv;
+  logs?: string[];
+  append?: boolean;
+  bare?: boolean;
+}): LaunchedApp {
   const logs = opts.logs ?? [];
   const out = opts.appLogFile ? fs.createWriteStream(opts.appLogFile, { flags: opts.append ? "a" : "w" }) : undefined;
-  const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(opts.port), "-H", "127.0.0.1"], {
+  const entry = opts.bare ? [NEXT_BIN, "start"] : [SERVER];
+  const child = spawn(process.execPath, [...entry, "-p", String(opts.port), "-H", "127.0.0.1"], {
     cwd: ROOT,
     env: opts.env,
     detached: true, // its own process group: stop() ends next-server with it
@@ -373,6 +400,8 @@ function appEnv(opts: AppServerOptions, inngest: { baseUrl: string; signingKey: 
     INNGEST_SIGNING_KEY: inngest.signingKey,
     INNGEST_EVENT_KEY: inngest.eventKey,
     SESSION_PASSWORD: TEST_SESSION_PASSWORD,
+    // One key for every test server, so instances sharing an Inngest server read each other's steps.
+    INNGEST_ENCRYPTION_KEY: TEST_INNGEST_ENCRYPTION_KEY,
     SESSION_COOKIE_SECURE: "false",
     LEASE_TTL_SECONDS: String(opts.leaseTtlSeconds ?? 90),
     MODEL_PROVIDER: model.provider ?? "local",

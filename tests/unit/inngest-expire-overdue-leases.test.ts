@@ -2,6 +2,9 @@
 // expireOverdue (tested on a real database in tests/integration/leases.test.ts) is mocked.
 import { InngestTestEngine } from "@inngest/test";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+// The function's output and step outputs leave the client encrypted (inngest/encryption.ts):
+// the tests open them with the key the app runs with.
+import { opened } from "../support/step-data";
 
 vi.mock("@/db/client", () => ({ getDb: vi.fn(async () => ({ fake: "db" })) }));
 vi.mock("@/lib/leases", () => ({ expireOverdue: vi.fn() }));
@@ -41,7 +44,9 @@ describe("expire-overdue-leases", () => {
 
     const { result, ctx } = await engine().execute();
 
-    expect(result).toEqual({ expired: 0, batches: 1, more: false });
+    // What the Inngest server keeps is ciphertext (docs/decisions/0049).
+    expect(result).toMatchObject({ __ENCRYPTED__: true });
+    expect(await opened(result)).toEqual({ expired: 0, batches: 1, more: false });
     expect(expireOverdue).toHaveBeenCalledTimes(1);
     expect(expireOverdue).toHaveBeenCalledWith(expect.anything(), SWEEP_BATCH_SIZE);
     expect(ctx.step.run).toHaveBeenCalledWith("expire-batch-1", expect.any(Function));
@@ -55,7 +60,7 @@ describe("expire-overdue-leases", () => {
 
     const { result, ctx } = await engine().execute();
 
-    expect(result).toEqual({ expired: 2 * SWEEP_BATCH_SIZE + 3, batches: 3, more: false });
+    expect(await opened(result)).toEqual({ expired: 2 * SWEEP_BATCH_SIZE + 3, batches: 3, more: false });
     expect(expireOverdue).toHaveBeenCalledTimes(3);
     for (const id of ["expire-batch-1", "expire-batch-2", "expire-batch-3"]) {
       expect(ctx.step.run).toHaveBeenCalledWith(id, expect.any(Function));
@@ -68,7 +73,7 @@ describe("expire-overdue-leases", () => {
     const { result } = await engine().execute();
 
     expect(expireOverdue).toHaveBeenCalledTimes(SWEEP_MAX_BATCHES);
-    expect(result).toEqual({ expired: SWEEP_MAX_BATCHES * SWEEP_BATCH_SIZE, batches: SWEEP_MAX_BATCHES, more: true });
+    expect(await opened(result)).toEqual({ expired: SWEEP_MAX_BATCHES * SWEEP_BATCH_SIZE, batches: SWEEP_MAX_BATCHES, more: true });
   });
 
   it("keeps step state small: a count, not the lease ids", async () => {
@@ -76,6 +81,6 @@ describe("expire-overdue-leases", () => {
 
     const { result } = await engine().executeStep("expire-batch-1");
 
-    expect(result).toEqual({ count: 2 });
+    expect(await opened(result)).toEqual({ count: 2 });
   });
 });

@@ -1,6 +1,6 @@
 // The generate function's logic with @inngest/test: the domain (lib/leases), the database
 // handle and the model provider are mocked; the function, its steps and the SDK are real.
-import { InngestTestEngine } from "@inngest/test";
+import { InngestTestEngine, mockCtx } from "@inngest/test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { GenerationInput, ProposeResult } from "@/lib/leases";
 import {
@@ -10,6 +10,9 @@ import {
   type ModelRequest,
   type Proposal,
 } from "@/lib/model";
+// The function's output and step outputs leave the client encrypted (inngest/encryption.ts):
+// the tests open them with the key the app runs with.
+import { opened } from "../support/step-data";
 
 vi.mock("@/db/client", () => ({ getDb: vi.fn(async () => ({ fake: "db" })) }));
 vi.mock("@/lib/leases", () => ({
@@ -72,10 +75,11 @@ function openInput(remainingMs = 60_000): GenerationInput {
 }
 
 /** A model that records its requests and answers with `answer` (or throws it). */
-function fakeModel(answer: (req: ModelRequest) => Promise<Proposal>) {
+function fakeModel(answer: (req: ModelRequest) => Promise<Proposal>, timeLimitMs = 10_000) {
   const requests: ModelRequest[] = [];
   const provider: ModelProvider = {
     name: "fake",
+    timeLimitMs,
     async generate(req) {
       requests.push(req);
       return answer(req);
@@ -88,10 +92,12 @@ function fakeModel(answer: (req: ModelRequest) => Promise<Proposal>) {
 const ok = (req: ModelRequest): Promise<Proposal> =>
   Promise.resolve({ summary: `Summary of ${req.invoice.counterparty}`, actorId: req.actorId, model: "fake-1" });
 
-function engine() {
+function engine(attempt = 0) {
   // A fresh engine per test: an instance caches step results across executions.
   return new InngestTestEngine({
     function: generateLeaseProposal,
+    // The step's attempt as the server numbers it (0 first), which picks the wait before a retry.
+    transformCtx: (ctx) => ({ ...mockCtx(ctx), attempt }),
     events: [
       {
         name: "lease/opened",
@@ -104,6 +110,8 @@ function engine() {
 
 beforeEach(() => {
   vi.clearAllMocks();
+  // clearAllMocks keeps queued mockResolvedValueOnce answers: one a test left unread must not leak.
+  loadForGeneration.mockReset();
   watches = [];
   watchLeaseClose.mockImplementation(async () => {
     const watch = { controller: new AbortController(), release: vi.fn() };
@@ -144,7 +152,9 @@ describe("generate-lease-proposal: the run", () => {
     const { result, error, ctx } = await engine().execute();
 
     expect(error).toBeUndefined();
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "proposed" });
+    // What the Inngest server keeps is ciphertext (docs/decisions/0049).
+    expect(result).toMatchObject({ __ENCRYPTED__: true });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "proposed" });
     expect(vi.mocked(ctx.step.run).mock.calls.map(([id]) => id)).toEqual(["generate", "propose"]);
     // One read of the lease per generation, before the model: no re-read after it.
     expect(loadForGeneration).toHaveBeenCalledTimes(1);
@@ -187,7 +197,7 @@ describe("generate-lease-proposal: the run", () => {
 
     const { result } = await engine().executeStep("generate");
 
-    expect(result).toEqual({ ok: true, actorId: ACTOR_ID, summary: "Summary of Northwind Traders", model: "fake-1" });
+    expect(await opened(result)).toEqual({ ok: true, actorId: ACTOR_ID, summary: "Summary of Northwind Traders", model: "fake-1" });
   });
 
   it.each([
@@ -200,7 +210,7 @@ describe("generate-lease-proposal: the run", () => {
 
     const { result, ctx } = await engine().execute();
 
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason, status: status ?? null });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason, status: status ?? null });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     expect(requests).toHaveLength(0);
     expect(proposeLease).not.toHaveBeenCalled();
@@ -226,6 +236,49 @@ describe("generate-lease-proposal: model errors", () => {
     expect(out.step.op).toBe("StepError");
     expect(out.step.error).toMatchObject({ name: "ModelUnavailableError", message: "HTTP 503 from the model" });
     expect(proposeLease).not.toHaveBeenCalled();
+  });
+
+  it("does not retry when the server's next call could not finish before the deadline: NonRetriableError, model_unavailable", async () => {
+    // After attempt 0 the server waits at least 15 s (plus up to 30 s of jitter), then the model
+    // may take its 10 s: 40 s left by the database clock, read again after the failure, is too little.
+    loadForGeneration.mockResolvedValueOnce(openInput(60_000)).mockResolvedValueOnce(openInput(40_000));
+    fakeModel(() => Promise.reject(new ModelUnavailableError("HTTP 503 from the model")));
+
+    const out = await engine().executeStep("generate");
+
+    expect(out.step.op).toBe("StepFailed");
+    expect(out.result).toMatchObject({ name: "NonRetriableError", message: expect.stringMatching(/^ModelUnavailableError: HTTP 503 from the model \(no retry could finish/) });
+    expect(failureCode(out.result as Error)).toBe("model_unavailable");
+    expect(loadForGeneration).toHaveBeenCalledTimes(2);
+    expect(proposeLease).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    { attempt: 0, remainingMs: 45_001, timeLimitMs: 10_000, retried: true }, // 15 s + 30 s of jitter
+    { attempt: 0, remainingMs: 45_000, timeLimitMs: 10_000, retried: false },
+    { attempt: 1, remainingMs: 60_001, timeLimitMs: 10_000, retried: true }, // 30 s + 30 s
+    { attempt: 1, remainingMs: 59_000, timeLimitMs: 10_000, retried: false },
+    { attempt: 2, remainingMs: 89_000, timeLimitMs: 10_000, retried: false }, // 1 min + 30 s
+    { attempt: 0, remainingMs: 60_000, timeLimitMs: 50_000, retried: false }, // 15 s + a 50 s model call
+    { attempt: 0, remainingMs: 65_001, timeLimitMs: 50_000, retried: true },
+  ])("attempt $attempt with $remainingMs ms left and a $timeLimitMs ms model: retried $retried", async ({ attempt, remainingMs, timeLimitMs, retried }) => {
+    loadForGeneration.mockResolvedValueOnce(openInput(90_000)).mockResolvedValueOnce(openInput(remainingMs));
+    fakeModel(() => Promise.reject(new ModelUnavailableError("connection refused")), timeLimitMs);
+
+    const out = await engine(attempt).executeStep("generate");
+
+    expect(out.step.op).toBe(retried ? "StepError" : "StepFailed");
+  });
+
+  it("a lease that closed or ran out while the model failed: the run stops at the re-read, no failure recorded", async () => {
+    loadForGeneration.mockResolvedValueOnce(openInput(60_000)).mockResolvedValueOnce({ ok: false, reason: "expired", status: "expired" });
+    fakeModel(() => Promise.reject(new ModelUnavailableError("HTTP 502")));
+
+    const { result, error } = await engine().execute();
+
+    expect(error).toBeUndefined();
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
+    expect(failGeneration).not.toHaveBeenCalled();
   });
 
   it("turns a ModelOutputError into a NonRetriableError (StepFailed, no retry)", async () => {
@@ -258,7 +311,7 @@ describe("generate-lease-proposal: model errors", () => {
 
     const { result } = await engine().execute();
 
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
     expect(loadForGeneration).toHaveBeenCalledTimes(2); // before the model, and the re-read that expires it
     expect(proposeLease).not.toHaveBeenCalled();
   });
@@ -283,7 +336,7 @@ describe("generate-lease-proposal: a lease closed during the model call", () => 
     expect(requests[0]!.signal!.aborted).toBe(true);
     // The generate step returned (it did not throw, so no retry and no failure handler): the
     // run ends as stopped, with what the lease became.
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "not_open", status: "rejected" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "not_open", status: "rejected" });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     expect(loadForGeneration).toHaveBeenCalledTimes(2); // before the model, and the re-read after the abort
     expect(proposeLease).not.toHaveBeenCalled(); // nothing answered, so no late completion
@@ -316,7 +369,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
     });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     // What propose said is the run's outcome; the lease was not read again to learn it.
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "rejected" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "rejected" });
     expect(loadForGeneration).toHaveBeenCalledTimes(1);
   });
 
@@ -327,7 +380,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
 
     const { result } = await engine().execute();
 
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "expired" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "late_completion", status: "expired" });
   });
 
   it("proposes as the actor the completion names, so a completion for someone else fails closed", async () => {
@@ -338,7 +391,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
     const { result } = await engine().execute();
 
     expect(proposeLease).toHaveBeenCalledWith(expect.anything(), expect.objectContaining({ actorId: OTHER_ACTOR }));
-    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "actor_mismatch", status: "rejected" });
+    expect(await opened(result)).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "actor_mismatch", status: "rejected" });
   });
 });
 
