@@ -51,8 +51,9 @@ export function action<W extends Who, S extends z.ZodType, R>(spec: Spec<W, S, R
     if (!parsed.success) return spec.invalid(raw, { actor });
     const db = await getDb();
     if (spec.who !== "actor" || !actor) return spec.run(parsed.data, { actor, raw, db });
+    const held = sessionHeld(db, { actorId: actor.id, sessionId: actor.sessionId });
     try {
-      return await spec.run(parsed.data, { actor, raw, db: sessionHeld(db, { actorId: actor.id, sessionId: actor.sessionId }) });
+      return await spec.run(parsed.data, { actor, raw, db: held });
     } catch (error) {
       if (error instanceof SessionEnded) return sendToSignIn();
       throw error;

@@ -56,7 +56,8 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
       };
       // The row is ours from here, however long we waited for it: past its deadline by the
       // clock now, it is recorded `expired` in this same transaction, and refused.
-      const expiredNow = async () => (await expireDue(tx, eq(inferenceLease.id, lease.id), "apply", clockNow)).length > 0;
+      const expiredNow = async () =>
+        (await expireDue(tx, eq(inferenceLease.id, lease.id), "apply", clockNow)).length > 0;
       if (lease.status === "open") return refuse((await expiredNow()) ? "lease_expired" : "lease_open");
       // Withdrawn by an edit (withdrawOutdated): the answer says why, as it did when apply found it.
       if (lease.status === "rejected" && lease.closedReason === "invoice_changed") return refuse("invoice_changed");

@@ -52,8 +52,8 @@ export async function expireDue(tx: Tx, where: SQL | undefined, by: string, at: 
 export { holdLiveSession } from "@/lib/sessions";
 
 /** The session has not run out by the clock now: for a condition judged after a wait for a row. */
-export const sessionLiveNow = (sessionId: string) =>
-  sql`exists (select 1 from ${appSession} where ${appSession.id} = ${sessionId} and ${appSession.expiresAt} > ${clockNow})`;
+export const sessionLiveNow = (sessionId: string) => sql`exists (select 1 from ${appSession}
+  where ${appSession.id} = ${sessionId} and ${appSession.expiresAt} > ${clockNow})`;
 
 export const leaseWithNow = { ...getTableColumns(inferenceLease), now: sql<Date>`now()`.mapWith(toDate) };
 

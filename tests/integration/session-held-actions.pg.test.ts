@@ -64,25 +64,34 @@ async function signIn(email: string): Promise<{ cookie: string; sessionId: strin
 }
 
 /**
- * A server action posted as a browser posts it: a plain form post with JavaScript off, or,
- * for the edit form's state action (its previous state comes first), as React encodes the
- * call with JavaScript on.
+ * A server action posted as a browser with JavaScript off posts it. The lease actions are
+ * plain form actions (`$ACTION_ID_<id>`); the edit form is a state action, whose form carries
+ * its reference in hidden fields: those are taken from the page as the server rendered it.
  */
 async function postAction(name: string, invoiceId: string, cookie: string, fields: Record<string, string>) {
-  const id = actionId(name);
   const form = new FormData();
-  const headers: Record<string, string> = { cookie, origin: app.url };
   if (name === "editInvoiceAction") {
-    form.append("0", JSON.stringify([null, "$K1"]));
-    for (const [k, v] of Object.entries(fields)) form.append(`_1_${k}`, v);
-    Object.assign(headers, { "next-action": id, accept: "text/x-component" });
+    for (const [k, v] of await editFormHiddenFields(invoiceId, cookie)) if (!(k in fields)) form.append(k, v);
   } else {
-    form.append(`$ACTION_ID_${id}`, "");
-    for (const [k, v] of Object.entries(fields)) form.append(k, v);
+    form.append(`$ACTION_ID_${actionId(name)}`, "");
   }
-  const res = await fetch(`${app.url}/invoices/${invoiceId}`, { method: "POST", headers, body: form, redirect: "manual" });
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  const res = await fetch(`${app.url}/invoices/${invoiceId}`, { method: "POST", headers: { cookie, origin: app.url }, body: form, redirect: "manual" });
   const body = await res.text();
-  return { status: res.status, location: res.headers.get("location") ?? res.headers.get("x-action-redirect"), body: body.slice(0, 300) };
+  return { status: res.status, location: res.headers.get("location"), body: body.slice(0, 300) };
+}
+
+/** The hidden fields of the invoice page's edit form, as the server rendered them. */
+async function editFormHiddenFields(invoiceId: string, cookie: string): Promise<[string, string][]> {
+  const html = await (await fetch(`${app.url}/invoices/${invoiceId}`, { headers: { cookie } })).text();
+  const forms = html.split("<form").slice(1).map((f) => f.slice(0, f.indexOf("</form>")));
+  const edit = forms.find((f) => f.includes('name="counterparty"'));
+  if (!edit) throw new Error("no edit form on the invoice page");
+  const unescape = (v: string) => v.replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  return [...edit.matchAll(/<input[^>]*type="hidden"[^>]*>/g)].map((m) => {
+    const attr = (a: string) => new RegExp(`${a}="([^"]*)"`).exec(m[0])?.[1] ?? "";
+    return [unescape(attr("name")), unescape(attr("value"))];
+  });
 }
 
 async function world() {
@@ -184,7 +193,7 @@ describe("a session that runs out while the action waits on a row", () => {
         invoice_id: i,
         number: "INV-EDITED",
         counterparty: "Edited Counterparty",
-        // As the form shows them (no Accept-Language: the default locale); only the text fields change.
+        // As the form shows them (the default locale); only the text fields change.
         issued_on: formatDate("2026-11-01"),
         due_on: formatDate("2026-12-01"),
         expected_version: "1",
@@ -193,6 +202,17 @@ describe("a session that runs out while the action waits on a row", () => {
   ] as const;
 
   for (const c of cases) {
+    it(`${c.action}: with its session live and no row held, the same post writes (the control)`, async () => {
+      const { inv, lease, cookie } = await world();
+      if (c.action === "summarizeAction") {
+        await t.db.update(inferenceLease).set({ status: "rejected", closedReason: "cancelled" }).where(eq(inferenceLease.id, lease.id));
+      }
+      const before = await snapshot(inv.id);
+      const res = await postAction(c.action, inv.id, cookie, c.fields(lease.id, inv.id));
+      expect(res.location ?? res.body).toMatch(new RegExp(`/invoices/${inv.id}`));
+      expect(await snapshot(inv.id)).not.toEqual(before);
+    });
+
     it(`${c.action}: nothing written, and the browser is sent to sign in`, async () => {
       const { inv, lease, cookie, sessionId } = await world();
       if (c.action === "summarizeAction") {
