@@ -1,4 +1,5 @@
 import { Inngest } from "inngest";
+import { StepDataEncryption } from "./encryption";
 import { LeaseStepTracing } from "./tracing";
 
 // How the client finds its server is the SDK's own environment reading:
@@ -11,8 +12,9 @@ import { LeaseStepTracing } from "./tracing";
 // serve route to unsigned dev mode, whatever the start-up check let through.
 export const inngest = new Inngest({
   id: "claimcheck",
-  // Each step attempt is a span in its lease's trace (inngest/tracing.ts).
-  middleware: [LeaseStepTracing],
+  // Each step attempt is a span in its lease's trace (inngest/tracing.ts); step outputs and the
+  // run nonce reach the Inngest server encrypted (inngest/encryption.ts).
+  middleware: [LeaseStepTracing, StepDataEncryption],
   ...(process.env.NODE_ENV === "production" ? { isDev: false } : {}),
 });
 

@@ -16,10 +16,12 @@ import {
   type GenerationInput,
 } from "@/lib/leases";
 import { log } from "@/lib/log";
-import { getModelProvider, ModelOutputError, type ModelProvider } from "@/lib/model";
+import { getModelProvider, ModelOutputError, ModelUnavailableError, type ModelProvider } from "@/lib/model";
 import { inngest } from "./client";
+import { decryptEventData } from "./encryption";
 import { leaseClosed, leaseOpened } from "./events";
 import { watchLeaseClose } from "./lease-close-signal";
+import { retryCouldFinish } from "./retry-schedule";
 
 /** Retries after the first attempt; the model errors worth retrying are ModelUnavailableError. */
 export const GENERATION_RETRIES = 3;
@@ -30,13 +32,16 @@ export type GenerationOutcome =
 
 /**
  * The failed run's lease and nonce, from its lease/opened data. The SDK does not validate the
- * event a failure handler receives, and a run can fail because its event was malformed: each
- * field is read on its own, and a missing one reads as "", which matches no lease (a missing
- * nonce on a real lease records run_mismatch).
+ * event a failure handler receives, and a run can fail because its event was malformed: the
+ * lease id is read on its own, and the nonce only from data that passes lease/opened's schema.
+ * The app never sends any other, so a misshapen event is not the lease's run whatever nonce it
+ * carries: its nonce reads as "", which matches no lease (the lease gets run_mismatch).
  */
-const FailedLease = z
-  .object({ leaseId: z.string().catch(""), runNonce: z.string().catch("") })
-  .catch({ leaseId: "", runNonce: "" });
+const FailedLease = z.object({ leaseId: z.string().catch("") }).catch({ leaseId: "" });
+const failedLease = (eventData: unknown) => {
+  const opened = leaseOpened.schema.safeParse(eventData);
+  return opened.success ? opened.data : { leaseId: FailedLease.parse(eventData).leaseId, runNonce: "" };
+};
 
 /**
  * The code the actor sees for a failed run. The error arrives serialized (name and message),
@@ -87,7 +92,8 @@ export async function recordGenerationFailure(
   eventData: unknown,
   error: { name?: string; message?: string },
 ): Promise<Awaited<ReturnType<typeof failGeneration>>> {
-  const { leaseId, runNonce } = FailedLease.parse(eventData);
+  // The failed event as the Inngest server keeps it: its run nonce encrypted (inngest/encryption.ts).
+  const { leaseId, runNonce } = failedLease(await decryptEventData(eventData));
   const code = failureCode(error);
   const result = await failGeneration(db, { leaseId, runNonce, code });
   log.warn("generation failed", {
@@ -113,7 +119,7 @@ export const generateLeaseProposal = inngest.createFunction(
     onFailure: async ({ event, error, step }) =>
       step.run("record-failure", async () => recordGenerationFailure(await getDb(), event.data.event?.data, error)),
   },
-  async ({ event, step }): Promise<GenerationOutcome> => {
+  async ({ event, step, attempt }): Promise<GenerationOutcome> => {
     const { leaseId, runNonce } = event.data;
 
     const generated = await step.run("generate", async (): Promise<Generated> => {
@@ -146,7 +152,18 @@ export const generateLeaseProposal = inngest.createFunction(
         if (error instanceof ModelOutputError) {
           throw new NonRetriableError(`${error.name}: ${error.message}`, { cause: error });
         }
-        throw error; // ModelUnavailableError and anything unexpected: retried with backoff
+        if (error instanceof ModelUnavailableError) {
+          // Retried only if the retry could still finish in the lease's time, read again on the
+          // database clock; else the lease closes now as model_unavailable, not later as expired
+          // (docs/decisions/0050-no-retry-that-cannot-finish-in-time.md).
+          const now = await loadForGeneration(db, leaseId);
+          if (!now.ok) return stopped(leaseId, now);
+          if (!retryCouldFinish(attempt, now.lease.remainingMs, model.timeLimitMs)) {
+            const why = `no retry could finish in the lease's ${now.lease.remainingMs} ms left`;
+            throw new NonRetriableError(`${error.name}: ${error.message} (${why})`, { cause: error });
+          }
+        }
+        throw error; // ModelUnavailableError with time left, and anything unexpected: retried with backoff
       } finally {
         closed.release();
       }

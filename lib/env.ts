@@ -3,6 +3,8 @@ import { z } from "zod";
 
 /** Used only outside production, so a fresh clone runs with no configuration. */
 export const DEV_SESSION_PASSWORD = "claimcheck-dev-only-session-key-do-not-use-in-production";
+/** The same for the key that encrypts step data at the Inngest server (inngest/encryption.ts). */
+export const DEV_INNGEST_ENCRYPTION_KEY = "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production";
 
 const intFromEnv = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
@@ -47,9 +49,13 @@ const EnvSchema = z
     INNGEST_BASE_URL: optionalUrl("INNGEST_BASE_URL"),
     INNGEST_API_BASE_URL: optionalUrl("INNGEST_API_BASE_URL"),
     INNGEST_EVENT_API_BASE_URL: optionalUrl("INNGEST_EVENT_API_BASE_URL"),
+    // Step outputs and the run nonce, encrypted before they reach the Inngest server
+    // (docs/decisions/0049); the fallback still decrypts while a key is rotated out.
+    INNGEST_ENCRYPTION_KEY: optionalText,
+    INNGEST_ENCRYPTION_KEY_FALLBACK: optionalText,
   })
   .transform((env, ctx) => {
-    const inngestProblems = inngestConfigProblems(env);
+    const inngestProblems = [...inngestConfigProblems(env), ...encryptionKeyProblems(env)];
     for (const message of inngestProblems) ctx.addIssue({ code: "custom", message });
     const sessionPassword = env.SESSION_PASSWORD ?? (env.NODE_ENV === "production" ? undefined : DEV_SESSION_PASSWORD);
     if (!sessionPassword) {
@@ -76,8 +82,27 @@ const EnvSchema = z
         : { "1": sessionPassword }) as Record<string, string>,
       cookieSecure: env.SESSION_COOKIE_SECURE ? env.SESSION_COOKIE_SECURE === "true" : env.NODE_ENV === "production",
       leaseTtlSeconds: env.LEASE_TTL_SECONDS,
+      /** The first encrypts; every one decrypts (a rotation keeps the old key as the fallback). */
+      inngestEncryptionKeys: [env.INNGEST_ENCRYPTION_KEY ?? DEV_INNGEST_ENCRYPTION_KEY, ...(env.INNGEST_ENCRYPTION_KEY_FALLBACK ? [env.INNGEST_ENCRYPTION_KEY_FALLBACK] : [])],
     };
   });
+
+/** Like SESSION_PASSWORD: a dev-only default, which production refuses; 32+ characters. */
+function encryptionKeyProblems(env: { NODE_ENV: string; INNGEST_ENCRYPTION_KEY?: string; INNGEST_ENCRYPTION_KEY_FALLBACK?: string }): string[] {
+  const problems: string[] = [];
+  const production = env.NODE_ENV === "production";
+  if (env.INNGEST_ENCRYPTION_KEY === undefined) {
+    if (production) problems.push("INNGEST_ENCRYPTION_KEY must be set in production (32+ characters): it encrypts step data at the Inngest server.");
+  } else if (env.INNGEST_ENCRYPTION_KEY.length < 32) {
+    problems.push("INNGEST_ENCRYPTION_KEY must be at least 32 characters.");
+  } else if (production && env.INNGEST_ENCRYPTION_KEY === DEV_INNGEST_ENCRYPTION_KEY) {
+    problems.push("INNGEST_ENCRYPTION_KEY is the development default, which is refused in production.");
+  }
+  if (env.INNGEST_ENCRYPTION_KEY_FALLBACK !== undefined && env.INNGEST_ENCRYPTION_KEY_FALLBACK.length < 32) {
+    problems.push("INNGEST_ENCRYPTION_KEY_FALLBACK must be at least 32 characters.");
+  }
+  return problems;
+}
 
 export type AppEnv = z.output<typeof EnvSchema>;
 

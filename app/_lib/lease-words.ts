@@ -46,6 +46,15 @@ export const PANEL_WORDS = {
   earlierEventsFailed: "The earlier events could not be loaded. Try again in a moment.",
 } as const;
 
+/**
+ * The invoice came to this user while someone else's summary of it was still under way
+ * (GET /api/invoices/:id's `lease_held_by`, POST /api/leases's 409 lease_in_flight `held_by`).
+ */
+export function heldByWords(name: string): string {
+  // Apply writes only an invoice its actor owns, so that summary can no longer change this one.
+  return `A summary that ${name} asked for before this invoice came to you is still open. It cannot change the invoice; you can ask for your own once it ends (at the latest when its time runs out).`;
+}
+
 /** The lease panel's buttons. */
 export const BUTTON_WORDS = {
   summarize: "Summarize",
@@ -79,7 +88,7 @@ export function channelWords(channel: Channel): string {
   }
 }
 
-const FAILURES = new Set<ClosedReason>(["generation_failed", "dispatch_failed", "actor_mismatch"]);
+const FAILURES = new Set<ClosedReason>(["generation_failed", "dispatch_failed", "actor_mismatch", "proposal_unusable"]);
 
 export function displayOf(lease: Pick<LeaseJson, "status" | "closed_reason">): LeaseDisplay {
   switch (lease.status) {
@@ -160,6 +169,8 @@ export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | 
       return "The summary service could not be reached, so no summary was started. Nothing was changed on the invoice.";
     case "actor_mismatch":
       return "The summary was refused because it was written for a different user. Nothing was changed on the invoice.";
+    case "proposal_unusable":
+      return "The summary came back empty, so it was not applied. Nothing was changed on the invoice; summarize again for a new one.";
     // deadline_passed goes with status expired (above); a rejected lease without a reason was
     // closed by hand, outside the app.
     case "deadline_passed":
@@ -183,6 +194,7 @@ const APPLY_WORDS = {
   lease_open: "The summary is still being written. You can apply it once it appears.",
   lease_not_found: "We could not find this summary. Reload the page to see where things stand.",
   lease_rejected: "This summary was closed, so it cannot be applied. Nothing was changed on the invoice.",
+  proposal_unusable: "This summary came back empty, so it was not applied. Nothing was changed on the invoice. Summarize again.",
 } as const satisfies Record<ApplyRefusal, string>;
 
 /** Why Apply was refused. A rejected lease says why it was closed (discarded elsewhere, signed out...). */
@@ -193,6 +205,7 @@ export function applyRefusal(code: ApplyRefusal, closedReason?: ClosedReason | n
     if (closedReason === "signed_out")
       return "This summary was stopped when you signed out, so it cannot be applied. Nothing was changed on the invoice.";
     if (closedReason === "invoice_changed") return APPLY_WORDS.invoice_changed;
+    if (closedReason === "proposal_unusable") return APPLY_WORDS.proposal_unusable;
   }
   return APPLY_WORDS[code];
 }
@@ -316,6 +329,7 @@ const EVENT_WORDS = {
   dispatch_failed: "The summary service could not be reached",
   apply_refused: "Apply refused",
   cancel_refused: "Discard refused",
+  proposal_unusable: "Not applied: the summary was empty",
 } as const satisfies Record<EventKind, string>;
 
 /**
@@ -360,6 +374,7 @@ const REFUSAL_SHORT = {
   lease_expired: "time had run out",
   lease_not_found: "the summary could not be found",
   invoice_changed: "the invoice had been edited",
+  proposal_unusable: "the summary was empty",
 } as const satisfies Record<ApplyRefusal | `lease_${LeaseStatus}`, string>;
 
 /** The invoice list's line for a stopped (rejected) lease, by why it was closed. */
@@ -370,6 +385,7 @@ export const LIST_STOPPED_WORDS = {
   generation_failed: "The summary could not be written. Nothing was changed.",
   dispatch_failed: "The summary could not be started. Nothing was changed.",
   actor_mismatch: "The summary was refused. Nothing was changed.",
+  proposal_unusable: "The summary came back empty. Nothing was changed.",
 } as const satisfies Record<Exclude<ClosedReason, "deadline_passed">, string>;
 
 export function listStoppedWords(reason: ClosedReason | null): string {

@@ -1,6 +1,6 @@
 import type { Invoice } from "@/db/schema";
 import type { InvoiceDetail } from "@/lib/invoices";
-import type { LeaseView } from "@/lib/leases";
+import { sealEventsCursor, type LeaseView } from "@/lib/leases";
 import type { Actor } from "@/lib/sessions";
 
 // The API speaks snake_case JSON; the domain speaks camelCase. Mapped here, once.
@@ -31,11 +31,13 @@ export const leaseJson = (l: LeaseView) => ({
   closed_reason: l.closedReason,
   server_now: l.now.toISOString(),
   events: l.events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail })),
-  // Opaque to clients: sent back as `?events_before=` for the page before these events.
-  events_before: l.eventsBefore === null ? null : String(l.eventsBefore),
+  // Sent back as `?events_before=` for the page before these events: the event id sealed to
+  // this lease, since ids are one counter for every lease (docs/decisions/0046).
+  events_before: l.eventsBefore === null ? null : sealEventsCursor(l.id, l.eventsBefore),
 });
 
-export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null) {
+/** `heldBy`: the name of someone else whose lease is in flight on the invoice (it changed hands), or null. */
+export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null, heldBy: string | null) {
   const inFlight = latest && (latest.status === "open" || latest.status === "proposed") ? latest : null;
   return {
     ...invoiceJson(i),
@@ -47,5 +49,6 @@ export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null) {
     })),
     lease: inFlight ? leaseJson(inFlight) : null,
     latest_lease: latest ? leaseJson(latest) : null,
+    lease_held_by: heldBy ? { name: heldBy } : null,
   };
 }

@@ -68,8 +68,7 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
         .from(invoice)
         .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId)))
         .for("update");
-      const summary = readSummary(lease.proposal);
-      if (!inv || inv.version !== lease.invoiceVersion || summary === null) {
+      if (!inv || inv.version !== lease.invoiceVersion) {
         if (await expiredNow()) return refuse("lease_expired");
         await tx
           .update(inferenceLease)
@@ -81,6 +80,18 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
           invoice_version: inv?.version ?? null,
         });
         return { ok: false, code: "invoice_changed" };
+      }
+      // Only a lease seeded by hand (or a model's blank answer) holds no summary to write: its own
+      // reason, not invoice_changed, since the invoice is as it was.
+      const summary = readSummary(lease.proposal);
+      if (summary === null) {
+        if (await expiredNow()) return refuse("lease_expired");
+        await tx
+          .update(inferenceLease)
+          .set({ status: "rejected", closedReason: "proposal_unusable", updatedAt: clockNow })
+          .where(eq(inferenceLease.id, lease.id));
+        await recordEvent(tx, lease.id, "proposal_unusable", { by: "apply" });
+        return { ok: false, code: "proposal_unusable" };
       }
 
       // The first write, on rows this transaction already holds, so it waits for nothing and

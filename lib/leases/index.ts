@@ -9,4 +9,5 @@ export * from "./generate";
 export * from "./apply";
 export * from "./close";
 export * from "./notice";
+export * from "./cursor";
 export { isPurpose } from "./shared";

@@ -8,6 +8,7 @@ import type { OpenRefusal } from "@/lib/lease-vocabulary";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, sql } from "drizzle-orm";
+import { leaseHolderName } from "./read";
 import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent } from "./shared";
 import { LeaseDispatch } from "./types";
 
@@ -16,6 +17,8 @@ export type OpenResult =
   | {
       ok: false;
       code: OpenRefusal;
+      /** lease_in_flight: the name of whoever holds it (the invoice changed hands), when known. */
+      heldBy?: string | null;
     };
 
 export const openLease = tracedLeaseOp("lease.open", async function openLease(
@@ -70,12 +73,13 @@ export const openLease = tracedLeaseOp("lease.open", async function openLease(
       }
       const [existing] = await tx.select().from(inferenceLease).where(and(scope, inFlight));
       if (!existing) return "closed_meanwhile";
-      if (existing.actorId !== actorId) return { ok: false, code: "lease_in_flight" };
+      if (existing.actorId !== actorId) return { ok: false, code: "lease_in_flight", heldBy: await leaseHolderName(tx, actorId, invoiceId) };
       return { ok: true, created: false, lease: existing };
     });
   }
 
-  if (outcome === "closed_meanwhile") return { ok: false, code: "lease_in_flight" };
+  // Twice a lease in flight closed under us: someone else's, since ours would have been returned.
+  if (outcome === "closed_meanwhile") return { ok: false, code: "lease_in_flight", heldBy: await leaseHolderName(db, actorId, invoiceId) };
   if (!outcome.ok || !outcome.created) return outcome;
   try {
     await dispatch.leaseOpened(outcome.lease);

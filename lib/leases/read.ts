@@ -5,8 +5,8 @@ import type { Db, Tx } from "@/db/client";
 import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease, type LeaseStatus } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
 import type { ClosedReason, EventKind } from "@/lib/lease-vocabulary";
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
-import { expireDue, leaseWithNow, overdueInFlight } from "./shared";
+import { and, asc, desc, eq, inArray, ne, not, sql } from "drizzle-orm";
+import { expireDue, inFlight, isOverdue, leaseWithNow, overdueInFlight } from "./shared";
 import { LeaseEventView, LeaseView } from "./types";
 
 /**
@@ -16,19 +16,11 @@ import { LeaseEventView, LeaseView } from "./types";
  */
 export const LEASE_EVENTS_PAGE = 50;
 
-/** Which page of a lease's timeline to read: the latest (no cursor), or the one before `before`. */
-export type EventsPage = { before?: number | null };
-
 /**
- * An `events_before` cursor as a client sends it back: a positive whole number (an event id),
- * or "invalid". Absent (null) is the latest page.
+ * Which page of a lease's timeline to read: the latest (no cursor), or the one before the event
+ * id `before` (a client's cursor opened by openEventsCursor, ./cursor.ts).
  */
-export function parseEventsCursor(value: string | null): number | null | "invalid" {
-  if (value === null) return null;
-  if (!/^[1-9][0-9]{0,15}$/.test(value)) return "invalid";
-  const n = Number(value);
-  return Number.isSafeInteger(n) ? n : "invalid";
-}
+export type EventsPage = { before?: number | null };
 
 /**
  * One page from up to LEASE_EVENTS_PAGE + 1 events read newest first: the extra one only tells
@@ -169,6 +161,22 @@ export async function latestLeaseForInvoice(db: Db, actorId: string, invoiceId: 
       .limit(1);
     return lease ? view(tx, lease, {}) : null;
   });
+}
+
+/**
+ * Who holds the lease in flight on an invoice the actor owns, when it is someone else (the
+ * invoice changed hands while that lease was in flight): their name only, so the new owner
+ * can be told in words why Summarize waits; nothing of the lease itself. Null otherwise.
+ */
+export async function leaseHolderName(db: Db | Tx, actorId: string, invoiceId: string): Promise<string | null> {
+  const [row] = await db
+    .select({ name: appUser.name })
+    .from(inferenceLease)
+    .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), eq(invoice.ownerId, actorId)))
+    .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
+    .where(and(eq(inferenceLease.invoiceId, invoiceId), inFlight, not(isOverdue), ne(inferenceLease.actorId, actorId)))
+    .limit(1);
+  return row?.name ?? null;
 }
 
 export type AttemptView = {

@@ -31,6 +31,9 @@ export type LeaseView = {
   now: Date;
   /** One page of the timeline, oldest first: the latest LEASE_EVENTS_PAGE events, or those before a cursor. */
   events: LeaseEventView[];
-  /** The cursor for the page before `events` (the id of its oldest event), or null when there is none. */
+  /**
+   * Where the page before `events` ends (the id of its oldest event), or null when there is none.
+   * Never sent as it is: clients get it sealed to the lease (./cursor.ts).
+   */
   eventsBefore: number | null;
 };

@@ -27,6 +27,7 @@ export function createLocalProvider(opts: LocalProviderOptions = {}): ModelProvi
   }
   return {
     name: "local",
+    timeLimitMs: latencyMs,
     async generate(request: ModelRequest): Promise<Proposal> {
       await sleep(latencyMs, opts.ignoreAbort ? undefined : request.signal, "local");
       return { summary: summarizeInvoice(request.invoice), actorId: request.actorId, model: LOCAL_MODEL_ID };

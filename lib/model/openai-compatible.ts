@@ -129,6 +129,7 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): M
 
   return {
     name: PROVIDER,
+    timeLimitMs: timeoutMs,
     async generate(request: ModelRequest): Promise<Proposal> {
       if (request.signal?.aborted) throw abortedError(request.signal, PROVIDER);
 

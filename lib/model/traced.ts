@@ -7,6 +7,7 @@ import type { ModelProvider } from "./types";
 export function tracedProvider(provider: ModelProvider): ModelProvider {
   return {
     name: provider.name,
+    timeLimitMs: provider.timeLimitMs,
     generate: (request) =>
       inChildSpan(
         "model.generate",

@@ -32,6 +32,8 @@ export type Proposal = {
 
 export interface ModelProvider {
   readonly name: string;
+  /** The longest one call can take: what a retry must still have time for (docs/decisions/0050). */
+  readonly timeLimitMs: number;
   generate(request: ModelRequest): Promise<Proposal>;
 }
 

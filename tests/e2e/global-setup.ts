@@ -43,6 +43,9 @@ export default async function globalSetup(_config: FullConfig) {
   process.env.E2E_SHORT_URL = short.url;
   process.env.E2E_MAIN_INNGEST_URL = main.inngest.url;
   process.env.E2E_SHORT_INNGEST_URL = short.inngest.url;
+  // The stand-ins' control plane (GET /runs) needs their signing key as a bearer.
+  process.env.E2E_MAIN_INNGEST_SIGNING_KEY = main.signingKey;
+  process.env.E2E_SHORT_INNGEST_SIGNING_KEY = short.signingKey;
   fs.mkdirSync(path.join(ROOT, "test-results"), { recursive: true });
   fs.rmSync(path.join(ROOT, "test-results", "e2e-axe.jsonl"), { force: true });
   console.log(`e2e: main ${main.url} (inngest ${main.inngest.url}), short ${short.url} (inngest ${short.inngest.url})`);

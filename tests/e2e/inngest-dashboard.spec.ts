@@ -2,7 +2,7 @@
 // at 1280 and 375 px, against a stand-in this spec starts in self-hosted (signed) mode with a
 // tiny app served by the pinned SDK: the pages render, a run's timeline shows, Resync, Send
 // event, Rerun and Cancel work, a page on another origin cannot press Cancel, and axe finds
-// nothing serious on any page. Screenshots: docs/screenshots/inngest-*.png
+// nothing serious on any page; before its login URL it shows nothing. Screenshots: docs/screenshots/inngest-*.png
 // (E2E_SCREENSHOT_DIR=docs/screenshots refreshes them).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -27,7 +27,7 @@ let targetRun = "";
 test.beforeAll(async () => {
   app = await startSdkApp();
   const logs: string[] = [];
-  local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 50, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
+  local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.01, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
   const quiet = { info() {}, warn() {}, error() {}, debug() {} };
   const inngest = new Inngest({ id: "demo-app", isDev: false, baseUrl: local.url, signingKey, eventKey, logger: quiet });
   const flaked = new Set<string>();
@@ -63,7 +63,7 @@ test.beforeAll(async () => {
   await expect.poll(() => logs.some((l) => l.startsWith('synced app "demo-app"')), { timeout: 10_000 }).toBe(true);
   // Some history: a failed run and several cron runs (which the runs page hides by default).
   await sendEvent({ name: "demo/invoice.reject", data: { invoice: 7 } });
-  for (let i = 0; i < 3; i++) await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST" });
+  for (let i = 0; i < 3; i++) await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` } });
 
   // A page on another origin (another port of the same host: same-site, cross-origin) with
   // a button that posts to the dashboard's Cancel.
@@ -109,10 +109,27 @@ async function reloadUntil(page: Page, status: string) {
   }).toPass({ timeout: 15_000 });
 }
 
+test("self-hosted, the dashboard asks for its login URL and shows nothing before it", async ({ page, allowConsoleErrors }) => {
+  allowConsoleErrors(/401/);
+  const res = await page.goto(`${local.url}/ui/events`);
+  expect(res?.status()).toBe(401);
+  await expect(page.getByRole("heading", { level: 1, name: "Credential needed" })).toBeVisible();
+  await expect(page.getByText(/login URL this server printed at start/)).toBeVisible();
+  await expect(page.getByText("demo/invoice.reject")).toHaveCount(0);
+  await page.goto(local.loginUrl!);
+  await page.goto(`${local.url}/ui/events`);
+  await expect(page.getByText("demo/invoice.reject").first()).toBeVisible();
+});
+
 for (const width of [1280, 375]) {
   const suffix = width === 1280 ? "" : "-375px";
   test.describe(`Inngest dashboard at ${width} px`, () => {
     test.use({ viewport: { width, height: width === 1280 ? 900 : 800 } });
+    // Self-hosted: the dashboard needs its login URL (printed at start) once per browser context.
+    test.beforeEach(async ({ page }) => {
+      await page.goto(local.loginUrl!);
+      await expect(page.getByRole("heading", { level: 1, name: "Functions & apps" })).toBeVisible();
+    });
 
     test("functions and apps: triggers, the cron's next run, Resync", async ({ page }) => {
       await page.goto(local.url);
@@ -139,6 +156,7 @@ for (const width of [1280, 375]) {
       const counterparty = `Globex <b>${width}</b>`;
       await page.getByLabel("Event name").fill("demo/invoice.summarize");
       await page.getByLabel("Data (JSON object)").fill(JSON.stringify({ ok: true, counterparty }));
+      await page.getByLabel("Event key").fill(eventKey);
       await page.getByRole("button", { name: "Send event" }).click();
       await expect(page).toHaveURL(/\/ui\/events\?done=sent$/);
       await expect(page.getByRole("status").first()).toHaveText("Event sent.");

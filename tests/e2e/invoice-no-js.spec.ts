@@ -125,3 +125,20 @@ test("with JavaScript off, a refusal is shown in the page after the redirect, on
   await expectAccessibleAsServed(page, "no JavaScript: apply refused");
   expect((await invoiceRow(sql, invoice.id)).summary).toBeNull();
 });
+
+test.describe("with JavaScript off, in a locale with its own calendar", () => {
+  test.use({ locale: "am-ET-u-ca-ethiopic" });
+
+  // Issue 17, item 4: the form was shown 22/02/2019 and a counterparty-only save wrote it.
+  test("the form shows the stored days and a counterparty-only save keeps them", async ({ page, sql, openInvoice }) => {
+    const { invoice, inv } = await openInvoice(ALICE);
+    await expect.soft(inv.editForm.getByLabel("Issued on")).toHaveValue("01/11/2026");
+    await expect.soft(inv.editForm.getByLabel("Due on")).toHaveValue("01/12/2026");
+    await inv.editCounterparty("Contoso Ltd");
+    await expect(page).toHaveURL(/\?notice=edit\.saved$/);
+    const [row] = await sql<{ counterparty: string; issued_on: string; due_on: string }[]>`
+      select counterparty, to_char(issued_on, 'YYYY-MM-DD') as issued_on, to_char(due_on, 'YYYY-MM-DD') as due_on
+      from invoice where id = ${invoice.id}`;
+    expect(row).toEqual({ counterparty: "Contoso Ltd", issued_on: "2026-11-01", due_on: "2026-12-01" });
+  });
+});

@@ -9,7 +9,7 @@ import { expect, expectAccessible, saveScreenshot, SCREENSHOT_DIR, test } from "
 import { eventDetails, eventKinds, invoiceRow, leaseRow, leasesFor, seedClosedLease, userId } from "./support/db";
 import { expectRunEnded } from "./support/inngest";
 import { InvoicePage } from "./support/pages";
-import { ALICE } from "./support/settings";
+import { ALICE, BOB } from "./support/settings";
 
 /** Requests for the lease itself (GET /api/leases/:id), i.e. polls and deadline checks. */
 function countReads(page: Page): string[] {
@@ -170,6 +170,39 @@ test("a lease with more events than a page: the panel shows the latest 50, says 
   // The history lists the attempt's every event.
   await expect(inv.attempts.first().locator(".timeline li")).toHaveCount(123);
   await expectAccessible(page, "invoice page, a lease with earlier events");
+});
+
+test("an invoice that came to Bob while Alice's summary of it was in flight: the panel names her, shows nothing of her summary, and Summarize says why it waits", async ({
+  page,
+  context,
+  sql,
+  signIn,
+  newInvoice,
+}) => {
+  const invoice = await newInvoice(ALICE);
+  const [alice, bob] = [await userId(sql, ALICE), await userId(sql, BOB)];
+  const leaseId = await seedClosedLease(sql, {
+    invoiceId: invoice.id,
+    actorId: alice,
+    status: "proposed",
+    closedReason: null as never,
+    events: [{ kind: "opened" }, { kind: "proposed" }],
+  });
+  await sql`update inference_lease set proposal = ${sql.json({ summary: "Alice's own proposed words.", model: "test" })} where id = ${leaseId}`;
+  await sql`update invoice set owner_id = ${bob} where id = ${invoice.id}`;
+  const [{ name } = { name: "" }] = await sql<{ name: string }[]>`select name from app_user where id = ${alice}`;
+  await signIn(context, BOB);
+  const inv = new InvoicePage(page);
+  await inv.goto(invoice.id);
+  await inv.expectDisplay("none");
+  const heldBy = inv.panel.getByTestId("lease-held-by");
+  await expect(heldBy).toContainText(`A summary that ${name} asked for before this invoice came to you is still open.`);
+  await expect(page.getByText("Alice's own proposed words.")).toHaveCount(0);
+  await inv.summarize.click();
+  await expect(inv.panel.getByText("A summary for this invoice is already under way", { exact: false })).toBeVisible();
+  await expect(heldBy).toBeVisible();
+  expect((await leaseRow(sql, leaseId)).status).toBe("proposed");
+  await expectAccessible(page, "invoice page, someone else's lease in flight");
 });
 
 test.describe("in New York, in English (US)", () => {

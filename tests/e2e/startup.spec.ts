@@ -1,5 +1,5 @@
 // The production server refuses to start without a real session key, or with Inngest unsigned
-// (INNGEST_DEV) or without its keys, and says which.
+// (INNGEST_DEV) or without its keys, or without the key that encrypts its step data, and says which.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
@@ -60,4 +60,15 @@ test("next start refuses Inngest's unsigned dev mode and a missing signing or ev
   const noEventKey = await startProduction({ ...session, ...signingKey });
   expect(noEventKey.code).toBe(1);
   expect(noEventKey.output).toContain("INNGEST_EVENT_KEY must be set in production");
+});
+
+test("next start refuses a missing INNGEST_ENCRYPTION_KEY, and the development key, naming the variable", async () => {
+  const ready = { SESSION_PASSWORD: "s".repeat(40), INNGEST_SIGNING_KEY: `signkey-test-${"ab".repeat(32)}`, INNGEST_EVENT_KEY: "e".repeat(32) };
+  const missing = await startProduction(ready);
+  expect(missing.code).toBe(1);
+  expect(missing.output).toContain("INNGEST_ENCRYPTION_KEY must be set in production");
+
+  const devKey = await startProduction({ ...ready, INNGEST_ENCRYPTION_KEY: "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production" });
+  expect(devKey.code).toBe(1);
+  expect(devKey.output).toContain("INNGEST_ENCRYPTION_KEY is the development default");
 });

@@ -207,6 +207,47 @@ describe("POST /api/leases", () => {
     expect(second).toMatchObject({ status: 200, body: first.body });
   });
 
+  it("the 200 for the lease already in flight carries its current status: proposed once proposed", async () => {
+    const { inv, aliceCookie } = await world();
+    const first = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    await proposeByHand(first.body.lease_id);
+    const again = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    expect(again).toMatchObject({ status: 200, body: { lease_id: first.body.lease_id, deadline_at: first.body.deadline_at, status: "proposed" } });
+  });
+
+  it("after the invoice changes hands, the new owner reads who holds the lease in flight (a name, nothing else of it), and POST /api/leases is 409 lease_in_flight naming them", async () => {
+    const { alice, bob, inv, aliceCookie, bobCookie } = await world();
+    const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const leaseId = opened.body.lease_id as string;
+    await proposeByHand(leaseId, "Alice's private summary");
+    await t.db.update(invoice).set({ ownerId: bob.id }).where(eq(invoice.id, inv.id));
+
+    const read = await api("GET", `/api/invoices/${inv.id}`, { cookie: bobCookie });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ lease: null, latest_lease: null, lease_held_by: { name: "Alice" } });
+    expect(read.body.lease_held_by).toEqual({ name: "Alice" });
+
+    const before = await counts();
+    const refused = await api("POST", "/api/leases", { cookie: bobCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    expect(refused).toMatchObject({ status: 409, body: { detail: "lease_in_flight", held_by: { name: "Alice" } } });
+    expect(refused.body).toEqual({ detail: "lease_in_flight", held_by: { name: "Alice" } });
+    expect(await counts()).toEqual(before);
+    for (const text of [JSON.stringify(read.body), JSON.stringify(refused.body)]) {
+      for (const secret of [leaseId, alice.id, alice.email, "Alice's private summary", opened.body.deadline_at]) expect(text).not.toContain(secret);
+    }
+
+    // Alice no longer sees the invoice; once her lease is closed, nobody else holds one.
+    expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie })).status).toBe(404);
+    await t.db.update(inferenceLease).set({ status: "rejected", closedReason: "cancelled" }).where(eq(inferenceLease.id, leaseId));
+    expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: bobCookie })).body.lease_held_by).toBeNull();
+    const mine = await api("POST", "/api/leases", { cookie: bobCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    expect(mine.status).toBe(201);
+    expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: bobCookie })).body).toMatchObject({
+      lease: { lease_id: mine.body.lease_id },
+      lease_held_by: null,
+    });
+  });
+
   it("refusals: 404 invoice_not_found (foreign, missing, malformed), 422 purpose_not_allowed / invalid_request; nothing written", async () => {
     const { inv, bobInv, aliceCookie } = await world();
     const before = await counts();
@@ -307,7 +348,7 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
     expect(first.status).toBe(200);
     expect(page(first.body)).toEqual(all.slice(-N));
-    expect(first.body.events_before).toEqual(expect.stringMatching(/^[0-9]+$/));
+    expect(first.body.events_before).toEqual(expect.stringMatching(/^[A-Za-z0-9_-]{22}$/));
 
     const second = await api("GET", `/api/leases/${leaseId}?events_before=${first.body.events_before}`, { cookie: aliceCookie });
     expect(second.status).toBe(200);
@@ -321,7 +362,7 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     expect(last.body.events_before).toBeNull();
 
     // Before the first event there is nothing: an empty page, not an error.
-    const before = await api("GET", `/api/leases/${leaseId}?events_before=1`, { cookie: aliceCookie });
+    const before = await api("GET", `/api/leases/${leaseId}?events_before=${leases.sealEventsCursor(leaseId, 1)}`, { cookie: aliceCookie });
     expect(before).toMatchObject({ status: 200, body: { events: [], events_before: null } });
   });
 
@@ -355,7 +396,7 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
       await t.db.execute(sql`select prosrc, proconfig from pg_proc where proname = 'lease_event_page_start'`),
     );
     const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
-    for (const before of [null, Number(first.body.events_before)]) {
+    for (const before of [null, leases.openEventsCursor(leaseId, first.body.events_before) as number]) {
       const read = scans(await t.db.execute(sql`explain (analyze, format json) ${leases.leaseReadStatement(t.db, alice.id, leaseId, { before })}`));
       const pageStart = await t.db.transaction(async (tx) => {
         for (const setting of fn!.proconfig) await tx.execute(sql.raw(`set local ${setting.replace("=", " = ")}`));
@@ -388,15 +429,20 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     expect(earlier.body).toMatchObject({ events: [full.body.events[0]], events_before: null });
   });
 
-  it("a cursor that is not one is 400 invalid_cursor and writes nothing, not even the expiry a read would record; another actor's lease is 404 whatever the cursor", async () => {
+  it("a cursor that is not one is 400 invalid_cursor and writes nothing, not even the expiry a read would record; another actor's lease is 404 with its own cursor", async () => {
     const { leaseId, aliceCookie, bobCookie } = await longLease(2 * N);
     const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
     const cursor = first.body.events_before as string;
     // Overdue: the next good read records `expired`; a refused one must not.
     await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
     const before = await counts();
-    // As sent, query strings: empty, not a number, not a positive whole one, too big, twice.
-    const bad = ["", "abc", "0", "-1", "1.5", "1e3", "%201", "0x10", "99999999999999999999"].map((v) => `events_before=${v}`);
+    // As sent, query strings: empty, garbage, the event id a cursor stands for, the cursor altered,
+    // cut or lengthened, a cursor sealed for no event (0), twice.
+    const id = String(leases.openEventsCursor(leaseId, cursor));
+    const altered = `${cursor[0] === "A" ? "B" : "A"}${cursor.slice(1)}`;
+    const bad = ["", "abc", id, "0", "-1", "1e3", "%201", altered, cursor.slice(1), `${cursor}A`, leases.sealEventsCursor(leaseId, 0)].map(
+      (v) => `events_before=${v}`,
+    );
     bad.push(`events_before=${cursor}&events_before=${cursor}`);
     for (const query of bad) {
       const res = await api("GET", `/api/leases/${leaseId}?${query}`, { cookie: aliceCookie });
@@ -405,9 +451,10 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     expect(await counts()).toEqual(before);
     expect((await leaseRow(leaseId)).status).toBe("open");
 
-    // Someone else's lease: the same 404 as without a cursor, good cursor or bad page alike.
+    // Someone else's lease with its own cursor: the same 404 as without a cursor. A cursor on a
+    // lease it was not sealed for is not a cursor there, decided without reading.
     expect(await api("GET", `/api/leases/${leaseId}?events_before=${cursor}`, { cookie: bobCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
-    expect(await api("GET", `/api/leases/${randomUUID()}?events_before=${cursor}`, { cookie: aliceCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
+    expect(await api("GET", `/api/leases/${randomUUID()}?events_before=${cursor}`, { cookie: aliceCookie })).toMatchObject({ status: 400, body: { detail: "invalid_cursor" } });
     // Not signed in outranks a bad cursor.
     expect(await api("GET", `/api/leases/${leaseId}?events_before=abc`)).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
     expect(await counts()).toEqual(before);
@@ -421,6 +468,66 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     const latest = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
     expect(latest.body.events.at(-1).kind).toBe("expired");
     expect(latest.body.events).toHaveLength(N);
+  });
+});
+
+describe("events_before names no global counter (docs/decisions/0046)", () => {
+  const N = LEASE_EVENTS_PAGE;
+  /** A lease of `alice` on a new invoice of hers, with `refusals` apply refusals after its `opened` event. */
+  async function leaseWith(alice: { id: string }, cookie: string, refusals: number) {
+    const inv = await makeInvoice(t.db, alice.id);
+    const opened = await api("POST", "/api/leases", { cookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+    const leaseId = opened.body.lease_id as string;
+    await t.db.execute(sql`insert into lease_event (lease_id, kind, detail)
+      select ${leaseId}, 'apply_refused', jsonb_build_object('code', 'lease_open') from generate_series(1, ${refusals}) g`);
+    return { inv, leaseId };
+  }
+
+  it("a cursor is sealed to its lease: one lease's cursor on another of the same actor is 400 invalid_cursor, as garbage is, and reads nothing", async () => {
+    const { alice, aliceCookie } = await world();
+    const a = await leaseWith(alice, aliceCookie, 2 * N);
+    const b = await leaseWith(alice, aliceCookie, 2 * N);
+    const cursorA = (await api("GET", `/api/leases/${a.leaseId}`, { cookie: aliceCookie })).body.events_before as string;
+    expect((await api("GET", `/api/leases/${a.leaseId}?events_before=${cursorA}`, { cookie: aliceCookie })).body.events).toHaveLength(N);
+    const before = await counts();
+    expect(await api("GET", `/api/leases/${b.leaseId}?events_before=${cursorA}`, { cookie: aliceCookie })).toMatchObject({
+      status: 400,
+      body: { detail: "invalid_cursor" },
+    });
+    expect(await counts()).toEqual(before);
+  });
+
+  it("flooding one lease changes nothing in another lease's answers: cursors keep one form, and no answer names an event id", async () => {
+    const { alice, aliceCookie } = await world();
+    // Event ids far from every other number in an answer, so one that leaks is found by its digits.
+    await t.db.execute(sql`select setval('lease_event_id_seq', greatest(987650000, (select coalesce(max(id), 0) from lease_event)))`);
+    const b = await leaseWith(alice, aliceCookie, N + 5);
+    const answers = async () => [
+      await api("GET", `/api/leases/${b.leaseId}`, { cookie: aliceCookie }),
+      await api("GET", `/api/invoices/${b.inv.id}`, { cookie: aliceCookie }),
+    ];
+    const [read1, invoice1] = await answers();
+    const cursor1 = read1!.body.events_before as string;
+
+    // Everyone else's events: a flood on lease A, then one more event on B.
+    const a = await leaseWith(alice, aliceCookie, 0);
+    for (let i = 0; i < 30; i++) await api("POST", `/api/leases/${a.leaseId}/apply`, { cookie: aliceCookie });
+    await t.db.insert(leaseEvent).values({ leaseId: b.leaseId, kind: "apply_refused", detail: { code: "lease_open" } });
+    const [read2, invoice2] = await answers();
+    const cursor2 = read2!.body.events_before as string;
+    const earlier = await api("GET", `/api/leases/${b.leaseId}?events_before=${cursor2}`, { cookie: aliceCookie });
+
+    for (const cursor of [cursor1, cursor2]) expect(cursor).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(cursor2).not.toBe(cursor1);
+    expect(invoice1!.body.latest_lease.events_before).toBe(cursor1);
+    expect(invoice2!.body.latest_lease.events_before).toBe(cursor2);
+    const ids = (await t.db.select({ id: leaseEvent.id }).from(leaseEvent).where(eq(leaseEvent.leaseId, b.leaseId))).map((e) => String(e.id));
+    expect(ids[0]).toMatch(/^98765/);
+    for (const res of [read1, invoice1, read2, invoice2, earlier]) {
+      const text = JSON.stringify(res!.body);
+      expect(text).not.toMatch(/98765\d{4}/);
+      for (const id of ids) expect(text).not.toContain(id);
+    }
   });
 });
 
@@ -471,6 +578,32 @@ describe("POST /api/leases/:id/apply", () => {
     const summaries = await t.db.select({ id: invoice.id, summary: invoice.summary }).from(invoice).where(eq(invoice.ownerId, alice.id));
     expect(summaries.filter((s) => s.summary !== null).map((s) => s.id)).toEqual([inv.id]);
   });
+});
+
+describe("POST /api/leases/:id/apply: a proposal with no usable summary", () => {
+  for (const [what, proposal] of [
+    ["a blank summary", { summary: "   ", model: "test" }],
+    ["a summary that is not text", { summary: 42 }],
+    ["no summary at all", { model: "test" }],
+  ] as const) {
+    it(`${what}: 409 proposal_unusable, the lease closed as proposal_unusable with its own event, the invoice untouched`, async () => {
+      const { inv, aliceCookie } = await world();
+      const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
+      const leaseId = opened.body.lease_id as string;
+      // Any JSON at all, as a row seeded with the contract's columns may hold.
+      await t.db.update(inferenceLease).set({ status: "proposed", proposal: proposal as never }).where(eq(inferenceLease.id, leaseId));
+      const before = await rows.invoiceRow(t.db, inv.id);
+
+      expect(await api("POST", `/api/leases/${leaseId}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "proposal_unusable" } });
+      expect(await leaseRow(leaseId)).toMatchObject({ status: "rejected", closedReason: "proposal_unusable" });
+      expect(await rows.eventKinds(t.db, leaseId)).toEqual(["opened", "proposal_unusable"]);
+      expect(await rows.invoiceRow(t.db, inv.id)).toEqual(before);
+      const read = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
+      expect(read.body).toMatchObject({ status: "rejected", closed_reason: "proposal_unusable" });
+      // Closed: a second apply finds it so.
+      expect(await api("POST", `/api/leases/${leaseId}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_rejected" } });
+    });
+  }
 });
 
 describe("POST /api/leases/:id/cancel", () => {

@@ -61,8 +61,9 @@ beforeAll(async () => {
   url.pathname = `/${t.name}`;
   admin = postgres(url.toString(), { max: 2, onnotice: () => {}, connection: { application_name: TEST_NAME } });
   const port = await freePort();
-  // A backoff of 1 s: a run's four attempts span 7 s, longer than the app takes to start again.
-  inngest = await startInngestServer({ name: "faults", appUrls: [`http://127.0.0.1:${port}/api/inngest`], backoffMs: 1000 });
+  // The real retry schedule at 1/15 (1 s, 2 s, 4 s, each plus up to 2 s): a run's four attempts
+  // span 7 to 13 s, longer than the app takes to start again.
+  inngest = await startInngestServer({ name: "faults", appUrls: [`http://127.0.0.1:${port}/api/inngest`], retryScale: 1 / 15 });
   app = await startAppInstance({
     databaseUrl: url.toString(),
     inngest,
@@ -350,7 +351,7 @@ describe("faults while lease lifecycles run", () => {
       await sleep(1500); // opens meanwhile cannot dispatch: 503 dispatch_failed, lease closed
       await inngest.start();
       const inngestBack = performance.now();
-      await waitFor("the Inngest server to have synced the app again", async () => (await fetch(`${inngest.url}/functions`)).json().then((f: unknown[]) => f.length > 0));
+      await waitFor("the Inngest server to have synced the app again", async () => (await fetch(`${inngest.url}/functions`, { headers: { authorization: `Bearer ${inngest.signingKey}` } })).json().then((f: unknown[]) => f.length > 0));
       kills.push({ fault: "Inngest server SIGKILL mid-run", leaseIds: orphaned.map((r) => r.leaseId), downMs: Math.round(inngestBack - inngestKilledAt) });
       // The app was not restarted: a lifecycle started now is proposed again.
       await sleep(3000);

@@ -344,7 +344,12 @@ const fieldValue = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...REACT_TAGS) },
   { weight: 1, arbitrary: fc.constantFrom("Contoso", "INV-77", "2026-10-01", "2027-01-31") },
 );
-const FIELDS = ["invoice_id", "lease_id", "discard", "next", "number", "counterparty", "issued_on", "due_on", "expected_version", "email", "password", "owner_id", "actor_id"];
+const FIELDS = [
+  "invoice_id", "lease_id", "discard", "next", "number", "counterparty", "issued_on", "due_on", "expected_version",
+  "email", "password", "owner_id", "actor_id",
+  // The edit form's rendered values (decision 0014): only a field that differs is read.
+  "was_number", "was_counterparty", "was_issued_on", "was_due_on",
+];
 
 const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   kind: fc.constant("action" as const),
@@ -381,6 +386,11 @@ const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = 
     counterparty: fc.constantFrom("Contoso", "Fabrikam"),
     issued_on: fc.constant("2026-11-01"),
     due_on: fc.constantFrom("2026-12-01", "2027-01-31"),
+    // Rendered as the invoice stood, or not: a field equal to its was_ value is not written.
+    was_number: fc.constantFrom("INV-1", "INV-2", ""),
+    was_counterparty: fc.constantFrom("Contoso", "Fabrikam", ""),
+    was_issued_on: fc.constantFrom("2026-11-01", "11/01/2026", ""),
+    was_due_on: fc.constantFrom("2026-12-01", "12/01/2026", ""),
     expected_version: ref("version:own0", "version:own2"),
   }),
   signIn: fc.record({ email: ref("email:owner", "email:other"), password: ref("password") }),
@@ -528,7 +538,7 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
   const param = String(await resolveRefs(r.id, lookup));
   const body = r.body.kind === "json" ? { ...r.body, value: await resolveRefs(r.body.value, lookup) } : r.body;
   const { wire, decoded } = writeSegment(param, c.path);
-  const target = PATHS[r.route](wire);
+  const target = `${PATHS[r.route](wire)}${r.query ?? ""}`;
   const { header, actor } = cookieOf(r.cookie);
   const bytes =
     body.kind === "json"

@@ -138,7 +138,7 @@ async function prepare(r: FuzzRequest): Promise<Prepared | null> {
   const lengths = { true: n, zero: 0, short: Math.max(0, n - 1), long: n + 1, huge: 99_999_999_999, nan: "abc", negative: -1, list: `${n}, ${n}` };
   if (r.contentLength !== "omit") headers.set("content-length", String(lengths[r.contentLength]));
 
-  const req = new Request(`${ORIGIN}${PATHS[r.route](encodeSegment(param))}`, {
+  const req = new Request(`${ORIGIN}${PATHS[r.route](encodeSegment(param))}${r.query ?? ""}`, {
     method: r.method,
     headers,
     body: hasBody ? (bytes as Uint8Array<ArrayBuffer>) : undefined,

@@ -13,6 +13,7 @@ import { generateLeaseProposal, recordGenerationFailure } from "@/inngest/genera
 import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
 import { FAKE_SUMMARY, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai";
+import { opened } from "../support/step-data";
 
 let t: TestDb;
 let model: FakeOpenAI;
@@ -81,7 +82,9 @@ describe("generate-lease-proposal on a real database", () => {
     const { result, error } = await engineFor(data).execute();
 
     expect(error).toBeUndefined();
-    expect(result).toEqual({ leaseId, outcome: "proposed" });
+    // The output as the Inngest server gets it: encrypted (inngest/encryption.ts).
+    expect(result).toMatchObject({ __ENCRYPTED__: true });
+    expect(await opened(result)).toEqual({ leaseId, outcome: "proposed" });
     expect(await leaseRow(leaseId)).toMatchObject({ status: "proposed", closedReason: null, proposal: { summary: FAKE_SUMMARY, model: "fake-model" } });
     expect(await leaseEvents(leaseId)).toEqual([
       { kind: "opened", detail: { ttl_seconds: 60, invoice_version: inv.version } },
@@ -123,7 +126,7 @@ describe("generate-lease-proposal on a real database", () => {
     const { result, error } = await engineFor(data).execute();
 
     expect(error).toBeUndefined();
-    expect(result).toEqual({ leaseId, outcome: "stopped", reason: "not_open", status: "rejected" });
+    expect(await opened(result)).toEqual({ leaseId, outcome: "stopped", reason: "not_open", status: "rejected" });
     expect(model.requests.length).toBe(requestsBefore);
     expect((await leaseEvents(leaseId)).map((e) => e.kind)).toEqual(["opened", "cancelled"]);
   });
@@ -134,7 +137,7 @@ describe("generate-lease-proposal on a real database", () => {
 
     const { result } = await engineFor({ ...data, runNonce: "0".repeat(64) }).execute();
 
-    expect(result).toEqual({ leaseId, outcome: "stopped", reason: "run_mismatch", status: "open" });
+    expect(await opened(result)).toEqual({ leaseId, outcome: "stopped", reason: "run_mismatch", status: "open" });
     expect(await leaseRow(leaseId)).toEqual(before);
     expect((await leaseEvents(leaseId)).slice(1)).toEqual([{ kind: "run_mismatch", detail: { step: "propose", status: "open" } }]);
   });
@@ -206,6 +209,22 @@ describe("recordGenerationFailure (the failure handler's body) on a real databas
 
     expect(await leaseRow(leaseId)).toEqual(before);
     expect((await leaseEvents(leaseId)).slice(1)).toEqual([{ kind: "run_mismatch", detail: { step: "fail", status: "open" } }]);
+  });
+
+  it("a failed run whose event failed its schema but carried the right nonce records run_mismatch and leaves the lease open", async () => {
+    const { leaseId, data } = await openedLease();
+    const before = await leaseRow(leaseId);
+    const { purpose: _dropped, ...withoutPurpose } = data;
+
+    for (const misshapen of [withoutPurpose, { ...data, purpose: 7 }, { ...data, actorId: null }]) {
+      expect(await recordGenerationFailure(t.db, misshapen, { name: "EventValidationError", message: "purpose: Invalid input" })).toEqual({
+        closed: false,
+        refused: "run_mismatch",
+      });
+    }
+
+    expect(await leaseRow(leaseId)).toEqual(before);
+    expect((await leaseEvents(leaseId)).slice(1).map((e) => e.kind)).toEqual(["run_mismatch", "run_mismatch", "run_mismatch"]);
   });
 
   it("event data that names no lease writes nothing at all", async () => {

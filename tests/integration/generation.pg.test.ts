@@ -15,6 +15,7 @@ import { startAppServer, TEST_SESSION_PASSWORD, type AppServer } from "../suppor
 import * as rows from "../support/db";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai";
+import { opened } from "../support/step-data";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("generation.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
@@ -186,14 +187,14 @@ describe("with the local model", () => {
 
     const run = await runEnded(app, GENERATE, leaseId);
     expect(run.status).toBe("completed");
-    expect(run.output).toEqual({ leaseId, outcome: "proposed" });
+    expect(await opened(run.output)).toEqual({ leaseId, outcome: "proposed" });
     expect(run.steps.map((s) => s.name)).toEqual(["generate", "propose"]);
     expect(run.eventId).toBe(`lease-opened-${leaseId}`);
 
     // The run nonce went to the Inngest server with the event, and to no client: not the
     // API, not the page (its RSC payload included), not the event stream's first frame.
     expect(row.runNonce).toMatch(/^[0-9a-f]{64}$/);
-    expect(run.event.data.runNonce).toBe(row.runNonce);
+    expect((await opened<{ runNonce: string }>(run.event.data)).runNonce).toBe(row.runNonce);
     const seen = [
       JSON.stringify((await http(app, "GET", `/api/leases/${leaseId}`, { cookie })).body),
       JSON.stringify((await http(app, "GET", `/api/invoices/${inv.id}`, { cookie })).body),
@@ -201,6 +202,65 @@ describe("with the local model", () => {
       await (await fetch(`${app.url}/invoices/${inv.id}`, { headers: { cookie, rsc: "1" } })).text(),
     ];
     for (const text of seen) expect(text).not.toContain(row.runNonce);
+  });
+
+  it("the Inngest server keeps only ciphertext: no run nonce, invoice field or summary in its events, steps or outputs", async () => {
+    const { inv, cookie } = await actorWithInvoice(app, "Obsidian Quarry Holdings");
+    const leaseId = await openLease(app, cookie, inv.id);
+    await waitFor("the lease to be proposed", async () => (await leaseRow(leaseId)).status === "proposed");
+    const run = await runEnded(app, GENERATE, leaseId);
+    const row = await leaseRow(leaseId);
+    const summary = (row.proposal as { summary: string }).summary;
+    expect(summary).toContain("Obsidian Quarry Holdings");
+
+    // Everything the server keeps of this lifecycle, by every way it can be read.
+    const auth = { authorization: `Bearer ${app.signingKey}` };
+    const stored = [
+      await (await fetch(`${app.inngestUrl}/events`, { headers: auth })).text(),
+      await (await fetch(`${app.inngestUrl}/runs`, { headers: auth })).text(),
+      await (await fetch(`${app.inngestUrl}/ui/runs/${run.id}`, { headers: auth })).text(),
+      await (await fetch(`${app.inngestUrl}/ui/events`, { headers: auth })).text(),
+      JSON.stringify(app.inngest.runs()),
+    ].join("\n");
+    const secrets = { runNonce: row.runNonce, summary, counterparty: inv.counterparty, number: inv.number, total: money(inv.totalCents, inv.currency), line: "Consulting, November" };
+    for (const [what, text] of Object.entries(secrets)) expect(stored, what).not.toContain(text);
+    expect(stored).toContain("__ENCRYPTED__");
+    // What stays plain, on purpose (docs/decisions/0049): the lease id cancelOn matches, the event's name.
+    expect(run.event.data.leaseId).toBe(leaseId);
+    expect(run.event.name).toBe("lease/opened");
+
+    // And it is that data, sealed: the key opens the nonce, the summary and the outcome.
+    expect((await opened<{ runNonce: string }>(run.event.data)).runNonce).toBe(row.runNonce);
+    const generate = run.steps.find((s) => s.name === "generate")!;
+    expect(await opened(generate.output)).toMatchObject({ ok: true, summary });
+    expect(await opened(run.output)).toEqual({ leaseId, outcome: "proposed" });
+  });
+
+  it("no answer names a lease_event id: not the API, not the invoice page (its RSC payload, where events are listed, included), not the stream", async () => {
+    // Event ids far from every other number on the page, so one that leaks is found by its digits.
+    await t.db.execute(sql`select setval('lease_event_id_seq', greatest(987650000, (select coalesce(max(id), 0) from lease_event)))`);
+    const { inv, cookie } = await actorWithInvoice(app, "Counter Hidden Ltd");
+    const leaseId = await openLease(app, cookie, inv.id);
+    await waitFor("the lease to be proposed", async () => (await leaseRow(leaseId)).status === "proposed");
+    // More than a page, so the panel's lease carries a cursor too.
+    await t.db.execute(sql`insert into lease_event (lease_id, kind, detail)
+      select ${leaseId}, 'apply_refused', '{"code": "lease_proposed"}'::jsonb from generate_series(1, 60)`);
+    const stream = await fetch(`${app.url}/api/leases/${leaseId}/events`, { headers: { cookie } });
+    const reader = stream.body!.getReader();
+    let frame = "";
+    while (!frame.includes("event: lease")) frame += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const lease = (await http(app, "GET", `/api/leases/${leaseId}`, { cookie })).body;
+    expect(lease.events_before).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const seen = {
+      lease: JSON.stringify(lease),
+      invoice: JSON.stringify((await http(app, "GET", `/api/invoices/${inv.id}`, { cookie })).body),
+      page: await (await fetch(`${app.url}/invoices/${inv.id}`, { headers: { cookie } })).text(),
+      rsc: await (await fetch(`${app.url}/invoices/${inv.id}`, { headers: { cookie, rsc: "1" } })).text(),
+      stream: frame,
+    };
+    expect(seen.rsc).toContain("Counter Hidden Ltd");
+    for (const [where, text] of Object.entries(seen)) expect({ where, leak: /98765\d{4}/.exec(text)?.[0] ?? null }).toEqual({ where, leak: null });
   });
 
   it("a duplicated lease/opened event has one effect", async () => {
@@ -222,7 +282,7 @@ describe("with the local model", () => {
     });
     expect(runs.map((r) => r.eventId).sort()).toEqual([`lease-opened-${leaseId}`, `replayed-${leaseId}`].sort());
     const replay = runs.find((r) => r.eventId === `replayed-${leaseId}`)!;
-    expect(replay.output).toEqual({ leaseId, outcome: "stopped", reason: "not_open", status: "proposed" });
+    expect(await opened(replay.output)).toEqual({ leaseId, outcome: "stopped", reason: "not_open", status: "proposed" });
     expect(replay.steps.map((s) => s.name)).toEqual(["generate"]); // stopped at its read: no second model call, no propose
 
     const row = await leaseRow(leaseId);
@@ -306,6 +366,31 @@ describe("with the local model", () => {
     expect(runsFor(app, GENERATE, data.leaseId)).toHaveLength(0);
   });
 
+  it("a lease/opened that fails its schema but carries the lease's nonce: run_mismatch, the lease unchanged", async () => {
+    const { user, inv } = await actorWithInvoice(app, "Misshapen Events AG");
+    // An open lease with no run of its own, so only the sent event's run can touch it.
+    const [seeded] = await t.db
+      .insert(inferenceLease)
+      .values({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open", deadlineAt: sql`now() + interval '60 seconds'` })
+      .returning();
+    const leaseId = seeded!.id;
+    const before = await leaseRow(leaseId);
+    // Whoever holds the nonce (read from the server's event store) still cannot close the lease
+    // by sending it with data the app never sends: purpose is not a string.
+    await sendEvent(app, { name: "lease/opened", id: `misshapen-${leaseId}`, data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: 7, runNonce: seeded!.runNonce } });
+
+    const run = await runEnded(app, GENERATE, leaseId);
+    expect(run.status).toBe("failed");
+    expect(run.steps).toEqual([]); // failed before any step: no read, no model call
+    const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
+    expect(failure.status).toBe("completed");
+    expect(failure.output).toEqual({ closed: false, refused: "run_mismatch" });
+
+    expect(await leaseRow(leaseId)).toEqual(before);
+    expect(await events(leaseId)).toEqual([{ kind: "run_mismatch", detail: { step: "fail", status: "open" } }]);
+    expect((await invoiceRow(inv.id)).summary).toBeNull();
+  });
+
   it("the sweep expires an abandoned lease", async () => {
     const { user, inv, cookie } = await actorWithInvoice(app, "Abandoned Ventures");
     // Abandoned: opened with only the contract's columns, past its deadline, no run for it.
@@ -321,14 +406,14 @@ describe("with the local model", () => {
       .returning();
     const leaseId = seeded!.id;
 
-    const res = await fetch(`${app.inngestUrl}/fn/expire-overdue-leases/invoke`, { method: "POST", body: "{}" });
+    const res = await fetch(`${app.inngestUrl}/fn/expire-overdue-leases/invoke`, { method: "POST", headers: { authorization: `Bearer ${app.signingKey}` }, body: "{}" });
     expect(res.status).toBe(200);
     const { runId } = (await res.json()) as { runId: string };
     const run = await waitFor("the sweep run to finish", () => app.inngest.runs().find((r) => r.id === runId && r.status !== "running"));
     expect(run.functionId).toBe(SWEEP);
     expect(run.status).toBe("completed");
     // (A cron-started sweep at a minute boundary may have taken this lease first: same function.)
-    expect(run.output).toMatchObject({ expired: expect.any(Number), batches: 1, more: false });
+    expect(await opened(run.output)).toMatchObject({ expired: expect.any(Number), batches: 1, more: false });
     expect(run.steps.map((s) => s.name)).toEqual(["expire-batch-1"]);
 
     const row = await leaseRow(leaseId);
@@ -442,7 +527,7 @@ describe("with a lease shorter than the generation, and a model that ignores the
 
     const run = await runEnded(app, GENERATE, leaseId, 15_000);
     expect(run.status).toBe("completed");
-    expect(run.output).toMatchObject({ leaseId, outcome: "stopped", status: "expired" });
+    expect(await opened(run.output)).toMatchObject({ leaseId, outcome: "stopped", status: "expired" });
 
     const row = await leaseRow(leaseId);
     expect(row.status).toBe("expired");
@@ -496,7 +581,7 @@ describe("with an OpenAI-compatible model", () => {
     const run = await runEnded(app, GENERATE, leaseId);
 
     expect(run.status).toBe("completed");
-    expect(run.output).toEqual({ leaseId, outcome: "proposed" });
+    expect(await opened(run.output)).toEqual({ leaseId, outcome: "proposed" });
     expect(calls).toHaveLength(3);
     expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(3);
     const row = await leaseRow(leaseId);
@@ -523,6 +608,33 @@ describe("with an OpenAI-compatible model", () => {
     }
   });
 
+  it("a model unreachable every time: retried while a retry could finish in the lease's time, then generation_failed (model_unavailable)", async () => {
+    const { user, inv, cookie } = await actorWithInvoice(app, "Unreachable Models SA");
+    fake.respondWith((req) => (req.actorId === user.id ? { kind: "status", status: 503 } : { kind: "echo" }));
+
+    const started = Date.now();
+    const leaseId = await openLease(app, cookie, inv.id);
+    // 50 s left: after attempt 0 a retry still fits (the server waits 15 s plus up to 30 s, then
+    // the model may take its 10 s); after attempt 1 (30 s plus up to 30 s) it does not. The
+    // stand-in's waits are the real ones at 1/100 here; the function counts the real ones.
+    await t.db.execute(sql`update inference_lease set deadline_at = now() + interval '50 seconds' where id = ${leaseId}`);
+    const run = await runEnded(app, GENERATE, leaseId);
+
+    expect(run.status).toBe("failed");
+    expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(2);
+    expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(2);
+    const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
+    expect(failure.output).toEqual({ closed: true });
+    expect(await leaseRow(leaseId)).toMatchObject({ status: "rejected", closedReason: "generation_failed", proposal: null });
+    expect(await events(leaseId)).toEqual([
+      expect.objectContaining({ kind: "opened" }),
+      { kind: "generation_failed", detail: { code: "model_unavailable", message: "The model could not be reached.", closed: true } },
+    ]);
+    expect(Date.now() - started).toBeLessThan(15_000); // long before the deadline
+    const api = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
+    expect(api.body).toMatchObject({ status: "rejected", closed_reason: "generation_failed" });
+  });
+
   it("malformed model output: generation_failed, the lease closed at once, no retry", async () => {
     const { user, inv, cookie } = await actorWithInvoice(app, "Garbled Output BV");
     const before = await invoiceRow(inv.id);
@@ -535,7 +647,7 @@ describe("with an OpenAI-compatible model", () => {
     expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(1);
     const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
     expect(failure.status).toBe("completed");
-    expect(failure.output).toEqual({ closed: true });
+    expect(await opened(failure.output)).toEqual({ closed: true });
 
     const row = await leaseRow(leaseId);
     expect(row.status).toBe("rejected");
@@ -557,5 +669,48 @@ describe("with an OpenAI-compatible model", () => {
     expect(api.body.status).toBe("rejected");
     expect(api.body.closed_reason).toBe("generation_failed");
     expect(api.body.events.map((e: { kind: string }) => e.kind)).toEqual(["opened", "generation_failed"]);
+  });
+});
+
+// Production's retry schedule (the stand-in at scale 1: 15 s, 30 s, 1 min… plus up to 30 s) and
+// a lease no retry fits in: the user reads "could not be reached" at once, not "expired" later.
+describe("on the real server's retry schedule, with a model that is never reachable", () => {
+  const TTL_SECONDS = 20;
+  let app: AppServer;
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    fake.respondWith({ kind: "status", status: 503 });
+    app = await startAppServer({
+      databaseUrl,
+      leaseTtlSeconds: TTL_SECONDS,
+      retryScale: 1,
+      model: { provider: "openai-compatible", baseUrl: fake.baseURL, apiKey: "sk-test-not-a-real-key", name: "fake-model", timeoutMs: 5_000 },
+    });
+  }, BOOT_TIMEOUT);
+  afterAll(async () => {
+    await app?.stop();
+    await fake?.close();
+  });
+
+  it("a lease shorter than the first retry's wait ends generation_failed (model_unavailable) at once, not expired", async () => {
+    const { user, inv, cookie } = await actorWithInvoice(app, "Flaky Model Ltd");
+    const started = Date.now();
+    const leaseId = await openLease(app, cookie, inv.id);
+
+    // Long enough for the lease to expire and a retry to come (at most 45 s) if the run retried.
+    const closed = await waitFor("the lease to close", async () => ((await leaseRow(leaseId)).status !== "open" ? leaseRow(leaseId) : undefined), 60_000);
+    expect(closed).toMatchObject({ status: "rejected", closedReason: "generation_failed" });
+    expect(Date.now() - started).toBeLessThan(TTL_SECONDS * 1000);
+    expect((await events(leaseId)).slice(1)).toEqual([
+      { kind: "generation_failed", detail: { code: "model_unavailable", message: "The model could not be reached.", closed: true } },
+    ]);
+    const run = await runEnded(app, GENERATE, leaseId);
+    expect(run.status).toBe("failed");
+    expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(1);
+    expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(1);
+    expect(app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("no retry could finish"))).toBe(true);
+    const api = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
+    expect(api.body).toMatchObject({ status: "rejected", closed_reason: "generation_failed" });
   });
 });

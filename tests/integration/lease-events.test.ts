@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { inferenceLease } from "@/db/schema";
 import * as leases from "@/lib/leases";
 import * as eventsRoute from "@/app/api/leases/[id]/events/route";
+import * as feed from "@/app/_lib/lease-feed";
 import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/lease-feed";
 import { api, signInCookie } from "../support/api";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
@@ -16,6 +17,11 @@ vi.mock("@/lib/leases", async (importOriginal) => {
   return { ...actual, readLeaseForSession: vi.fn(actual.readLeaseForSession) };
 });
 const streamReads = () => vi.mocked(leases.readLeaseForSession).mock.calls.length;
+// LISTEN, so a test can make it fail to start (the database refusing a listener).
+vi.mock("@/app/_lib/lease-feed", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@/app/_lib/lease-feed")>();
+  return { ...actual, subscribeLease: vi.fn(actual.subscribeLease) };
+});
 
 let t: TestDb;
 beforeAll(async () => {
@@ -100,6 +106,19 @@ describe("streams per session", () => {
     }
     const { leaseId } = await world();
     expect((await stream(cookie, leaseId)).res.status).toBe(404); // another actor's lease
+  });
+});
+
+describe("when the stream cannot listen", () => {
+  it("503 events_unavailable with Retry-After; the lease still reads, and the next stream opens", async () => {
+    const { cookie, leaseId } = await world();
+    vi.mocked(feed.subscribeLease).mockRejectedValueOnce(new Error("LISTEN could not start"));
+    const refused = await stream(cookie, leaseId);
+    expect(refused.res.status).toBe(503);
+    expect(await refused.res.json()).toEqual({ detail: "events_unavailable" });
+    expect(Number(refused.res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await api("GET", `/api/leases/${leaseId}`, { cookie })).status).toBe(200);
+    expect((await stream(cookie, leaseId)).res.status).toBe(200);
   });
 });
 

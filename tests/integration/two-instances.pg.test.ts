@@ -10,10 +10,12 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import { expireOverdue } from "@/lib/leases";
+import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/lease-feed";
 import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
 import { freePort, startAppInstance, startInngestServer, type AppInstance, type InngestServer } from "../support/app-server";
 import { distribution, http, openEventStream, signIn, waitFor } from "../support/app-client";
 import { eventKinds, invoiceRow, leaseRow, makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+import { opened } from "../support/step-data";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("two-instances.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
@@ -133,6 +135,26 @@ describe("two app instances, one database, one Inngest server", () => {
     expect(afterAnswer.p50).toBeLessThanOrEqual(PUSH_BOUND_MS);
   });
 
+  it("too_many_streams is counted per app process: a session at its cap on A still opens a stream on B", async () => {
+    const { inv, cookie } = await actor("Streamer");
+    const leaseId = await open(a, cookie, inv.id);
+    const streams = [];
+    try {
+      for (let i = 0; i < MAX_STREAMS_PER_SESSION; i++) {
+        streams.push(await openEventStream(a.url, leaseId, cookie));
+        expect(streams.at(-1)!.status).toBe(200);
+      }
+      const refused = await http(a.url, "GET", `/api/leases/${leaseId}/events`, { cookie });
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({ detail: "too_many_streams" });
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      streams.push(await openEventStream(b.url, leaseId, cookie));
+      expect(streams.at(-1)!.status).toBe(200);
+    } finally {
+      for (const s of streams) s.close();
+    }
+  });
+
   it("a sign-out on A closes B's view: B's stream ends and the cookie gets 401 on B", async () => {
     const { inv, cookie } = await actor("Leaver");
     const leaseId = await open(a, cookie, inv.id);
@@ -192,7 +214,7 @@ describe("two app instances, one database, one Inngest server", () => {
     const drivers: InngestLocal[] = [];
     try {
       for (const app of [a, b]) {
-        const driver = await startInngestLocal({ port: 0, appUrls: [app.serveUrl], signingKey: inngest.signingKey, eventKeys: [inngest.eventKey], backoffMs: 100, syncRetryMs: 250, log: () => {} });
+        const driver = await startInngestLocal({ port: 0, appUrls: [app.serveUrl], signingKey: inngest.signingKey, eventKeys: [inngest.eventKey], retryScale: 0.01, syncRetryMs: 250, log: () => {} });
         drivers.push(driver);
         await driver.sync();
       }
@@ -205,7 +227,7 @@ describe("two app instances, one database, one Inngest server", () => {
       };
       const invoked = await Promise.all(
         drivers.map(async (d) => {
-          const res = await fetch(`${d.url}/fn/expire-overdue-leases/invoke`, { method: "POST", body: "{}" });
+          const res = await fetch(`${d.url}/fn/expire-overdue-leases/invoke`, { method: "POST", headers: { authorization: `Bearer ${inngest.signingKey}` }, body: "{}" });
           return ((await res.json()) as { runId: string }).runId;
         }),
       );
@@ -239,7 +261,7 @@ describe("two app instances, one database, one Inngest server", () => {
       expect(statuses).toEqual([{ status: "expired", n: N }]);
       const by: Record<string, number> = {};
       for (const c of counts) by[c.by] = (by[c.by] ?? 0) + 1;
-      const perRun = runs.map((r) => (r.output as { expired: number }).expired);
+      const perRun = await Promise.all(runs.map(async (r) => (await opened<{ expired: number }>(r.output)).expired));
       console.info(`[two-instances] ${N} overdue leases, each expired once; by: ${JSON.stringify(by)}; sweep on a expired ${perRun[0]}, on b ${perRun[1]}`);
       // The sweeps' own counts agree with the events they wrote (the shared server's cron may have sweeped some too).
       expect(perRun[0]! + perRun[1]!).toBeLessThanOrEqual(by.sweep ?? 0);

@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
 import { signBody } from "@/tools/inngest-local/signing";
 import { isAlive } from "@/lib/pid";
+import { TEST_INNGEST_ENCRYPTION_KEY } from "./step-data";
 
 export const TEST_DIST_DIR = ".next-test";
 export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0123456789";
@@ -46,8 +47,11 @@ export type AppServerOptions = {
     name?: string;
     timeoutMs?: number;
   };
-  /** The stand-in's retry backoff base in ms (default 100, to keep retries quick). */
-  backoffMs?: number;
+  /**
+   * The factor on the stand-in's retry schedule, the real server's (default 0.01, to keep
+   * retries quick: 150 ms, 300 ms, 600 ms… each plus up to 300 ms; 1 is production's).
+   */
+  retryScale?: number;
   /** Extra environment for the app; it overrides everything above. */
   env?: Record<string, string>;
 };
@@ -58,7 +62,10 @@ export type AppServer = {
   url: string;
   /** The app's Inngest serve URL, `${url}/api/inngest`. */
   serveUrl: string;
-  /** The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key, GET /runs, POST /fn/:id/invoke). */
+  /**
+   * The stand-in, e.g. http://127.0.0.1:41235 (POST /e/:key; GET /runs and POST /fn/:id/invoke
+   * with `authorization: Bearer <signingKey>`, as its control plane needs in self-hosted mode).
+   */
   inngestUrl: string;
   inngest: InngestLocal;
   /** The app's and its stand-in's INNGEST_SIGNING_KEY (random per server). */
@@ -94,7 +101,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     signingKey,
     eventKeys: [eventKey],
     appUrls: [serveUrl],
-    backoffMs: opts.backoffMs ?? 100,
+    retryScale: opts.retryScale ?? 0.01,
     syncRetryMs: 250,
     log: (line) => {
       push(inngestLog, line);
@@ -141,8 +148,8 @@ export type InngestServerOptions = {
   name?: string;
   /** Also write its output to `<logDir>/inngest-<name>.log`. */
   logDir?: string;
-  /** Its retry backoff base in ms (default 100). */
-  backoffMs?: number;
+  /** The factor on its retry schedule, the real server's (default 0.01). */
+  retryScale?: number;
   /** Re-sync the apps every n ms (default 0: only at start and on sync()). */
   pollMs?: number;
 };
@@ -190,7 +197,7 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
 
   const start = async () => {
     const out = logFile ? fs.createWriteStream(logFile, { flags: launches++ ? "a" : "w" }) : undefined;
-    const args = [TSX_CLI, path.join(ROOT, "tools", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--backoff-ms", String(opts.backoffMs ?? 100)];
+    const args = [TSX_CLI, path.join(ROOT, "tools", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--retry-scale", String(opts.retryScale ?? 0.01)];
     for (const u of opts.appUrls) args.push("-u", u);
     const env: Record<string, string | undefined> = { ...process.env, INNGEST_SIGNING_KEY: signingKey, INNGEST_EVENT_KEY: eventKey };
     delete env.INNGEST_DEV;
@@ -230,14 +237,14 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
     logs: () => [...logs],
     async runs() {
       try {
-        const res = await fetch(`${url}/runs`, { signal: AbortSignal.timeout(5000) });
+        const res = await fetch(`${url}/runs`, { headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(5000) });
         return res.ok ? ((await res.json()) as RunSummary[]) : [];
       } catch {
         return [];
       }
     },
     async sync() {
-      const res = await fetch(`${url}/sync`, { method: "POST", signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(30_000) });
       if (!res.ok) throw new Error(`${name}: POST /sync answered ${res.status}: ${await res.text()}`);
     },
     kill,
@@ -251,7 +258,7 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
   };
 }
 
-export type AppInstanceOptions = Omit<AppServerOptions, "backoffMs"> & {
+export type AppInstanceOptions = Omit<AppServerOptions, "retryScale"> & {
   /** The Inngest server this instance sends events to (shared with the other instances). */
   inngest: InngestServer;
   /** The port to listen on (default: a free one). Give it when the Inngest server must know the URL first. */
@@ -373,6 +380,8 @@ function appEnv(opts: AppServerOptions, inngest: { baseUrl: string; signingKey: 
     INNGEST_SIGNING_KEY: inngest.signingKey,
     INNGEST_EVENT_KEY: inngest.eventKey,
     SESSION_PASSWORD: TEST_SESSION_PASSWORD,
+    // One key for every test server, so instances sharing an Inngest server read each other's steps.
+    INNGEST_ENCRYPTION_KEY: TEST_INNGEST_ENCRYPTION_KEY,
     SESSION_COOKIE_SECURE: "false",
     LEASE_TTL_SECONDS: String(opts.leaseTtlSeconds ?? 90),
     MODEL_PROVIDER: model.provider ?? "local",

@@ -43,6 +43,8 @@ export type FuzzRequest = {
   contentLength: "omit" | "true" | "zero" | "short" | "long" | "huge" | "nan" | "negative" | "list";
   origin: "none" | "own" | "foreign" | "null" | "garbage" | "port" | "upper";
   body: Body;
+  /** A query string to append, `?...` or empty: GET /api/leases/:id's `events_before` cursors. */
+  query?: string;
 };
 
 export const ascii = fc.string({ unit: "grapheme-ascii", maxLength: 40 });
@@ -167,6 +169,30 @@ export function request(
   return fc.oneof(hostile, near);
 }
 
+/**
+ * `events_before` as clients may send it: none, garbage, the shape of a cursor that this app
+ * did not seal for the lease (decision 0046), a bare event id (what it was), or given twice.
+ */
+/** A lone surrogate has no UTF-8: sent as the percent-encoding of one, which is no better. */
+const encodeQuery = (v: string) => {
+  try {
+    return encodeURIComponent(v);
+  } catch {
+    return "%ED%A0%80";
+  }
+};
+const base64url = fc.string({ unit: fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"), minLength: 22, maxLength: 22 });
+export const EVENTS_QUERY: fc.Arbitrary<string> = fc.oneof(
+  { weight: 6, arbitrary: fc.constant("") },
+  {
+    weight: 2,
+    arbitrary: fc
+      .oneof(base64url, nastyString, fc.constantFrom("", "1", "0", "-1", "9007199254740993", "%", "%ZZ"))
+      .map((v) => `?events_before=${/^[A-Za-z0-9_%-]*$/.test(v) ? v : encodeQuery(v)}`),
+  },
+  { weight: 1, arbitrary: base64url.map((v) => `?events_before=${v}&events_before=${v}`) },
+);
+
 export const json = <T>(value: fc.Arbitrary<T>): fc.Arbitrary<Body> => value.map((v) => ({ kind: "json" as const, value: v }));
 export const NO_ID = fc.constant("");
 export const OWN_LEASE = ref("lease:open", "lease:proposed", "lease:proposed", "lease:overdue", "lease:terminal");
@@ -205,7 +231,12 @@ export const REQUESTS = fc.oneof(
       body: json(fc.record({ invoice_id: ref("inv:free", "inv:free", "inv:own0"), purpose: fc.constant("summarize_invoice") })),
     }),
   },
-  { weight: 2, arbitrary: request("lease", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(request("lease", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }), EVENTS_QUERY)
+      .map(([r, query]) => ({ ...r, query })),
+  },
   { weight: 3, arbitrary: request("apply", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   { weight: 3, arbitrary: request("cancel", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   { weight: 1, arbitrary: request("events", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },

@@ -108,6 +108,7 @@ export function label(w: Write): string {
       if (from === "proposed" && to === "applied") return `apply:${o.id}:${o.actor_id}:${o.invoice_id}`;
       // Refused at apply (the fencing token), or withdrawn by an edit of its invoice (0013).
       if (IN_FLIGHT.has(from) && to === "rejected" && why === "invoice_changed") return `fence:${o.id}:${o.actor_id}:${o.invoice_id}`;
+      if (from === "proposed" && to === "rejected" && why === "proposal_unusable") return `unusable:${o.id}:${o.actor_id}`;
       if (from === "open" && to === "proposed" && n.proposal) return `propose:${o.id}`;
       if (from === "open" && to === "rejected" && why === "generation_failed") return `generation_failed:${o.id}`;
       return `bad:lease-update:${from}->${to}:${why}`;
@@ -618,7 +619,11 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
         // A lease an edit already withdrew (0013) answers the same, with only the refusal event.
         [`event:apply_refused:${id}`],
       ];
+    else if (status === 409 && answer?.detail === "proposal_unusable") allowed = [[`unusable:${id}:${a}`, `event:proposal_unusable:${id}`]];
     else if (status === 409) allowed = [[`event:apply_refused:${id}`]];
+  } else if (route === "lease" && status === 400) {
+    // invalid_cursor is decided before the read: not even the expiry a read records.
+    allowed = [[]];
   } else if (route === "cancel" && method === "POST") {
     if (status === 200) allowed = [[`cancel:${id}:${a}`, `event:cancelled:${id}`]];
     else if (status === 409) allowed = [[`event:cancel_refused:${id}`]];

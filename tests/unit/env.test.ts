@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { DEV_SESSION_PASSWORD, parseEnv } from "@/lib/env";
+import { DEV_INNGEST_ENCRYPTION_KEY, DEV_SESSION_PASSWORD, parseEnv } from "@/lib/env";
 
 const SIGNING_KEY = `signkey-prod-${"ab".repeat(32)}`;
 const EVENT_KEY = "event-key-0123456789abcdef";
-/** What production needs besides the session key: signed Inngest. */
-const INNGEST = { INNGEST_SIGNING_KEY: SIGNING_KEY, INNGEST_EVENT_KEY: EVENT_KEY };
+const ENCRYPTION_KEY = "e".repeat(40);
+/** What production needs besides the session key: signed Inngest, with its step data encrypted. */
+const INNGEST = { INNGEST_SIGNING_KEY: SIGNING_KEY, INNGEST_EVENT_KEY: EVENT_KEY, INNGEST_ENCRYPTION_KEY: ENCRYPTION_KEY };
 
 describe("parseEnv", () => {
   it("uses the dev key outside production, so a fresh clone runs", () => {
@@ -92,6 +93,18 @@ describe("parseEnv", () => {
       expect(() => parseEnv({ NODE_ENV: "production", INNGEST_DEV: "1" })).toThrow(
         /INNGEST_DEV[\s\S]*INNGEST_SIGNING_KEY[\s\S]*INNGEST_EVENT_KEY[\s\S]*SESSION_PASSWORD/,
       );
+    });
+
+    it("requires INNGEST_ENCRYPTION_KEY (32+ characters, not the dev default), naming it; a fallback decrypts", () => {
+      const { INNGEST_ENCRYPTION_KEY: _, ...unencrypted } = INNGEST;
+      expect(() => parseEnv({ ...prod, ...unencrypted })).toThrow(/INNGEST_ENCRYPTION_KEY must be set in production/);
+      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY: DEV_INNGEST_ENCRYPTION_KEY })).toThrow(/INNGEST_ENCRYPTION_KEY is the development default/);
+      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY: "short" })).toThrow(/INNGEST_ENCRYPTION_KEY must be at least 32/);
+      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY_FALLBACK: "short" })).toThrow(/INNGEST_ENCRYPTION_KEY_FALLBACK must be at least 32/);
+      expect(parseEnv({ ...prod, ...INNGEST }).inngestEncryptionKeys).toEqual([ENCRYPTION_KEY]);
+      expect(parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY_FALLBACK: "o".repeat(40) }).inngestEncryptionKeys).toEqual([ENCRYPTION_KEY, "o".repeat(40)]);
+      // Outside production a fresh clone runs with the dev-only key.
+      expect(parseEnv({ NODE_ENV: "development" }).inngestEncryptionKeys).toEqual([DEV_INNGEST_ENCRYPTION_KEY]);
     });
 
     it("leaves dev mode alone outside production", () => {

@@ -34,8 +34,39 @@ describe("one date format, the viewer's", () => {
     expect(parseDate("02/30/2026", "en-US")).toBeNull();
     expect(parseDate("tomorrow", "en-US")).toBeNull();
     expect(parseDate("", "en-US")).toBeNull();
+    // What a locale writes after the last number may be typed or left out.
+    expect(parseDate("2026. 11. 18", "ko-KR")).toBe("2026-11-18");
+    expect(parseDate("18.11.2026", "bg-BG")).toBe("2026-11-18");
+    expect(parseDate("18.11.2026 г.", "bg-BG")).toBe("2026-11-18");
     expect(datePattern("en-US")).toBe("MM/DD/YYYY");
     expect(datePattern("de-DE")).toBe("DD.MM.YYYY");
+  });
+
+  // Issue 17 item 4: without calendar "gregory" a Thai browser got "02/11/2569", a Persian one
+  // "1405/08/11", and an Ethiopic one "23/02/2019", which read back as another day (or not at all).
+  const LOCALES = [
+    "th-TH", "fa-IR", "ar-SA", "ar-EG", "am-ET-u-ca-ethiopic", "ja-JP-u-ca-japanese", "de-DE", "en-US", "en-GB",
+    "hi-IN-u-nu-deva", "he-IL-u-ca-hebrew", "zh-TW-u-ca-roc", "en-US-u-ca-islamic", "ps-AF", "bn-BD", "my-MM",
+    "ko-KR", "hu-HU", "bg-BG", "sr-Cyrl-RS", "fr-CA", "sv-SE", "zh-CN", "ja-JP",
+  ];
+  const DAYS = ["2026-11-02", "2026-12-02", "2024-02-29", "1999-01-09", "2026-12-31"];
+
+  it.each(LOCALES)("%s: a date is written Gregorian, in Latin digits, and reads back as the same day", (locale) => {
+    for (const day of DAYS) {
+      const shown = formatDate(day, locale);
+      expect(shown, `${locale} ${day}`).toContain(day.slice(0, 4));
+      expect(shown, `${locale} ${day}`).toMatch(/^[\x20-\x7e\u200e\u200f\u061c\u0433\u0020]*$/);
+      expect(parseDate(shown, locale), `${locale}: ${day} shown as ${JSON.stringify(shown)}`).toBe(day);
+      expect(parseDate(day, locale), `${locale}: ISO`).toBe(day);
+      expect(localizeDates(`due ${day}`, locale), locale).toBe(`due ${shown}`);
+    }
+    const pattern = datePattern(locale);
+    expect(pattern, locale).toContain("YYYY");
+    expect(pattern, locale).toContain("MM");
+    expect(pattern, locale).toContain("DD");
+    // A moment is written with the same Gregorian date.
+    const moment = formatDateTime("2026-11-02T12:00:00Z", { locale, timeZone: "UTC" });
+    expect(moment, locale).toContain(formatDate("2026-11-02", locale).replace(/\D+$/, ""));
   });
 
   it("shows the ISO dates in a text (the local model's) the viewer's way", () => {

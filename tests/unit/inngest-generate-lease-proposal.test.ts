@@ -1,6 +1,6 @@
 // The generate function's logic with @inngest/test: the domain (lib/leases), the database
 // handle and the model provider are mocked; the function, its steps and the SDK are real.
-import { InngestTestEngine } from "@inngest/test";
+import { InngestTestEngine, mockCtx } from "@inngest/test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { GenerationInput, ProposeResult } from "@/lib/leases";
 import {
@@ -72,10 +72,11 @@ function openInput(remainingMs = 60_000): GenerationInput {
 }
 
 /** A model that records its requests and answers with `answer` (or throws it). */
-function fakeModel(answer: (req: ModelRequest) => Promise<Proposal>) {
+function fakeModel(answer: (req: ModelRequest) => Promise<Proposal>, timeLimitMs = 10_000) {
   const requests: ModelRequest[] = [];
   const provider: ModelProvider = {
     name: "fake",
+    timeLimitMs,
     async generate(req) {
       requests.push(req);
       return answer(req);
@@ -88,10 +89,12 @@ function fakeModel(answer: (req: ModelRequest) => Promise<Proposal>) {
 const ok = (req: ModelRequest): Promise<Proposal> =>
   Promise.resolve({ summary: `Summary of ${req.invoice.counterparty}`, actorId: req.actorId, model: "fake-1" });
 
-function engine() {
+function engine(attempt = 0) {
   // A fresh engine per test: an instance caches step results across executions.
   return new InngestTestEngine({
     function: generateLeaseProposal,
+    // The step's attempt as the server numbers it (0 first), which picks the wait before a retry.
+    transformCtx: (ctx) => ({ ...mockCtx(ctx), attempt }),
     events: [
       {
         name: "lease/opened",
@@ -104,6 +107,8 @@ function engine() {
 
 beforeEach(() => {
   vi.clearAllMocks();
+  // clearAllMocks keeps queued mockResolvedValueOnce answers: one a test left unread must not leak.
+  loadForGeneration.mockReset();
   watches = [];
   watchLeaseClose.mockImplementation(async () => {
     const watch = { controller: new AbortController(), release: vi.fn() };
@@ -226,6 +231,49 @@ describe("generate-lease-proposal: model errors", () => {
     expect(out.step.op).toBe("StepError");
     expect(out.step.error).toMatchObject({ name: "ModelUnavailableError", message: "HTTP 503 from the model" });
     expect(proposeLease).not.toHaveBeenCalled();
+  });
+
+  it("does not retry when the server's next call could not finish before the deadline: NonRetriableError, model_unavailable", async () => {
+    // After attempt 0 the server waits at least 15 s (plus up to 30 s of jitter), then the model
+    // may take its 10 s: 40 s left by the database clock, read again after the failure, is too little.
+    loadForGeneration.mockResolvedValueOnce(openInput(60_000)).mockResolvedValueOnce(openInput(40_000));
+    fakeModel(() => Promise.reject(new ModelUnavailableError("HTTP 503 from the model")));
+
+    const out = await engine().executeStep("generate");
+
+    expect(out.step.op).toBe("StepFailed");
+    expect(out.result).toMatchObject({ name: "NonRetriableError", message: expect.stringMatching(/^ModelUnavailableError: HTTP 503 from the model \(no retry could finish/) });
+    expect(failureCode(out.result as Error)).toBe("model_unavailable");
+    expect(loadForGeneration).toHaveBeenCalledTimes(2);
+    expect(proposeLease).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    { attempt: 0, remainingMs: 45_001, timeLimitMs: 10_000, retried: true }, // 15 s + 30 s of jitter
+    { attempt: 0, remainingMs: 45_000, timeLimitMs: 10_000, retried: false },
+    { attempt: 1, remainingMs: 60_001, timeLimitMs: 10_000, retried: true }, // 30 s + 30 s
+    { attempt: 1, remainingMs: 59_000, timeLimitMs: 10_000, retried: false },
+    { attempt: 2, remainingMs: 89_000, timeLimitMs: 10_000, retried: false }, // 1 min + 30 s
+    { attempt: 0, remainingMs: 60_000, timeLimitMs: 50_000, retried: false }, // 15 s + a 50 s model call
+    { attempt: 0, remainingMs: 65_001, timeLimitMs: 50_000, retried: true },
+  ])("attempt $attempt with $remainingMs ms left and a $timeLimitMs ms model: retried $retried", async ({ attempt, remainingMs, timeLimitMs, retried }) => {
+    loadForGeneration.mockResolvedValueOnce(openInput(90_000)).mockResolvedValueOnce(openInput(remainingMs));
+    fakeModel(() => Promise.reject(new ModelUnavailableError("connection refused")), timeLimitMs);
+
+    const out = await engine(attempt).executeStep("generate");
+
+    expect(out.step.op).toBe(retried ? "StepError" : "StepFailed");
+  });
+
+  it("a lease that closed or ran out while the model failed: the run stops at the re-read, no failure recorded", async () => {
+    loadForGeneration.mockResolvedValueOnce(openInput(60_000)).mockResolvedValueOnce({ ok: false, reason: "expired", status: "expired" });
+    fakeModel(() => Promise.reject(new ModelUnavailableError("HTTP 502")));
+
+    const { result, error } = await engine().execute();
+
+    expect(error).toBeUndefined();
+    expect(result).toEqual({ leaseId: LEASE_ID, outcome: "stopped", reason: "expired", status: "expired" });
+    expect(failGeneration).not.toHaveBeenCalled();
   });
 
   it("turns a ModelOutputError into a NonRetriableError (StepFailed, no retry)", async () => {

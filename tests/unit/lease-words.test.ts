@@ -9,6 +9,7 @@ import {
   countdown,
   displayOf,
   eventWords,
+  heldByWords,
   listStoppedWords,
   noticeOf,
   type LeaseEventJson,
@@ -145,5 +146,12 @@ describe("the rest of the panel's and list's words", () => {
   it("every channel and every stopped reason in the list has plain words", () => {
     for (const channel of ["connecting", "live", "polling", "offline", "lost"] as const) expect(plain(channelWords(channel))).toBe(true);
     for (const reason of [...CLOSED_REASONS, null]) expect(plain(listStoppedWords(reason))).toBe(true);
+  });
+
+  it("a lease in flight held by the invoice's former owner: their name, and no promise the page cannot keep", () => {
+    const words = heldByWords("Alice Example");
+    expect(plain(words)).toBe(true);
+    expect(words).toContain("Alice Example");
+    expect(words).not.toMatch(/reload/i);
   });
 });

@@ -25,6 +25,13 @@ describe("getModelProvider", () => {
     expect(getModelProvider({ MODEL_PROVIDER: "local" }).name).toBe("local");
   });
 
+  it("says how long one call can take, which a retry must still have time for (decision 0050)", () => {
+    expect(getModelProvider(complete).timeLimitMs).toBe(30_000);
+    expect(getModelProvider({ ...complete, MODEL_TIMEOUT_MS: "5000" }).timeLimitMs).toBe(5_000);
+    expect(getModelProvider({}).timeLimitMs).toBe(0);
+    expect(getModelProvider({ MODEL_LATENCY_MS: "120" }).timeLimitMs).toBe(120);
+  });
+
   it("ignores openai settings when local is chosen", () => {
     expect(getModelProvider({ MODEL_PROVIDER: "local", MODEL_BASE_URL: "not a url" }).name).toBe("local");
   });

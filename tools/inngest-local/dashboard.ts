@@ -11,6 +11,8 @@ export interface DashboardActions {
   cancel(runId: string): boolean;
   rerun(runId: string): string | undefined;
   send(event: { name: string; data: Record<string, unknown> }): string[];
+  /** Whether the form's event key lets an event in (any in dev mode), as POST /e/:key checks it. */
+  eventKeyOk(key: string): boolean;
 }
 
 const PAGE_SIZE = 20;
@@ -130,7 +132,11 @@ function home(state: LocalState, notice?: string): string {
   }</section>
 <section aria-labelledby="send-h"><h2 id="send-h">Send a test event</h2>
 <form method="post" action="/ui/events"><label for="ev-name">Event name</label><input type="text" id="ev-name" name="name" required placeholder="app/something.happened" autocomplete="off">
-<label for="ev-data">Data (JSON object)</label><textarea id="ev-data" name="data" spellcheck="false">{}</textarea>
+<label for="ev-data">Data (JSON object)</label><textarea id="ev-data" name="data" spellcheck="false">{}</textarea>${
+    state.mode === "self-hosted"
+      ? '<label for="ev-key">Event key</label><input type="password" id="ev-key" name="eventKey" required autocomplete="off">'
+      : ""
+  }
 <div class="actions"><button type="submit">Send event</button></div></form></section>`;
   return layout(state, "/", "Functions & apps", body, notice);
 }
@@ -270,6 +276,8 @@ export async function dashboardAction(actions: DashboardActions, path: string, f
   }
   if (path === "/ui/events") {
     const name = (form.get("name") ?? "").trim();
+    // Checked first, so a request without the key learns nothing about the rest of its form.
+    if (!actions.eventKeyOk(form.get("eventKey") ?? "")) return { status: 401, message: "Events need this server's event key, here as on POST /e/:key." };
     if (!name) return { status: 400, message: "The event needs a name." };
     let data: unknown;
     try {
@@ -296,5 +304,5 @@ export async function dashboardAction(actions: DashboardActions, path: string, f
 }
 
 export function errorPage(state: LocalState, status: number, message: string): string {
-  return layout(state, "", status === 403 ? "Refused" : "Not accepted", `<p>${esc(message)}</p><p><a href="/">Back to the dashboard</a></p>`);
+  return layout(state, "", status === 401 ? "Credential needed" : status === 403 ? "Refused" : "Not accepted", `<p>${esc(message)}</p><p><a href="/">Back to the dashboard</a></p>`);
 }

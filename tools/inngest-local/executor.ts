@@ -7,6 +7,7 @@ import { compileExpression, type CompiledExpression } from "./expr";
 import { cronMatches, type CronSchedule } from "./cron";
 import { canonicalBody } from "./signing";
 import { appIdOf } from "./gql";
+import { retryDelayMs } from "./backoff";
 import { eventMatches, toEvent } from "./events";
 import { COMPLETE_ID, DAY_MS, INTERNAL, errorOf, messageOf, parseDelay, ulid } from "./util";
 import type { Context } from "./context";
@@ -20,7 +21,7 @@ export type EventRecord = { internalId: string; event: EventPayload; receivedAt:
 export type Executor = ReturnType<typeof createExecutor>;
 
 export function createExecutor(ctx: Context, registry: Registry) {
-  const { log, later, checkpointing, backoffMs, callTimeoutMs, appHeaders } = ctx;
+  const { log, later, checkpointing, retryScale, callTimeoutMs, appHeaders } = ctx;
   const { fns } = registry;
   const runs = new Map<string, Run>();
   const events: EventRecord[] = [];
@@ -491,7 +492,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       const ms = Number.isFinite(secs) ? secs * 1000 : Date.parse(retryAfter) - Date.now();
       if (Number.isFinite(ms)) return Math.max(0, ms);
     }
-    return Math.min(backoffMs * 2 ** attempt, 10 * 60_000);
+    return retryDelayMs(attempt, retryScale);
   }
 
   /** Queue a request to the app; a discovery (stepId "step") already waiting is not doubled. */

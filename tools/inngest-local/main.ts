@@ -1,6 +1,6 @@
 // CLI for the local Inngest server stand-in (see README.md beside this file).
 //   tsx tools/inngest-local/main.ts [-u http://127.0.0.1:3000/api/inngest]... [-p 8288]
-//       [--host 127.0.0.1] [--poll 5000] [--backoff-ms 1000] [--no-checkpointing]
+//       [--host 127.0.0.1] [--poll 5000] [--retry-scale 1] [--no-checkpointing]
 //       [--signing-key signkey-...] [--event-key KEY]... [--dev]
 // With a signing key and an event key (flags, or INNGEST_SIGNING_KEY / INNGEST_EVENT_KEY as
 // `inngest start` reads them) it runs self-hosted: signed calls, event key checked.
@@ -11,7 +11,8 @@ const USAGE = `usage: tsx tools/inngest-local/main.ts [options]
   -p, --port <n>         port to listen on (default 8288; 0 = any free port)
       --host <h>         host to bind (default 127.0.0.1)
       --poll <ms>        re-sync the apps every <ms> (default 5000; 0 = off)
-      --backoff-ms <ms>  retry backoff base (default $INNGEST_LOCAL_BACKOFF_MS or 1000)
+      --retry-scale <f>  factor on the real server's retry schedule, 15 s, 30 s, 1 min… + up to 30 s
+                         (default $INNGEST_LOCAL_RETRY_SCALE or 1; tests use e.g. 0.01)
       --no-checkpointing do not send ctx.fn_id (one step per request)
       --signing-key <k>  self-hosted mode: sign every call to the app (default $INNGEST_SIGNING_KEY)
       --event-key <k>    self-hosted mode: accept events sent with this key (repeatable; default $INNGEST_EVENT_KEY)
@@ -24,7 +25,7 @@ function parseArgs(argv: string[]) {
     port: 8288,
     host: "127.0.0.1",
     poll: 5000,
-    backoffMs: undefined as number | undefined,
+    retryScale: undefined as number | undefined,
     checkpointing: undefined as boolean | undefined,
     signingKey: undefined as string | undefined,
     eventKeys: [] as string[],
@@ -59,9 +60,12 @@ function parseArgs(argv: string[]) {
       case "--poll":
         out.poll = num();
         break;
-      case "--backoff-ms":
-        out.backoffMs = num();
+      case "--retry-scale": {
+        const v = Number(value());
+        if (!Number.isFinite(v) || v <= 0) throw new Error(`${flag} needs a number > 0`);
+        out.retryScale = v;
         break;
+      }
       case "--no-checkpointing":
         out.checkpointing = false;
         break;
@@ -109,7 +113,7 @@ async function main() {
       port: args.port,
       host: args.host,
       pollMs: args.poll,
-      backoffMs: args.backoffMs,
+      retryScale: args.retryScale,
       checkpointing: args.checkpointing,
       signingKey: args.signingKey,
       eventKeys: args.eventKeys,
@@ -119,7 +123,10 @@ async function main() {
     console.error(`inngest-local: ${(e as Error).message}`);
     process.exit(2);
   }
-  console.log(`${stamp()} [inngest-local] dashboard: ${local.url}/  (JSON: ${local.url}/runs; GraphQL: POST ${local.url}/v0/gql; re-sync: POST ${local.url}/sync)`);
+  // Self-hosted, the dashboard needs its login URL (logged above by the server), the JSON API a bearer.
+  const open = local.loginUrl ?? `${local.url}/`;
+  const auth = local.loginUrl ? " with Authorization: Bearer <signing key>" : "";
+  console.log(`${stamp()} [inngest-local] dashboard: ${open}  (JSON${auth}: ${local.url}/runs; GraphQL: POST ${local.url}/v0/gql; re-sync: POST ${local.url}/sync)`);
   const stop = async (signal: string) => {
     console.log(`${stamp()} [inngest-local] ${signal}: shutting down`);
     await local.close();

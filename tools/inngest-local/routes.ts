@@ -4,7 +4,6 @@
 // anything not in the table is a 404 and an ERROR line, never a silent answer.
 import type http from "node:http";
 import { nextCronTime } from "./cron";
-import { sameSecret } from "./signing";
 import { appIdOf, executeGql, type LocalState } from "./gql";
 import { dashboardAction, errorPage, renderDashboard, type DashboardActions } from "./dashboard";
 import { messageOf } from "./util";
@@ -58,7 +57,7 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
 
   // The dashboard's writes are form POSTs: a cross-site page could submit them, so they must
   // come from one of this server's own origins (browsers send Origin on every POST). Host is
-  // checked too, so a rebound DNS name cannot reach the pages.
+  // checked on every route (route() below), so a rebound DNS name reaches nothing.
   const ownHosts = () => {
     const { host, port } = address();
     return new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${host.includes(":") ? `[${host}]` : host}:${port}`]);
@@ -74,13 +73,32 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     }
   };
 
-  const ownHost: Guard = ({ req, json }) => {
-    if (ownHosts().has(String(req.headers.host ?? ""))) return false;
-    json(421, { error: "the dashboard answers on its own host name only (127.0.0.1 or localhost)" });
+  /** The dashboard's cookie: one name per port, as cookies are shared by every port of a host. */
+  const cookieName = () => `inngest_local_${address().port}`;
+  const cookieOf = (req: http.IncomingMessage) => {
+    for (const part of String(req.headers.cookie ?? "").split(";")) {
+      const at = part.indexOf("=");
+      if (at > 0 && part.slice(0, at).trim() === cookieName()) return part.slice(at + 1).trim();
+    }
+    return undefined;
+  };
+  // In self-hosted mode the control plane shows run nonces and invoice data, and can cancel
+  // runs: it needs a credential (ctx.operatorAuthorized). Dev mode stays open, as the dev server.
+  const operator: Guard = ({ req, res, url, path, json }) => {
+    if (ctx.operatorAuthorized(req, cookieOf(req))) return false;
+    log(`ERROR refused ${req.method} ${url.pathname} without a credential (401)`);
+    const isPage = path === "/" || path.startsWith("/ui/");
+    if (!isPage) {
+      res.setHeader("www-authenticate", 'Bearer realm="inngest-local"');
+      json(401, { error: "this server runs self-hosted: send the signing key as a bearer, or the dashboard token printed at start" });
+      return true;
+    }
+    res.writeHead(401, HTML_HEADERS);
+    res.end(errorPage(state, 401, "Open the dashboard through the login URL this server printed at start (…/ui/login?token=…)."));
     return true;
   };
   const dashboardForm: Guard = ({ req, res, url }) => {
-    if (!ownHosts().has(String(req.headers.host ?? "")) || !sameOrigin(req, true) || (req.headers["sec-fetch-site"] && req.headers["sec-fetch-site"] !== "same-origin")) {
+    if (!sameOrigin(req, true) || (req.headers["sec-fetch-site"] && req.headers["sec-fetch-site"] !== "same-origin")) {
       log(`ERROR refused a dashboard ${req.method} ${url.pathname} from another origin (${String(req.headers.origin ?? "no Origin")}) (403)`);
       res.writeHead(403, HTML_HEADERS);
       res.end(errorPage(state, 403, "This button works from the dashboard's own page only."));
@@ -139,7 +157,7 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
       path: /^\/e\/([^/]+)$/,
       handle: async ({ req, params: [key], json }) => {
         // As the real server answers an unknown key; the SDK reports it as "Event key not found".
-        if (ctx.signingKey && !ctx.eventKeys.some((k) => sameSecret(key!, k))) {
+        if (!ctx.eventKeyOk(key!)) {
           log(`ERROR refused events sent without a valid event key (401)`);
           return json(401, { ids: [], status: 401, error: "Event key not found" });
         }
@@ -227,6 +245,7 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     {
       method: "POST",
       path: "/v0/gql",
+      guards: [operator],
       handle: async ({ req, json }) => {
         if (!/^application\/json\b/i.test(String(req.headers["content-type"] ?? ""))) return json(415, { errors: [{ message: "expected content-type application/json" }] });
         let body: unknown;
@@ -244,6 +263,7 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     {
       method: "GET",
       path: "/runs",
+      guards: [operator],
       handle: ({ url, json }) => {
         const q = url.searchParams;
         const fn = q.get("function");
@@ -253,15 +273,17 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     {
       method: "GET",
       path: /^\/runs\/([^/]+)$/,
+      guards: [operator],
       handle: ({ params: [id], json }) => {
         const run = runs.get(id!);
         return run ? json(200, executor.summary(run)) : json(404, { error: "no such run" });
       },
     },
-    { method: "GET", path: "/events", handle: ({ json }) => json(200, executor.events.map((e) => ({ ...e.event, internal_id: e.internalId, received_at: e.receivedAt, runs: e.runs }))) },
+    { method: "GET", path: "/events", guards: [operator], handle: ({ json }) => json(200, executor.events.map((e) => ({ ...e.event, internal_id: e.internalId, received_at: e.receivedAt, runs: e.runs }))) },
     {
       method: "GET",
       path: "/functions",
+      guards: [operator],
       handle: ({ json }) =>
         json(200, [...fns.values()].map((f) => ({ id: f.id, name: f.name, app: f.appUrl, maxAttempts: f.maxAttempts, triggers: f.triggers.map((t) => ("cron" in t ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() } : { event: t.event, if: t.expr?.source })), problems: f.problems }))),
     },
@@ -270,7 +292,7 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     {
       method: "POST",
       path: "/sync",
-      guards: [noOtherSite],
+      guards: [operator, noOtherSite],
       handle: async ({ json }) => {
         try {
           await registry.syncAll();
@@ -283,7 +305,7 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     {
       method: "POST",
       path: /^\/runs\/([^/]+)\/cancel$/,
-      guards: [noOtherSite],
+      guards: [operator, noOtherSite],
       handle: ({ params: [id], json }) => {
         const run = runs.get(id!);
         if (!run) return json(404, { error: "no such run" });
@@ -294,7 +316,7 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     {
       method: "POST",
       path: /^\/fn\/([^/]+)\/invoke$/,
-      guards: [noOtherSite],
+      guards: [operator, noOtherSite],
       handle: async ({ req, params: [id], json }) => {
         const fn = registry.findFn(id!);
         if (!fn) return json(404, { error: `no function ${id}; known: ${[...fns.keys()].join(", ")}` });
@@ -305,11 +327,27 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     },
 
     // The dashboard: pages, and its buttons' form posts.
-    { method: "GET", path: /^\/(?:ui\/.*)?$/, guards: [ownHost], handle: dashboardPage },
+    {
+      // The login URL printed at start: its token goes into the dashboard's cookie.
+      method: "GET",
+      path: "/ui/login",
+      handle: ({ res, url }) => {
+        const token = url.searchParams.get("token") ?? "";
+        if (ctx.dashboardToken && !ctx.dashboardTokenOk(token)) {
+          log(`ERROR refused a dashboard login with a wrong token (401)`);
+          res.writeHead(401, HTML_HEADERS);
+          return res.end(errorPage(state, 401, "That login link is not this server's: use the one it printed at start."));
+        }
+        const cookie = ctx.dashboardToken ? { "set-cookie": `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/` } : {};
+        res.writeHead(303, { location: "/", "cache-control": "no-store", "referrer-policy": "no-referrer", ...cookie });
+        res.end();
+      },
+    },
+    { method: "GET", path: /^\/(?:ui\/.*)?$/, guards: [operator], handle: dashboardPage },
     {
       method: "POST",
       path: /^\/ui\/.+$/,
-      guards: [dashboardForm],
+      guards: [operator, dashboardForm],
       handle: async (c) => {
         const out = await dashboardAction(actions, c.path, new URLSearchParams(await readText(c.req)));
         if (!out) return notFound(c);
@@ -330,6 +368,11 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
+    // Every route, in both modes: a DNS name rebound to 127.0.0.1 must not reach this server.
+    if (!ownHosts().has(String(req.headers.host ?? ""))) {
+      log(`ERROR refused ${req.method} ${url.pathname} for Host ${JSON.stringify(req.headers.host ?? "")} (421)`);
+      return json(421, { error: "this server answers on its own host names only (127.0.0.1, localhost or its bind address)" });
+    }
     for (const r of table) {
       if (r.method !== req.method) continue;
       const m = typeof r.path === "string" ? (r.path === path ? [path] : null) : path.match(r.path);

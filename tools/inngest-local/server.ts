@@ -76,6 +76,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
       return executor.startRun(fn, structuredClone(run.event))?.id;
     },
     send: (event) => executor.ingest([{ ...event, ts: Date.now() }]),
+    eventKeyOk: ctx.eventKeyOk,
   };
 
   const host = opts.host ?? "127.0.0.1";
@@ -96,7 +97,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   });
   port = (server.address() as { port: number }).port;
   const url = `http://${host}:${port}`;
-  log(`listening on ${url} in ${ctx.mode} mode${ctx.signingKey ? " (calls signed; events need the event key)" : " (unsigned)"} (backoff base ${ctx.backoffMs} ms, checkpointing ${ctx.checkpointing ? "on" : "off"})`);
+  log(`listening on ${url} in ${ctx.mode} mode${ctx.signingKey ? " (calls signed; events need the event key)" : " (unsigned)"} (retry schedule ×${ctx.retryScale}, checkpointing ${ctx.checkpointing ? "on" : "off"})`);
+
+  const loginUrl = ctx.dashboardToken ? `${url}/ui/login?token=${ctx.dashboardToken}` : undefined;
+  if (loginUrl) log(`dashboard login (sets its cookie; the JSON API takes the signing key or this token as a bearer): ${loginUrl}`);
 
   executor.scheduleCron();
   for (const appUrl of opts.appUrls) void registry.syncUntilUp(appUrl);
@@ -114,6 +118,7 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     url,
     port,
     mode: ctx.mode,
+    loginUrl,
     runs: executor.listRuns,
     sync: registry.syncAll,
     async close() {

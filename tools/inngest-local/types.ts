@@ -55,8 +55,11 @@ export interface InngestLocalOptions {
   host?: string;
   appUrls: string[];
   log?: (line: string) => void;
-  /** Base of the retry backoff (attempt n waits base * 2^n). Default: $INNGEST_LOCAL_BACKOFF_MS or 1000. */
-  backoffMs?: number;
+  /**
+   * A factor on the real server's retry schedule (15 s, 30 s, 1 min… plus up to 30 s of jitter,
+   * all scaled; backoff.ts), for tests. Default: $INNGEST_LOCAL_RETRY_SCALE or 1 (the real one).
+   */
+  retryScale?: number;
   /** Send ctx.fn_id so the SDK checkpoints steps (its v4 default). Default true; $INNGEST_LOCAL_CHECKPOINTING=0 turns it off. */
   checkpointing?: boolean;
   /** Delay between sync attempts while an app is unreachable. Default 1000. */
@@ -78,6 +81,8 @@ export interface InngestLocal {
   url: string;
   port: number;
   mode: "dev" | "self-hosted";
+  /** Self-hosted mode: the URL that logs a browser into the dashboard (it sets a cookie). */
+  loginUrl?: string;
   close(): Promise<void>;
   runs(): RunSummary[];
   sync(): Promise<void>;

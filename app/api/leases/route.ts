@@ -11,7 +11,12 @@ export const POST = sessionCheckedRoute(async ({ req, db, actor, notSignedIn, un
   const body = await readBody(req, OpenLease);
   if (!body.ok) return unlessSignedOut(problem(body.code));
   const result = await openLeaseAs(db, actor, { invoiceId: body.value.invoice_id, purpose: body.value.purpose });
-  if (!result.ok) return result.code === "not_signed_in" ? notSignedIn() : unlessSignedOut(problem(result.code));
+  if (!result.ok) {
+    if (result.code === "not_signed_in") return notSignedIn();
+    // The invoice changed hands while a lease was in flight: say whose, by name only.
+    const more = result.code === "lease_in_flight" ? { held_by: result.heldBy ? { name: result.heldBy } : null } : undefined;
+    return unlessSignedOut(problem(result.code, undefined, more));
+  }
   const { lease } = result;
   return json(
     { lease_id: lease.id, deadline_at: lease.deadlineAt.toISOString(), status: lease.status },

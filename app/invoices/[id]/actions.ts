@@ -7,6 +7,7 @@
 // JavaScript on, Next follows the redirect in place and the page shows the database's state.
 import { redirect, RedirectType } from "next/navigation";
 import { headers } from "next/headers";
+import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { isUuid } from "@/lib/ids";
 import { signInPath } from "@/lib/return-path";
@@ -81,6 +82,9 @@ export const discardAction = close("discard");
 
 export const cancelAction = close("cancel");
 
+// Each field comes with `was_<field>`, the value the form was rendered with: only a field that
+// differs from it is the user's change (a form rendered in one locale and read back in another
+// must not rewrite a date nobody touched).
 const EditForm = formOf(
   z.object({
     invoice_id: id,
@@ -88,11 +92,16 @@ const EditForm = formOf(
     counterparty: text().max(1000),
     issued_on: text().max(100),
     due_on: text().max(100),
+    was_number: text().max(1000),
+    was_counterparty: text().max(1000),
+    was_issued_on: text().max(100),
+    was_due_on: text().max(100),
     expected_version: z.coerce.number().pipe(positiveInt4),
   }),
 );
 
-type EditFields = "number" | "counterparty" | "issued_on" | "due_on";
+const EDIT_FIELDS = ["number", "counterparty", "issued_on", "due_on"] as const;
+type EditFields = (typeof EDIT_FIELDS)[number];
 export type EditResult = { ok: boolean; message: string | null; values?: Record<EditFields, string> };
 
 /** How the viewer types a date: what a refusal tells them to write. */
@@ -112,25 +121,42 @@ export const editInvoiceAction = stateAction({
   invalid: async (): Promise<EditResult> => ({ ok: false, message: editRefusal("invalid_request", (await viewerPattern()).pattern) }),
   run: async (form, { actor, db }): Promise<EditResult> => {
     const { locale, pattern } = await viewerPattern();
-    const { invoice_id, expected_version, ...values } = form;
+    const { invoice_id, expected_version } = form;
+    const values = Object.fromEntries(EDIT_FIELDS.map((field) => [field, form[field]])) as Record<EditFields, string>;
     const current = await getInvoice(db, actor.id, invoice_id);
     if (!current) return { ok: false, message: editRefusal("invoice_not_found") };
 
+    // Only what the user changed from the form as rendered is read at all, so no difference in
+    // formatting (a locale, a calendar, a browser's ICU) can rewrite a field nobody touched.
+    const touched = EDIT_FIELDS.filter((field) => values[field].trim() !== form[`was_${field}`].trim());
     // Dates arrive as the viewer's locale writes them (or ISO); an unreadable one is refused.
-    const issued = parseDate(values.issued_on, locale);
-    const due = parseDate(values.due_on, locale);
-    if (!issued || !due) return { ok: false, message: editRefusal("invalid_request", pattern), values };
-    const typed = { number: values.number.trim(), counterparty: values.counterparty.trim(), issued_on: issued, due_on: due };
+    const typed: Partial<Record<EditFields, string | null>> = Object.fromEntries(
+      touched.map((field) => [field, field.endsWith("_on") ? parseDate(values[field], locale) : values[field].trim()]),
+    );
+    if (Object.values(typed).includes(null)) {
+      return { ok: false, message: editRefusal("invalid_request", pattern), values };
+    }
 
-    // Only the fields that differ: saving an untouched form must not bump the version, which
-    // would withdraw a summary waiting to be applied.
-    const shown = { number: current.number, counterparty: current.counterparty, issued_on: current.issuedOn, due_on: current.dueOn };
-    const changed = Object.fromEntries(Object.entries(typed).filter(([key, value]) => value !== shown[key as EditFields]));
+    // Only the fields that differ from the invoice too: saving an untouched form (or a date
+    // retyped another way) must not bump the version, which would withdraw a summary waiting
+    // to be applied.
+    const stored = {
+      number: current.number,
+      counterparty: current.counterparty,
+      issued_on: current.issuedOn,
+      due_on: current.dueOn,
+    };
+    const changed = Object.fromEntries(
+      Object.entries(typed).filter(([key, value]) => value !== stored[key as EditFields]),
+    );
     if (Object.keys(changed).length === 0) backTo(invoice_id, "edit.unchanged");
     const patch = InvoicePatch.safeParse({ ...changed, expected_version });
     if (!patch.success) return { ok: false, message: editRefusal("invalid_request", pattern), values };
     const result = await updateInvoice(db, actor.id, invoice_id, patch.data, inngestDispatch);
     if (!result.ok) return { ok: false, message: editRefusal(result.code, pattern), values };
+    // The redirect goes to the address the last save went to (?notice=edit.saved): without this
+    // the client router showed its page from then, the invoice as it was before this save.
+    revalidatePath(`/invoices/${invoice_id}`);
     backTo(invoice_id, "edit.saved");
   },
 });

@@ -11,6 +11,8 @@ const initial: EditResult = { ok: true, message: null };
 
 /**
  * Edits carry the version they were made on; the server refuses one made on an older version.
+ * They carry the values the form was rendered with too, and the server writes only the fields
+ * that differ from those.
  * Dates are plain text fields in the page's one date format (a browser's own date field
  * shows its own), read back by the server in the viewer's locale, ISO accepted too.
  * Keyed by version in the page, so a saved change shows the invoice as it now is.
@@ -48,6 +50,10 @@ export function EditInvoiceForm({
       <form action={action}>
         <input type="hidden" name="invoice_id" value={invoice.id} />
         <input type="hidden" name="expected_version" value={invoice.version} />
+        {/* What each field was rendered with: the server reads only the fields that differ. */}
+        {(Object.keys(shown) as (keyof typeof shown)[]).map((field) => (
+          <input key={field} type="hidden" name={`was_${field}`} value={shown[field]} />
+        ))}
         <div className="field-grid">
           <div className="field">
             <label htmlFor="edit-counterparty">Counterparty</label>

@@ -5,12 +5,14 @@
 import { useEffect } from "react";
 
 export function ForgetNotice({ notice }: { notice: string | undefined }) {
+  // After every render, not only when the notice changes: a second save in a row arrives with
+  // the same notice as the first, and its address must lose it too.
   useEffect(() => {
     if (!notice) return;
     const url = new URL(window.location.href);
     if (!url.searchParams.has("notice")) return;
     url.searchParams.delete("notice");
     window.history.replaceState(null, "", url);
-  }, [notice]);
+  });
   return null;
 }

@@ -80,7 +80,9 @@ export function History({
                   </p>
                   <ol className="timeline">
                     {json.map((event, i) => (
-                      <li key={attempt.events[i]!.id} data-kind={event.kind}>
+                      // By place, not by lease_event.id: that id counts every lease's events, and
+                      // keys travel in the RSC payload. An attempt's events only ever grow at the end.
+                      <li key={i} data-kind={event.kind}>
                         <time dateTime={event.at}>{formatDateTime(event.at, viewer)}</time>
                         <span>
                           {eventWords(event, json.slice(0, i))}

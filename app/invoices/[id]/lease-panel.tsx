@@ -20,6 +20,7 @@ import {
   countdown,
   displayOf,
   eventWords,
+  heldByWords,
   PANEL_WORDS,
   summaryText,
   type LeaseEventJson,
@@ -34,11 +35,14 @@ const TERMINAL = new Set<string>(["applied", "rejected", "expired"]);
 export function LeasePanel({
   invoiceId,
   initial,
+  heldBy,
   viewer,
   notice,
 }: {
   invoiceId: string;
   initial: LeaseJson | null;
+  /** Someone else's name whose lease is in flight on this invoice (it changed hands meanwhile). */
+  heldBy: string | null;
   viewer: Viewer;
   /** What the last action said (from the page's `notice` parameter), if about a lease. */
   notice: Notice | null;
@@ -103,9 +107,10 @@ export function LeasePanel({
     >
       <h2 id="lease-heading">{PANEL_WORDS.heading}</h2>
 
+      {heldBy && !inFlight ? <p data-testid="lease-held-by">{heldByWords(heldBy)}</p> : null}
       {!view ? (
         <>
-          <p>{PANEL_WORDS.none}</p>
+          {heldBy ? null : <p>{PANEL_WORDS.none}</p>}
           <ActionForm action={summarizeAction} fields={invoiceFields} label={BUTTON_WORDS.summarize} />
         </>
       ) : (

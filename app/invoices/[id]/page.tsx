@@ -3,7 +3,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
-import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice } from "@/lib/leases";
+import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
 import { datePattern, formatDate, formatDateTime, formatMoney, localizeDates } from "@/app/_lib/format";
@@ -28,7 +28,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
   const invoice = await getInvoice(db, actor.id, id);
   if (!invoice) notFound();
   const viewer = await getViewer();
-  const latest = await latestLeaseForInvoice(db, actor.id, invoice.id);
+  const [latest, heldBy] = await Promise.all([latestLeaseForInvoice(db, actor.id, invoice.id), leaseHolderName(db, actor.id, invoice.id)]);
   const lease = latest ? leaseJson(latest) : null;
   const pattern = datePattern(viewer.locale);
   const money = (cents: number) => formatMoney(cents, invoice.currency, viewer.locale);
@@ -62,6 +62,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
             key={lease?.lease_id ?? "none"}
             invoiceId={invoice.id}
             initial={lease}
+            heldBy={lease && (lease.status === "open" || lease.status === "proposed") ? null : heldBy}
             viewer={viewer}
             notice={notice && notice.action !== "edit" ? notice : null}
           />

@@ -4,7 +4,8 @@ type Run = { id: string; functionId: string; status: string; event: { name: stri
 
 export async function generationRuns(server: "main" | "short", leaseId: string): Promise<Run[]> {
   const base = server === "short" ? process.env.E2E_SHORT_INNGEST_URL : process.env.E2E_MAIN_INNGEST_URL;
-  const res = await fetch(`${base}/runs?function=generate-lease-proposal`);
+  const key = server === "short" ? process.env.E2E_SHORT_INNGEST_SIGNING_KEY : process.env.E2E_MAIN_INNGEST_SIGNING_KEY;
+  const res = await fetch(`${base}/runs?function=generate-lease-proposal`, { headers: { authorization: `Bearer ${key}` } });
   if (!res.ok) throw new Error(`GET /runs answered ${res.status}`);
   const runs = (await res.json()) as Run[];
   return runs.filter((run) => run.event?.data?.leaseId === leaseId);

@@ -81,7 +81,7 @@ export function startServer(name: ServerName, databaseUrl: string): Promise<AppS
     name,
     databaseUrl,
     logDir: LOG_DIR,
-    backoffMs: 200,
+    retryScale: 0.01,
     // Cookies are per host, not per port: a key of its own keeps one server's session
     // cookie from working on the other.
     env: { SESSION_PASSWORD: `e2e-${randomBytes(24).toString("hex")}`, ...SERVERS[name] },

@@ -22,7 +22,7 @@ describe("inngest-local batches (batchEvents)", () => {
 
   beforeAll(async () => {
     app = await startSdkApp();
-    local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 20, syncRetryMs: 50, log: (l) => logs.push(l) });
+    local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.001, syncRetryMs: 50, log: (l) => logs.push(l) });
     const quiet = { info() {}, warn() {}, error() {}, debug() {} };
     inngest = new Inngest({ id: "batch-app", isDev: true, baseUrl: local.url, logger: quiet });
     const functions = [

@@ -51,7 +51,7 @@ describe("inngest-local Dev Server API and dashboard", () => {
 
   beforeAll(async () => {
     app = await startSdkApp();
-    local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 20, syncRetryMs: 50, log: (l) => logs.push(l) });
+    local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.001, syncRetryMs: 50, log: (l) => logs.push(l) });
     const quiet = { info() {}, warn() {}, error() {}, debug() {} };
     inngest = new Inngest({ id: "api-app", isDev: true, baseUrl: local.url, logger: quiet });
     const functions = [
@@ -363,8 +363,10 @@ describe("inngest-local Dev Server API in self-hosted mode", () => {
     const local = await startInngestLocal({ port: 0, appUrls: ["http://127.0.0.1:9/api/inngest"], signingKey: "signkey-test-00ff", eventKeys: ["k"], log: () => {} });
     try {
       expect((await fetch(`${local.url}/dev`)).status).toBe(404);
-      const { status } = await fetch(`${local.url}/v0/gql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ apps { url connected } }" }) });
-      expect(status).toBe(200);
+      const query = JSON.stringify({ query: "{ apps { url connected } }" });
+      const gql = (headers: Record<string, string>) => fetch(`${local.url}/v0/gql`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: query });
+      expect((await gql({})).status).toBe(401); // the control plane needs a credential (control-plane.test.ts)
+      expect((await gql({ authorization: "Bearer signkey-test-00ff" })).status).toBe(200);
     } finally {
       await local.close();
     }

@@ -49,7 +49,7 @@ describe("inngest-local run and step metadata (scores)", () => {
 
   beforeAll(async () => {
     app = await startSdkApp();
-    local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 20, syncRetryMs: 50, log: (l) => logs.push(l) });
+    local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.001, syncRetryMs: 50, log: (l) => logs.push(l) });
     inngest = newClient(local.url);
     const functions = [
       inngest.createFunction({ id: "plain", retries: 0, triggers: [{ event: "meta/plain" }] }, async ({ step }) => {

@@ -201,7 +201,8 @@ describe.each([
   beforeAll(async () => {
     app = await startSdkApp();
     // The stand-in starts first and keeps retrying the sync until the app answers.
-    local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 50, syncRetryMs: 100, checkpointing, log: (l) => logs.push(l) });
+    // The real retry schedule at 1/100: 150 ms, 300 ms, 600 ms… each plus up to 300 ms.
+    local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.01, syncRetryMs: 100, checkpointing, log: (l) => logs.push(l) });
     // The SDK logs every (expected) step error to the console; keep the test output readable.
     const quiet = { info() {}, warn() {}, error() {}, debug() {} };
     inngest = new Inngest({ id: "contract-app", isDev: true, baseUrl: local.url, logger: quiet });
@@ -301,6 +302,18 @@ describe.each([
     expect(probe.calls[`exhausted:${k}`]).toBe(3);
     const failure = await waitFor("onFailure", () => probe.failures.find((f) => f.fn === "exhausted" && (f.originalData as { k: string }).k === k));
     expect(failure.message).toBe("boom");
+  });
+
+  it("waits between attempts as the real server does, scaled: attempt 0 → 15 s + 0-30 s, attempt 1 → 30 s + 0-30 s", async () => {
+    const k = key();
+    await inngest.send({ name: "test/exhausted", data: { k } });
+    expect(await finalRun("exhausted", k)).toMatchObject({ status: "failed", attempts: 3 });
+    const [t0, t1, t2] = probe.timestamps[`exhausted:${k}`]!;
+    const slack = 250; // the SDK's request and answer around each attempt, on a loaded machine
+    expect(t1! - t0!).toBeGreaterThanOrEqual(150);
+    expect(t1! - t0!).toBeLessThan(450 + slack);
+    expect(t2! - t1!).toBeGreaterThanOrEqual(300);
+    expect(t2! - t1!).toBeLessThan(600 + slack);
   });
 
   it("honours Retry-After from a RetryAfterError", async () => {
@@ -489,7 +502,7 @@ describe("inngest-local CLI", () => {
   it("starts on -p, keeps retrying the sync until the app is up, and runs a function", async () => {
     const { spawn } = await import("node:child_process");
     const app = await startSdkApp();
-    const child = spawn(process.execPath, ["--import", "tsx", "tools/inngest-local/main.ts", "-u", app.url, "-p", "0", "--poll", "0", "--backoff-ms", "50"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "tools/inngest-local/main.ts", "-u", app.url, "-p", "0", "--poll", "0", "--retry-scale", "0.01"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -498,6 +511,7 @@ describe("inngest-local CLI", () => {
     try {
       const url = await waitFor("listening line", () => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000);
       await waitFor("sync retry line", () => out.includes("waiting for app at"));
+      expect(out).toContain("(retry schedule ×0.01,");
       const client = new Inngest({ id: "cli-app", isDev: true, baseUrl: url, logger: { info() {}, warn() {}, error() {}, debug() {} } });
       const fn = client.createFunction({ id: "hello", triggers: [{ event: "cli/hello" }] }, async ({ step }) => step.run("greet", () => "hi"));
       app.setHandler(serve({ client, functions: [fn] }));
@@ -535,7 +549,7 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
 
   beforeAll(async () => {
     app = await startSdkApp();
-    local = await startInngestLocal({ port: 0, appUrls: [app.url], backoffMs: 50, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
+    local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.01, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
     inngest = new Inngest({ id: "signed-app", isDev: false, baseUrl: local.url, signingKey, eventKey, logger: quiet });
     const steps = inngest.createFunction({ id: "steps", triggers: [{ event: "signed/steps" }] }, async ({ event, step }) => {
       const a = await step.run("a", () => ((calls.a = (calls.a ?? 0) + 1), 1));
@@ -631,7 +645,7 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
     for (const auth of [undefined, `Bearer ${hashSigningKey(`signkey-test-${"ab".repeat(32)}`)}`, `Bearer ${signingKey}`]) {
       expect((await register(auth)).status).toBe(401);
     }
-    const fns = (await (await fetch(`${local.url}/functions`)).json()) as { app: string }[];
+    const fns = (await (await fetch(`${local.url}/functions`, { headers: { authorization: `Bearer ${signingKey}` } })).json()) as { app: string }[];
     expect(fns.every((f) => f.app === app.url)).toBe(true);
     // Checkpoints, too, need the bearer.
     const cp = await fetch(`${local.url}/v1/checkpoint/01ANY/async`, { method: "POST", body: "{}" });

@@ -1,13 +1,14 @@
 import { authedRoute, json, param, problem, readBody } from "@/app/_lib/http";
 import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
-import { latestLeaseForInvoice } from "@/lib/leases";
+import { latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
 import { invoiceDetailJson } from "@/app/_lib/serialize";
 
 export const GET = authedRoute(async ({ db, actor, params }) => {
   const invoice = await getInvoice(db, actor.id, param(params, "id"));
   if (!invoice) return problem("invoice_not_found");
-  return json(invoiceDetailJson(invoice, await latestLeaseForInvoice(db, actor.id, invoice.id)));
+  const [latest, heldBy] = await Promise.all([latestLeaseForInvoice(db, actor.id, invoice.id), leaseHolderName(db, actor.id, invoice.id)]);
+  return json(invoiceDetailJson(invoice, latest, heldBy));
 });
 
 export const PATCH = authedRoute(async ({ req, db, actor, params }) => {
@@ -18,5 +19,9 @@ export const PATCH = authedRoute(async ({ req, db, actor, params }) => {
   if (!body.ok) return problem(body.code);
   const result = await updateInvoice(db, actor.id, id, body.value, inngestDispatch);
   if (!result.ok) return problem(result.code);
-  return json(invoiceDetailJson(result.invoice, await latestLeaseForInvoice(db, actor.id, result.invoice.id)));
+  const [latest, heldBy] = await Promise.all([
+    latestLeaseForInvoice(db, actor.id, result.invoice.id),
+    leaseHolderName(db, actor.id, result.invoice.id),
+  ]);
+  return json(invoiceDetailJson(result.invoice, latest, heldBy));
 });

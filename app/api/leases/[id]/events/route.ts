@@ -13,7 +13,7 @@
 // goes away (abort, cancel, a failed write), when the client stops reading (heartbeats pile
 // up unread: a half-open connection), and after MAX_STREAM_MS in any case (EventSource
 // reconnects by itself).
-import { json, param, problem, sessionCheckedRoute } from "@/app/_lib/http";
+import { param, problem, RETRY_AFTER_S, sessionCheckedRoute } from "@/app/_lib/http";
 import { isUuid } from "@/lib/ids";
 import { applyLeaseNotice, readLeaseForSession, type LeaseNotice, type LeaseView } from "@/lib/leases";
 import { log } from "@/lib/log";
@@ -68,7 +68,7 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSigne
   } catch (error) {
     log.warn("lease stream unavailable", { lease_id: leaseId, error: String(error) });
     // The page falls back to polling GET /api/leases/:id.
-    return json({ detail: "events_unavailable" }, 503);
+    return problem("events_unavailable", new Headers({ "retry-after": String(RETRY_AFTER_S) }));
   }
   // The session is checked in the read's own statement, as each later read does.
   const claim = { actorId: actor.id, sessionId: actor.sessionId };
