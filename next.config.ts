@@ -6,6 +6,10 @@ const nextConfig: NextConfig = {
   // rate-limiter-flexible imports drizzle-orm by a computed name, which a bundle cannot resolve.
   serverExternalPackages: ["@electric-sql/pglite", "rate-limiter-flexible"],
   poweredByHeader: false,
+  // The app shows no next/image. Left on, the optimizer fetched any same-site URL it was
+  // given and answered 500 when that was not an image (`/_next/image?url=%2Finvoices`); off,
+  // /_next/image is a 404 (docs/decisions/0048).
+  images: { unoptimized: true },
   // proxy.ts must see the request as sent: by default Next hides the headers of its client
   // router (RSC, Next-Router-State-Tree...) from the proxy, and a malformed router state is a
   // 500 inside Next's render that only the proxy can refuse first (lib/request-guards.ts).

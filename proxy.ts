@@ -111,5 +111,8 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
 
 export const config = {
   // Everything but the build's static files, which carry no script context of their own.
-  matcher: ["/((?!_next/static|_next/image).*)"],
+  // The slash matters: Next renders its not-found page for `/_next/static` itself and for
+  // `/_next/image` (the optimizer is off), where a broken router state header is its 500
+  // unless the guard above sees it first (found by the wire fuzzer, decision 0048).
+  matcher: ["/((?!_next/static/).*)"],
 };

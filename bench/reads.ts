@@ -1,4 +1,4 @@
-// `npm run bench reads [-- --requests 4000 --concurrency 8 --events 200 --cpu-prof --label x]`
+// `npm run bench reads [-- --requests 4000 --concurrency 8 --events 200 --cpu-prof --against-next-start --label x]`
 //
 // What one `GET /api/leases/:id` costs the app in CPU: the built app (`next start`) answers
 // `--requests` requests of each of three kinds at `--concurrency` (after 300 each to warm up),
@@ -21,6 +21,10 @@
 // plan of readLease's statement; then over HTTP one at a time, in turns with a lease of
 // SHORT_EVENTS events; then the three kinds above, with the long lease as the read.
 //
+// `--against-next-start` also starts the app with bare `next start` (no server.mjs gate, decision
+// 0048) on the same database and measures the three kinds there too, `<kind>_next_start`, in
+// the same rounds: what the gate costs a request, from one run.
+//
 // Results: bench/results/reads-<date>-<label>.json.
 import fs from "node:fs";
 import os from "node:os";
@@ -42,6 +46,7 @@ const EVENTS = Number(option("events", "0"));
 const DOMAIN_READS = 400;
 const SHORT_EVENTS = 5;
 const CPU_PROF = process.argv.includes("--cpu-prof");
+const AGAINST_NEXT_START = process.argv.includes("--against-next-start");
 const LABEL = option("label", new Date().toISOString().slice(11, 16).replace(":", ""));
 const PASSWORD = "claimcheck-bench-password";
 const PROFILE_DIR = path.join("test-results", "bench-reads-cpu-prof");
@@ -63,7 +68,8 @@ async function reads(url: string, path: string, cookie: string | undefined, n: n
   return { perSecond: Math.round((n / ((performance.now() - started) / 1000)) * 10) / 10, failures, latency: distribution(ms), ms };
 }
 
-type Kind = { path: string; cookie: string | undefined; expect: number };
+/** A kind of request; `app`, when given, is the server it goes to (else measure()'s own). */
+type Kind = { path: string; cookie: string | undefined; expect: number; app?: { url: string; pid?: number } };
 const ROUNDS = 3;
 
 /**
@@ -73,18 +79,19 @@ const ROUNDS = 3;
 async function measure(app: { url: string; pid?: number }, kinds: Record<string, Kind>) {
   const totals = new Map<string, { cpu: number; seconds: number; failures: number; ms: number[] }>();
   for (const [name, k] of Object.entries(kinds)) {
-    await reads(app.url, k.path, k.cookie, 300, k.expect); // warm-up: the route compiled, the pools full
+    await reads((k.app ?? app).url, k.path, k.cookie, 300, k.expect); // warm-up: the route compiled, the pools full
     totals.set(name, { cpu: 0, seconds: 0, failures: 0, ms: [] });
   }
   const each = Math.ceil(REQUESTS / ROUNDS);
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, k] of Object.entries(kinds)) {
       const t = totals.get(name)!;
-      const before = processTreeCpuMs(app.pid!);
+      const to = k.app ?? app;
+      const before = processTreeCpuMs(to.pid!);
       const started = performance.now();
-      const measured = await reads(app.url, k.path, k.cookie, each, k.expect);
+      const measured = await reads(to.url, k.path, k.cookie, each, k.expect);
       t.seconds += (performance.now() - started) / 1000;
-      t.cpu += processTreeCpuMs(app.pid!) - before;
+      t.cpu += processTreeCpuMs(to.pid!) - before;
       t.failures += measured.failures;
       t.ms.push(...measured.ms);
     }
@@ -168,9 +175,13 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
       ? { env: cpuProfEnv(PROFILE_DIR) }
       : {}),
   });
+  let bare: Awaited<ReturnType<typeof startAppServer>> | undefined;
   let kinds: Awaited<ReturnType<typeof measure>>;
   let single: { long: number[]; short: number[] } | null = null;
   try {
+    if (AGAINST_NEXT_START) {
+      bare = await startAppServer({ databaseUrl: dbUrl, name: "bench-reads-next-start", model: { provider: "local", latencyMs: 0 }, bareNextStart: true });
+    }
     const cookie = await signIn(app.url, email, PASSWORD);
     let leaseId = long?.leaseId;
     if (!leaseId) {
@@ -191,15 +202,19 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
         }
       }
     }
-    kinds = await measure(app, {
+    const three: Record<string, Kind> = {
       // Next.js's floor for this route: the proxy, the route's dispatch and a JSON 401, no cookie to unseal.
       no_session_401: { path: `/api/leases/${leaseId}`, cookie: undefined, expect: 401 },
       // The cookie unsealed and the one statement, for a lease that is not there.
       unknown_lease_404: { path: `/api/leases/${crypto.randomUUID()}`, cookie, expect: 404 },
       read_200: { path: `/api/leases/${leaseId}`, cookie, expect: 200 },
-    });
+    };
+    // The same three on `next start` without server.mjs's gate, in the same rounds (decision 0048).
+    if (bare) for (const [name, k] of Object.entries({ ...three })) three[`${name}_next_start`] = { ...k, app: bare };
+    kinds = await measure(app, three);
   } finally {
     await app.stop();
+    await bare?.stop();
   }
   const profile = CPU_PROF ? summarizeProfiles(PROFILE_DIR, 20) : undefined;
   const measured = kinds.read_200!;

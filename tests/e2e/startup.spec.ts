@@ -8,8 +8,9 @@ import { TEST_DIST_DIR } from "../support/app-server";
 const DEV_KEY = "claimcheck-dev-only-session-key-do-not-use-in-production"; // lib/env.ts
 
 function startProduction(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const next = path.join(process.cwd(), "node_modules", "next", "dist", "bin", "next");
-  const child = spawn(process.execPath, [next, "start", "-p", "0", "-H", "127.0.0.1"], {
+  // As `npm start` runs it: server.mjs, Next.js behind its method gate (decision 0048).
+  const server = path.join(process.cwd(), "server.mjs");
+  const child = spawn(process.execPath, [server, "-p", "0", "-H", "127.0.0.1"], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "production", NEXT_DIST_DIR: TEST_DIST_DIR, NEXT_TELEMETRY_DISABLED: "1", ...env },
     detached: true,
   });
@@ -25,7 +26,7 @@ function startProduction(env: Record<string, string>): Promise<{ code: number | 
   );
 }
 
-test("next start refuses a missing SESSION_PASSWORD, and the development key, naming the variable", async () => {
+test("npm start refuses a missing SESSION_PASSWORD, and the development key, naming the variable", async () => {
   const missing = await startProduction({});
   expect(missing.code).toBe(1);
   expect(missing.output).toContain("SESSION_PASSWORD must be set in production");
@@ -39,7 +40,7 @@ test("next start refuses a missing SESSION_PASSWORD, and the development key, na
   expect(short.output).toContain("at least 32 characters");
 });
 
-test("next start refuses Inngest's unsigned dev mode and a missing signing or event key, naming the variable", async () => {
+test("npm start refuses Inngest's unsigned dev mode and a missing signing or event key, naming the variable", async () => {
   const session = { SESSION_PASSWORD: "s".repeat(40) };
   const signingKey = { INNGEST_SIGNING_KEY: `signkey-test-${"ab".repeat(32)}` };
   const eventKey = { INNGEST_EVENT_KEY: "e".repeat(32) };

@@ -2,14 +2,16 @@
 // are written byte by byte on a socket, so they can lie about their length (up and down),
 // carry raw bytes, odd path encodings and headers Next.js itself reads (RSC, router state,
 // Next-Action); server actions are called by id with generated arguments in each encoding
-// React and Next.js accept; /api/inngest must answer 401 to anything unsigned. For every
+// React and Next.js accept; /api/inngest must answer 401 to anything unsigned; every method
+// Node parses (TRACE, CONNECT, WebDAV's...) goes to every kind of path, the build's static
+// files and the image optimizer among them, and a 405 must say what is allowed. For every
 // input: no 5xx (a request the server never answers is no 5xx, but must write nothing), no
 // "request failed" line in the app's log, and only the writes the contract allows (a
 // generation the app runs on its own may propose meanwhile). PostgreSQL only.
 //
 // Replay a failure with the seed and path fast-check prints: FUZZ_SEED=<seed> FUZZ_PATH=<path>.
 import fs from "node:fs";
-import net from "node:net";
+import http from "node:http";
 import path from "node:path";
 import fc from "fast-check";
 import { sql } from "drizzle-orm";
@@ -39,6 +41,7 @@ import {
   type Write,
 } from "../support/fuzz";
 import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../support/fuzz-requests";
+import { rawRequest as rawRequestTo } from "../support/raw-http";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("fuzz-http.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
@@ -104,6 +107,7 @@ beforeAll(async () => {
   url.pathname = `/${t.name}`;
   app = await startAppServer({ databaseUrl: url.toString(), name: "fuzz" });
   actionIds = readActionIds();
+  builtFiles = staticFiles();
   const alice = await makeUser(t.db, "Alice");
   const bob = await makeUser(t.db, "Bob");
   const own = [];
@@ -123,68 +127,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-// ---------------------------------------------------------------------------------------
-// A client that writes exactly the bytes it is given
-
-type RawAnswer = { status: number; head: string; body: string };
-
-/**
- * Sends `head` (request line and headers, without the blank line) and `body` on a fresh
- * connection. A request whose declared length exceeds what it sends gets its write side
- * closed after `halfCloseMs`, as a client that gives up would. Status 0: no answer.
- */
-function rawRequest(head: string, body: Uint8Array | null, opts: { halfCloseMs?: number; timeoutMs?: number } = {}): Promise<RawAnswer> {
-  const { port } = new URL(app.url);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(port), "127.0.0.1");
-    const chunks: Buffer[] = [];
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      socket.destroy();
-      let all = Buffer.concat(chunks);
-      // Interim answers (100 Continue to `Expect: 100-continue`) come before the real one.
-      while (/^HTTP\/1\.[01] 1\d\d /.test(all.subarray(0, 16).toString("latin1")) && all.indexOf("\r\n\r\n") >= 0) {
-        all = all.subarray(all.indexOf("\r\n\r\n") + 4);
-      }
-      const split = all.indexOf("\r\n\r\n");
-      const headPart = (split < 0 ? all : all.subarray(0, split)).toString("latin1");
-      let rest: Buffer = split < 0 ? Buffer.alloc(0) : all.subarray(split + 4);
-      if (/^transfer-encoding: *chunked/im.test(headPart)) rest = dechunk(rest);
-      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(headPart)?.[1] ?? 0);
-      resolve({ status, head: headPart, body: rest.toString("utf8").slice(0, 2000) });
-    };
-    const timer = setTimeout(finish, opts.timeoutMs ?? 10_000);
-    socket.on("data", (chunk) => {
-      chunks.push(chunk);
-      // An event stream never ends by itself: its head is all we need.
-      const soFar = Buffer.concat(chunks).toString("latin1");
-      if (/\r\n\r\n/.test(soFar) && /content-type: text\/event-stream/i.test(soFar.split("\r\n\r\n")[0]!)) finish();
-    });
-    socket.on("end", finish);
-    socket.on("close", finish);
-    socket.on("error", finish);
-    socket.write(Buffer.from(`${head}\r\n\r\n`, "latin1"));
-    if (body && body.byteLength) socket.write(body);
-    if (opts.halfCloseMs !== undefined) setTimeout(() => socket.end(), opts.halfCloseMs);
-  });
-}
-
-function dechunk(data: Buffer): Buffer {
-  const out: Buffer[] = [];
-  let at = 0;
-  while (at < data.length) {
-    const eol = data.indexOf("\r\n", at);
-    if (eol < 0) break;
-    const size = parseInt(data.subarray(at, eol).toString("latin1"), 16);
-    if (!size) break;
-    out.push(data.subarray(eol + 2, eol + 2 + size));
-    at = eol + 2 + size + 2;
-  }
-  return Buffer.concat(out);
-}
+// Requests written byte by byte to the app (tests/support/raw-http.ts).
+const rawRequest = (head: string, body: Uint8Array | null, opts?: { halfCloseMs?: number; timeoutMs?: number }) => rawRequestTo(app.url, head, body, opts);
 
 // ---------------------------------------------------------------------------------------
 // Hostile parts only the wire carries
@@ -420,7 +364,25 @@ const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
 type ApiCall = { kind: "api"; request: FuzzRequest; path: PathStyle; length: LengthLie; extra: Record<string, string> };
 type PageCall = { kind: "page"; method: "GET" | "HEAD" | "POST" | "OPTIONS"; page: string; id: Ref | string; path: PathStyle; cookie: CookieModel; extra: Record<string, string> };
 type InngestCall = { kind: "inngest"; method: "GET" | "POST" | "PUT"; signature: string | null; query: string; body: Uint8Array; contentType: string | null };
-type Call = ApiCall | PageCall | InngestCall | ActionCall;
+// Methods and paths Next.js itself answered with a 500 before server.mjs's gate (decision
+// 0048): every method Node parses (TRACE, CONNECT, WebDAV's...) and some it does not, on any
+// kind of path, the build's static files (read from its manifest) and the image optimizer.
+type WireCall = {
+  kind: "wire";
+  method: string;
+  target: WireTarget;
+  form: "origin" | "absolute" | "authority" | "asterisk";
+  cookie: CookieModel;
+  body: "none" | "xml" | "json";
+  extra: Record<string, string>;
+};
+type WireTarget =
+  | { to: "static"; file: number; suffix: string }
+  | { to: "image"; query: string }
+  | { to: "api"; route: keyof typeof PATHS | "inngest"; id: Ref | string }
+  | { to: "page"; page: string; id: Ref | string }
+  | { to: "other"; path: string };
+type Call = ApiCall | PageCall | InngestCall | ActionCall | WireCall;
 
 const API: fc.Arbitrary<ApiCall> = fc.record({ kind: fc.constant("api" as const), request: REQUESTS, path: pathStyle, length: lengthLie, extra: nextHeaders });
 const PAGE: fc.Arbitrary<PageCall> = fc.record({
@@ -451,12 +413,69 @@ const INNGEST: fc.Arbitrary<InngestCall> = fc.record({
   contentType: fc.constantFrom("application/json", null, "text/plain"),
 });
 
+// What the app serves, those Node's parser takes and the app does not, and some it refuses itself.
+const SERVED_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+// The API's own writes are the API inputs' to fuzz (their writes held to the contract there):
+// here an API path gets only the methods that write nothing.
+const wireMethods = (writes: boolean) =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom("TRACE", "CONNECT", "OPTIONS", "HEAD") },
+    { weight: 4, arbitrary: fc.constantFrom(...http.METHODS.filter((m) => !SERVED_METHODS.includes(m))) },
+    { weight: 2, arbitrary: fc.constantFrom(...SERVED_METHODS.filter((m) => writes || ["GET", "HEAD", "OPTIONS"].includes(m))) },
+    { weight: 1, arbitrary: fc.constantFrom("TRACK", "get", "Trace", "FOO", "DEBUG", "PROPFIND2", "M-SEARCHX", "BREW") },
+  );
+const imageParam = (name: string, values: fc.Arbitrary<string>) =>
+  fc.option(values.map((v) => `${name}=${v}`), { nil: undefined, freq: 4 });
+const IMAGE_QUERY: fc.Arbitrary<string> = fc
+  .tuple(
+    imageParam(
+      "url",
+      fc.oneof(
+        fc.constantFrom("/invoices", "/sign-in", "/icon.svg", "/favicon.ico", "/api/session", "/_next/image?url=/icon.svg&w=16&q=1", "http://127.0.0.1:1/x.png", "//evil.example/x.png", "data:image/png;base64,AAAA", "/%ZZ", "").map(encodeURIComponent),
+        nastyString.map((v) => encodeURIComponent((v as unknown as { toWellFormed(): string }).toWellFormed())),
+      ),
+    ),
+    imageParam("w", fc.constantFrom("16", "64", "0", "-1", "3840", "99999", "abc", "64.5")),
+    imageParam("q", fc.constantFrom("75", "1", "0", "101", "x")),
+    fc.option(fc.constantFrom("dpl=x", "url=/sign-in", "w=32"), { nil: undefined, freq: 5 }),
+  )
+  .map((parts) => {
+    const q = parts.filter((p) => p !== undefined).join("&");
+    return q ? `?${q}` : "";
+  });
+const WIRE_TARGET: fc.Arbitrary<WireTarget> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ to: fc.constant("static" as const), file: fc.nat(), suffix: fc.constantFrom("", "", "", "?v=1", "x", "/", "%00", "/../../../package.json", ".map") }) },
+  { weight: 3, arbitrary: fc.record({ to: fc.constant("image" as const), query: IMAGE_QUERY }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      to: fc.constant("api" as const),
+      route: fc.constantFrom<keyof typeof PATHS | "inngest">(...(Object.keys(PATHS) as (keyof typeof PATHS)[]), "inngest"),
+      id: fc.oneof(ref("inv:own0", "lease:open", "lease:other", "uuid:missing"), nastyString),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ to: fc.constant("page" as const), page: fc.constantFrom("/", "/invoices", "/invoices/:id", "/sign-in", "/sign-in/reset", "/sign-out", "/favicon.ico", "/icon.svg"), id: ref("inv:own0", "inv:other") }) },
+  { weight: 1, arbitrary: fc.record({ to: fc.constant("other" as const), path: fc.constantFrom("/nowhere", "/api/nowhere", "/_next/data/x.json", "/_next/webpack-hmr", "/_next/static", "/_next/", "/__nextjs_original-stack-frame", "//", "/_next/image/x") }) },
+);
+const WIRE: fc.Arbitrary<WireCall> = WIRE_TARGET.chain((target) =>
+  fc.record({
+    kind: fc.constant("wire" as const),
+    method: wireMethods(target.to !== "api"),
+    target: fc.constant(target),
+    form: fc.oneof({ weight: 8, arbitrary: fc.constant("origin" as const) }, { weight: 1, arbitrary: fc.constantFrom("absolute" as const, "authority" as const, "asterisk" as const) }),
+    cookie: fc.oneof({ weight: 3, arbitrary: fc.constant({ kind: "owner" as const }) }, { weight: 1, arbitrary: fc.constant({ kind: "none" as const }) }),
+    body: fc.constantFrom("none" as const, "none" as const, "xml" as const, "json" as const),
+    extra: nextHeaders,
+  }),
+);
+
 const CALLS: fc.Arbitrary<Call> = fc.oneof(
   { weight: 10, arbitrary: API },
   { weight: 5, arbitrary: ACTION },
   { weight: 4, arbitrary: VALID_ACTION },
   { weight: 2, arbitrary: PAGE },
   { weight: 1, arbitrary: INNGEST },
+  { weight: 2, arbitrary: WIRE },
 );
 
 // ---------------------------------------------------------------------------------------
@@ -617,6 +636,49 @@ async function sendPage(c: PageCall): Promise<Outcome> {
   const started = await mark();
   const res = await rawRequest(head, null);
   return { route: `${c.method} ${c.page}`, status: res.status, answer: res.body.slice(0, 200), ...started, problems: (writes) => nothingBut(writes) };
+}
+
+/** The build's own files, as its manifest lists them. */
+function staticFiles(): string[] {
+  const m = JSON.parse(fs.readFileSync(path.join(ROOT, TEST_DIST_DIR, "build-manifest.json"), "utf8")) as Record<string, unknown>;
+  return [...new Set([m.polyfillFiles, m.lowPriorityFiles, m.rootMainFiles].flat() as string[])].map((f) => `/_next/${f}`);
+}
+let builtFiles: string[] = [];
+
+async function sendWire(c: WireCall): Promise<Outcome> {
+  await world.liveSessions();
+  const t = c.target;
+  let target: string;
+  if (t.to === "static") target = `${builtFiles[t.file % builtFiles.length]}${t.suffix}`;
+  else if (t.to === "image") target = `/_next/image${t.query}`;
+  else if (t.to === "api") target = t.route === "inngest" ? "/api/inngest" : PATHS[t.route](writeSegment(String(await resolveRefs(t.id, lookup)), "plain").wire);
+  else if (t.to === "page") target = t.page.replace(":id", String(await resolveRefs(t.id, lookup)));
+  else target = t.path;
+  const wireTarget = { origin: target, absolute: `${app.url}${target}`, authority: hostHeader(), asterisk: "*" }[c.form];
+  const body = c.body === "xml" ? '<?xml version="1.0"?><propfind xmlns="DAV:"><allprop/></propfind>' : c.body === "json" ? "{}" : "";
+  const { header } = cookieOf(c.cookie);
+  const head = headLines(c.method, wireTarget, {
+    cookie: header,
+    origin: app.url,
+    "content-type": c.body === "xml" ? "application/xml" : c.body === "json" ? "application/json" : null,
+    "content-length": body ? String(Buffer.byteLength(body)) : null,
+    ...c.extra,
+  });
+  const started = await mark();
+  const res = await rawRequest(head, body ? new TextEncoder().encode(body) : null, { timeoutMs: 5_000 });
+  const kind = t.to === "api" ? (t.route === "inngest" ? "/api/inngest" : PATHS[t.route](":id")) : t.to;
+  return {
+    route: `wire ${c.method} ${kind}${c.form === "origin" ? "" : ` (${c.form})`}`,
+    status: res.status,
+    answer: res.body.slice(0, 200),
+    ...started,
+    problems: (writes) => {
+      const problems = nothingBut(writes);
+      // A refusal of a method says what the path allows (RFC 9110 §15.5.6).
+      if (res.status === 405 && !/^allow: *\S/im.test(res.head)) problems.push("405 without an Allow header");
+      return problems;
+    },
+  };
 }
 
 async function sendInngest(c: InngestCall): Promise<Outcome> {
@@ -833,7 +895,15 @@ function attribute(writes: Write[], current: (w: Write[]) => string[], candidate
 }
 
 async function check(call: Call) {
-  const sent = await (call.kind === "api" ? sendApi(call) : call.kind === "page" ? sendPage(call) : call.kind === "inngest" ? sendInngest(call) : sendAction(call));
+  const sent = await (call.kind === "api"
+    ? sendApi(call)
+    : call.kind === "page"
+      ? sendPage(call)
+      : call.kind === "inngest"
+        ? sendInngest(call)
+        : call.kind === "wire"
+          ? sendWire(call)
+          : sendAction(call));
   const { audit, before, logAt } = sent as Outcome & Awaited<ReturnType<typeof mark>>;
   await settled();
   // The snapshot first, then the writes: a background write (a generation the app runs on
@@ -919,6 +989,20 @@ describe("found by fuzzing", () => {
         const status = await check({ kind: "page", method, page, id: new Ref("inv:own0"), path: "plain", cookie: { kind: "owner" }, extra: { rsc: "1", "next-router-state-tree": fine } });
         // Not refused by the guard (what the page then answers, 200, 307 or 404, is checked by check()).
         expect(status, `${method} ${page} with a well-formed tree`).not.toBe(400);
+      }
+    }
+  });
+
+  // With the image optimizer off (decision 0048), Next.js renders its not-found page for
+  // /_next/image, and for /_next/static itself: proxy.ts's matcher left both out, so a broken
+  // router state header there was Next's 500 again. The matcher now skips only /_next/static/.
+  it("a broken Next-Router-State-Tree on /_next/image or /_next/static is 400, not a 500", async () => {
+    for (const method of ["GET", "HEAD"]) {
+      for (const target of [{ to: "image" as const, query: "?url=%2Finvoices&w=64&q=75" }, { to: "image" as const, query: "" }, { to: "other" as const, path: "/_next/static" }]) {
+        for (const state of ["x", "%ZZ", encodeURIComponent("[1]")]) {
+          const call: WireCall = { kind: "wire", method, target, form: "origin", cookie: { kind: "owner" }, body: "none", extra: { rsc: "1", "next-router-state-tree": state } };
+          expect(await check(call), `${method} ${JSON.stringify(target)} with ${state}`).toBe(400);
+        }
       }
     }
   });

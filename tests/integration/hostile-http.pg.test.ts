@@ -1,14 +1,18 @@
 // Hostile requests that only the built app sees whole: a path Next.js cannot decode, a broken
-// multipart body on a page (the server-action path), and server actions called by id with
-// arguments the page never sends. Each must be a clear 4xx (or, for an action, a refusal)
-// that writes nothing; never a 500. PostgreSQL only, like every test of the running app.
+// multipart body on a page (the server-action path), server actions called by id with
+// arguments the page never sends, and methods and paths Next.js itself answered with a 500
+// (TRACE anywhere, a write to a built static file, the image optimizer). Each must be a clear
+// 4xx (or, for an action, a refusal) that writes nothing; never a 500. PostgreSQL only, like
+// every test of the running app.
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../support/app-server";
 import { inferenceLease } from "@/db/schema";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
+import { headerOf, rawRequest } from "../support/raw-http";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("hostile-http.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
@@ -216,5 +220,163 @@ describe("event streams through the running server", () => {
     } finally {
       for (const c of clients) c.abort();
     }
+  });
+});
+
+describe("methods and paths Next.js answered with a 500 before our code ran", () => {
+  // Every method Node's parser takes, CONNECT included, and two it does not (its own 400).
+  const METHODS = [...http.METHODS, "TRACK", "FOO"];
+  const UNPARSED = new Set(["TRACK", "FOO"]);
+  const PAGE_ALLOWS = "GET, HEAD, OPTIONS, POST";
+  const STATIC_ALLOWS = "GET, HEAD, OPTIONS";
+  // CONNECT names no path: it is told every method the server serves somewhere.
+  const SERVER_ALLOWS = "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT";
+
+  function send(method: string, target: string, headers: Record<string, string> = {}) {
+    const lines = [`${method} ${target} HTTP/1.1`, `host: ${new URL(app.url).host}`, "connection: close"];
+    for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+    // CONNECT names an authority, not a path (RFC 9110 §9.3.6), as a proxy client sends it.
+    return rawRequest(app.url, method === "CONNECT" ? lines.join("\r\n").replace(target, new URL(app.url).host) : lines.join("\r\n"), null, { timeoutMs: 5000 });
+  }
+
+  /** The build's own files, as its manifest lists them. */
+  function staticFiles(): string[] {
+    const m = JSON.parse(fs.readFileSync(path.join(ROOT, TEST_DIST_DIR, "build-manifest.json"), "utf8")) as Record<string, unknown>;
+    const files = [m.polyfillFiles, m.lowPriorityFiles, m.rootMainFiles].flat() as string[];
+    expect(files.length).toBeGreaterThan(3);
+    return [...new Set(files)].map((f) => `/_next/${f}`);
+  }
+
+  /** The app's routes as the build knows them: route handlers and pages, `[id]` filled in. */
+  function routes(id: string): { handlers: string[]; pages: string[] } {
+    const m = JSON.parse(fs.readFileSync(path.join(ROOT, TEST_DIST_DIR, "app-path-routes-manifest.json"), "utf8")) as Record<string, string>;
+    const fill = (p: string) => p.replace(/\[[^\]]+\]/g, id);
+    const entries = Object.entries(m).filter(([, p]) => !p.startsWith("/_"));
+    return {
+      handlers: entries.filter(([k]) => k.endsWith("/route")).map(([, p]) => fill(p)),
+      pages: entries.filter(([k]) => k.endsWith("/page")).map(([, p]) => fill(p)),
+    };
+  }
+
+  /** A method outside the path's Allow: 405 naming what it allows, or Node's own 400 for a method it does not parse. */
+  function expectRefused(method: string, target: string, res: { status: number; head: string }, allows: string) {
+    if (UNPARSED.has(method)) {
+      expect({ method, target, status: res.status }).toEqual({ method, target, status: 400 });
+      return;
+    }
+    const allow = method === "CONNECT" ? SERVER_ALLOWS : allows;
+    expect({ method, target, status: res.status, allow: headerOf(res.head, "allow") }).toEqual({ method, target, status: 405, allow });
+  }
+
+  it("TRACE, CONNECT and every method the app never serves answer 405 with the path's Allow, on every kind of path", async () => {
+    const { inv, cookie } = await signedIn();
+    const [file] = staticFiles();
+    const { handlers, pages } = routes(inv.id);
+    const served = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+    const before = await snapshot();
+    // TRACE first: it was a 500 on every path (undici's Request refuses it inside Next.js).
+    const methods = ["TRACE", "CONNECT", ...METHODS.filter((m) => !served.has(m) && m !== "TRACE" && m !== "CONNECT")];
+    for (const method of methods) {
+      for (const target of ["/", ...pages, "/nowhere", "/api/nowhere", ...handlers, file!, "/_next/image?url=%2Finvoices&w=64&q=75"]) {
+        for (const headers of [{}, { cookie }] as Record<string, string>[]) {
+          const res = await send(method, target, headers);
+          expect({ method, target, status: res.status }).toEqual({ method, target, status: expect.toSatisfy((s: number) => s >= 400 && s < 500) });
+          if (!UNPARSED.has(method)) expect({ method, target, status: res.status }).toEqual({ method, target, status: 405 });
+          if (method === "CONNECT") expect(headerOf(res.head, "allow")).toBe(SERVER_ALLOWS);
+        }
+      }
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("a request target that is no path is 400 (`GET *` was a 500), and OPTIONS * is 204 with the server's methods", async () => {
+    for (const target of ["*", "foo", new URL(app.url).host, "http:", "?x=1"]) {
+      for (const method of ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"]) {
+        const res = await send(method, target);
+        if (method === "OPTIONS" && target === "*") {
+          expect({ status: res.status, allow: headerOf(res.head, "allow") }).toEqual({ status: 204, allow: SERVER_ALLOWS });
+        } else {
+          expect({ method, target, status: res.status }).toEqual({ method, target, status: 400 });
+        }
+      }
+    }
+  });
+
+  it("a write, OPTIONS or any other method on a built static file is 405 with Allow: GET, HEAD, OPTIONS; OPTIONS is 204", async () => {
+    const files = staticFiles();
+    for (const file of [...files, "/_next/static/chunks/not-there.js"]) {
+      for (const method of METHODS) {
+        const res = await send(method, file);
+        if (method === "GET" || method === "HEAD") {
+          expect({ method, file, status: res.status }).toEqual({ method, file, status: file.includes("not-there") ? 404 : 200 });
+        } else if (method === "OPTIONS") {
+          expect({ method, file, status: res.status, allow: headerOf(res.head, "allow") }).toEqual({ method, file, status: 204, allow: STATIC_ALLOWS });
+        } else {
+          expectRefused(method, file, res, STATIC_ALLOWS);
+        }
+      }
+    }
+  });
+
+  it("the image optimizer (the app shows no next/image) answers 4xx to any query, signed in or not", async () => {
+    const { cookie } = await signedIn();
+    const queries = [
+      "?url=%2Finvoices&w=64&q=75",
+      "?url=%2Fsign-in&w=64&q=75",
+      "?url=%2Ficon.svg&w=64&q=75",
+      "?url=%2Fapi%2Fsession&w=16&q=1",
+      "?url=http%3A%2F%2F127.0.0.1%3A1%2F&w=64&q=75",
+      "?url=%2F_next%2Fimage%3Furl%3D%252Finvoices&w=64&q=75",
+      "?url=%2Finvoices&w=0&q=0",
+      "?url=&w=&q=",
+      "?url=%ZZ&w=64&q=75",
+      "",
+      "?w=64",
+    ];
+    const before = await snapshot();
+    for (const q of queries) {
+      for (const headers of [{}, { cookie }, { cookie, accept: "image/avif,image/webp" }] as Record<string, string>[]) {
+        for (const method of ["GET", "HEAD"]) {
+          const res = await send(method, `/_next/image${q}`, headers);
+          expect({ method, q, status: res.status }).toEqual({ method, q, status: expect.toSatisfy((s: number) => s === 400 || s === 404) });
+        }
+      }
+      for (const method of METHODS.filter((m) => m !== "GET" && m !== "HEAD" && m !== "OPTIONS")) {
+        expectRefused(method, `/_next/image${q}`, await send(method, `/_next/image${q}`), STATIC_ALLOWS);
+      }
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("every route handler and page: OPTIONS is 204 with its Allow, HEAD is no 5xx, and a method it lacks is 405 with that Allow", async () => {
+    const { inv, cookie } = await signedIn();
+    const { handlers, pages } = routes(inv.id);
+    const before = await snapshot();
+    for (const target of [...handlers, ...pages, "/nowhere"]) {
+      const isHandler = handlers.includes(target);
+      const options = await send("OPTIONS", target, { cookie });
+      expect({ target, status: options.status }).toEqual({ target, status: 204 });
+      // A route handler's Allow is Next.js's own answer, from the methods the route exports.
+      const allows = headerOf(options.head, "allow");
+      if (!isHandler) expect({ target, allows }).toEqual({ target, allows: PAGE_ALLOWS });
+      const allowed = new Set(allows!.split(", "));
+      expect({ target, allows: allowed.has("OPTIONS") }).toEqual({ target, allows: true });
+      for (const headers of [{}, { cookie }] as Record<string, string>[]) {
+        const head = await send("HEAD", target, headers);
+        expect({ target, headers, status: head.status }).toEqual({ target, headers, status: expect.toSatisfy((s: number) => s >= 200 && s < 500) });
+      }
+      for (const method of METHODS.filter((m) => !allowed.has(m))) {
+        expectRefused(method, target, await send(method, target, { cookie }), allows!);
+      }
+      // And what it allows reaches the route (a method the gate in server.mjs listed wrongly
+      // would be Next.js's own 405). Bodiless, so nothing is written; DELETE /api/session last.
+      for (const method of [...allowed].filter((m) => m !== "OPTIONS" && !(m === "DELETE" && target === "/api/session"))) {
+        const res = await send(method, target, { cookie, origin: app.url });
+        expect({ method, target, status: res.status }).toEqual({ method, target, status: expect.toSatisfy((s: number) => s !== 405 && s < 500) });
+      }
+    }
+    const signOut = await send("DELETE", "/api/session", { cookie, origin: app.url });
+    expect(signOut.status).toBe(200);
+    expect(await snapshot()).toEqual(before);
   });
 });

@@ -1,9 +1,10 @@
-// Starts the built app (`next start`) on a free loopback port, in its own process group,
-// with the local Inngest stand-in (tools/inngest-local, in this process) driving its real
-// /api/inngest route: the whole path an event takes in production against a self-hosted
-// Inngest server, minus the browser. Production never runs Inngest's unsigned dev mode, so
-// each server gets a fresh random signing key and event key, shared with its stand-in only
-// (INNGEST_BASE_URL + INNGEST_SIGNING_KEY + INNGEST_EVENT_KEY, as with `inngest start`).
+// Starts the built app as `npm start` does (server.mjs: Next.js behind its method gate) on a
+// free loopback port, in its own process group, with the local Inngest stand-in
+// (tools/inngest-local, in this process) driving its real /api/inngest route: the whole path
+// an event takes in production against a self-hosted Inngest server, minus the browser.
+// Production never runs Inngest's unsigned dev mode, so each server gets a fresh random
+// signing key and event key, shared with its stand-in only (INNGEST_BASE_URL +
+// INNGEST_SIGNING_KEY + INNGEST_EVENT_KEY, as with `inngest start`).
 // Used by the integration tests on PostgreSQL and by the Playwright run (tests/e2e/support/stack.ts).
 //
 // The app is built once into .next-test (NEXT_DIST_DIR), shared by both, and rebuilt when a
@@ -25,6 +26,8 @@ export const TEST_SESSION_PASSWORD = "claimcheck-integration-tests-session-key-0
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
+// What `npm start` runs: Next.js behind the gate that answers the methods it would fail on (decision 0048).
+const SERVER = path.join(ROOT, "server.mjs");
 const ECHO = process.env.APP_SERVER_LOG === "1";
 
 export type AppServerOptions = {
@@ -54,6 +57,11 @@ export type AppServerOptions = {
   retryScale?: number;
   /** Extra environment for the app; it overrides everything above. */
   env?: Record<string, string>;
+  /**
+   * `next start` without server.mjs's gate in front: only for measuring what the gate costs
+   * (`npm run bench reads -- --against-next-start`); such a server answers TRACE with a 500.
+   */
+  bareNextStart?: boolean;
 };
 
 export type AppServer = {
@@ -76,7 +84,7 @@ export type AppServer = {
   appLogs(): string[];
   /** The stand-in's log lines so far. */
   inngestLogs(): string[];
-  /** The app's process (`next start`), for the benchmarks' CPU accounting. */
+  /** The app's process (server.mjs, which runs Next.js in the same process), for the benchmarks' CPU accounting. */
   pid: number | undefined;
   stop(): Promise<void>;
 };
@@ -110,7 +118,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     },
   });
 
-  const app = launchApp({ port, name, appLogFile, env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }) });
+  const app = launchApp({ port, name, appLogFile, env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }), bare: opts.bareNextStart });
   const stop = async () => {
     await app.stop();
     await inngest.close();
@@ -265,7 +273,7 @@ export type AppInstanceOptions = Omit<AppServerOptions, "retryScale"> & {
   port?: number;
 };
 
-/** One `next start` of several on a shared Inngest server; it can be killed and started again on its port. */
+/** One app server (`npm start`) of several on a shared Inngest server; it can be killed and started again on its port. */
 export type AppInstance = {
   name: string;
   url: string;
@@ -319,11 +327,23 @@ function push(lines: string[], line: string) {
 
 type LaunchedApp = { child: ChildProcess; logs: string[]; stop: () => Promise<void> };
 
-/** `next start` on `port`, in its own process group, its output kept (and echoed or written to a file). */
-function launchApp(opts: { port: number; name: string; appLogFile?: string; env: NodeJS.ProcessEnv; logs?: string[]; append?: boolean }): LaunchedApp {
+/**
+ * The app as `npm start` runs it (server.mjs: Next.js behind its method gate) on `port`, in
+ * its own process group, its output kept (and echoed or written to a file).
+ */
+function launchApp(opts: {
+  port: number;
+  name: string;
+  appLogFile?: string;
+  env: NodeJS.ProcessEnv;
+  logs?: string[];
+  append?: boolean;
+  bare?: boolean;
+}): LaunchedApp {
   const logs = opts.logs ?? [];
   const out = opts.appLogFile ? fs.createWriteStream(opts.appLogFile, { flags: opts.append ? "a" : "w" }) : undefined;
-  const child = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(opts.port), "-H", "127.0.0.1"], {
+  const entry = opts.bare ? [NEXT_BIN, "start"] : [SERVER];
+  const child = spawn(process.execPath, [...entry, "-p", String(opts.port), "-H", "127.0.0.1"], {
     cwd: ROOT,
     env: opts.env,
     detached: true, // its own process group: stop() ends next-server with it
