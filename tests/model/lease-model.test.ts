@@ -467,19 +467,20 @@ class Apply extends Step {
 
 /**
  * Apply while another connection holds the lease row (PostgreSQL only: PGlite has one
- * connection), let go after `holdMs`: the apply judges the deadline once the row is its own,
- * so a deadline that passed while it waited is a deadline passed (decision 0045).
+ * connection), let go `aroundMs` from the lease's deadline (at most 1.5 s on): the apply judges
+ * the deadline once the row is its own, so a deadline that passed while it waited is a
+ * deadline passed (decision 0045).
  */
 class HeldApply extends Apply {
   constructor(
     session: number,
     lease: number,
-    readonly holdMs: number,
+    readonly aroundMs: number,
   ) {
     super(session, lease);
   }
   name() {
-    return `heldApply(session ${this.session}, lease ${this.lease}, held ${this.holdMs} ms)`;
+    return `heldApply(session ${this.session}, lease ${this.lease}, let go ${this.aroundMs} ms from its deadline)`;
   }
   async act(m: Model) {
     const l = leaseOf(m, this.lease, "proposed");
@@ -487,11 +488,13 @@ class HeldApply extends Apply {
     let locked!: () => void;
     const isLocked = new Promise<void>((resolve) => (locked = resolve));
     const held = holder!.begin(async (tx) => {
-      await tx`select id from inference_lease where id = ${l.id} for update`;
+      const [row] = await tx<{ ms: number }[]>`select extract(epoch from clock_timestamp()) * 1000 as ms
+        from inference_lease where id = ${l.id} for update`;
       locked();
-      await new Promise((resolve) => setTimeout(resolve, this.holdMs));
-      const [row] = await tx<{ ms: number }[]>`select extract(epoch from clock_timestamp()) * 1000 as ms`;
-      releasedAt = Number(row!.ms);
+      const holdMs = Math.min(1_500, Math.max(0, l.deadline - Number(row!.ms) + this.aroundMs));
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      const [at] = await tx<{ ms: number }[]>`select extract(epoch from clock_timestamp()) * 1000 as ms`;
+      releasedAt = Number(at!.ms);
     });
     await isLocked;
     const applied = super.act(m);
@@ -789,7 +792,7 @@ const commandArbs = [
         .map(([l, [a, n]]) => new Propose(l, a!, n!)),
     ),
     w(5, fc.tuple(any, any).map(([s, l]) => new Apply(s, l))),
-    ...(onPostgres ? [w(1, fc.tuple(any, any, fc.integer({ min: 0, max: 300 })).map(([s, l, ms]) => new HeldApply(s, l, ms)))] : []),
+    ...(onPostgres ? [w(1, fc.tuple(any, any, fc.integer({ min: -150, max: 150 })).map(([s, l, ms]) => new HeldApply(s, l, ms)))] : []),
     w(1, fc.tuple(any, any).map(([s, l]) => new Cancel(s, l))),
     w(1, fc.tuple(any, any).map(([s, l]) => new Read(s, l))),
     w(1, fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Edit(s, i))),
