@@ -4,7 +4,7 @@ import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { getIronSession, type IronSession, type SessionOptions } from "iron-session";
 import { z } from "zod";
-import type { Db } from "@/db/client";
+import type { Db, Tx } from "@/db/client";
 import { appSession, appUser } from "@/db/schema";
 import { appEnv } from "./env";
 import { isUuid } from "./ids";
@@ -82,6 +82,54 @@ export async function resolveActor(db: Db, data: SessionData): Promise<(Actor & 
     .innerJoin(appUser, eq(appUser.id, appSession.userId))
     .where(and(eq(appSession.id, data.sid), eq(appSession.userId, data.uid), sql`${appSession.revokedAt} is null`, sql`${appSession.expiresAt} > now()`));
   return row ?? null;
+}
+
+/** Whether the actor's session is live by the database clock; if so, held FOR SHARE until commit (sign-out waits). */
+export async function holdLiveSession(tx: Tx, actorId: string, sessionId: string): Promise<boolean> {
+  if (!isUuid(sessionId)) return false;
+  const [live] = await tx
+    .select({ id: appSession.id })
+    .from(appSession)
+    .where(
+      and(
+        eq(appSession.id, sessionId),
+        eq(appSession.userId, actorId),
+        sql`${appSession.revokedAt} is null`,
+        sql`${appSession.expiresAt} > now()`,
+      ),
+    )
+    .for("share");
+  return Boolean(live);
+}
+
+/** Thrown inside a transaction of `sessionHeld` when its session is not live: the transaction rolls back. */
+export class SessionEnded extends Error {
+  constructor() {
+    super("the session is not live");
+  }
+}
+
+/**
+ * `db` for the writes of a server action: each of its transactions first holds the session
+ * FOR SHARE (so a sign-out waits for the commit, and a session revoked before writes nothing)
+ * and last checks `expires_at` on the clock of that moment, after any wait for a row; either
+ * failing throws SessionEnded, rolling back what the transaction did. Reads pass through.
+ */
+export function sessionHeld(db: Db, session: { actorId: string; sessionId: string }): Db {
+  const { actorId, sessionId } = session;
+  const transaction = ((work: (tx: Tx) => Promise<unknown>, config?: Parameters<Db["transaction"]>[1]) =>
+    db.transaction(async (tx) => {
+      if (!(await holdLiveSession(tx, actorId, sessionId))) throw new SessionEnded();
+      const result = await work(tx);
+      const [live] = await tx
+        .select({ id: appSession.id })
+        .from(appSession)
+        .where(and(eq(appSession.id, sessionId), sql`${appSession.expiresAt} > clock_timestamp()`));
+      if (!live) throw new SessionEnded();
+      return result;
+    }, config)) as Db["transaction"];
+  // Everything else is the pool's own db (db/client.ts forwards to the pool of the moment).
+  return Object.assign(Object.create(db) as Db, { transaction });
 }
 
 // ---------------------------------------------------------------------------------------

@@ -8,10 +8,16 @@ import "server-only";
 //     who: "actor",                              // the actor from the session, never the form
 //     input: formOf(z.object({ lease_id: id })),  // a zod schema for the raw argument
 //     invalid: (form) => backTo(...),             // what a bad argument gets
-//     run: async (input, { actor }) => ...,       // one domain call; its refusal code → words
+//     run: async (input, { actor, db }) => ...,   // one domain call; its refusal code → words
 //   });
+//
+// For "actor", `db` holds the session in every transaction the action runs (sessionHeld): a
+// sign-out waits for the action's commit, and a session revoked before it, or run out while it
+// waited on a row, writes nothing and sends the browser to sign in, as the routes answer 401.
 import type { z } from "zod";
-import { getActor, requireActor, type PageActor } from "./actor";
+import { getDb, type Db } from "@/db/client";
+import { SessionEnded, sessionHeld } from "@/lib/sessions";
+import { getActor, requireActor, sendToSignIn, type PageActor } from "./actor";
 
 /**
  * Who may call: "actor" sends anyone else to sign in (requireActor); "anyone" also gets the
@@ -26,7 +32,8 @@ type Spec<W extends Who, S extends z.ZodType, R> = {
   input: S;
   /** The answer to an argument the schema refused; `raw` is the argument as it came. */
   invalid: (raw: unknown, context: { actor: ActorOf<W> }) => R | Promise<R>;
-  run: (input: z.output<S>, context: { actor: ActorOf<W>; raw: unknown }) => Promise<R>;
+  /** `db`: the database, through the actor's session for "actor" (see above). */
+  run: (input: z.output<S>, context: { actor: ActorOf<W>; raw: unknown; db: Db }) => Promise<R>;
 };
 
 async function actorFor(who: Who): Promise<PageActor | null> {
@@ -42,7 +49,15 @@ export function action<W extends Who, S extends z.ZodType, R>(spec: Spec<W, S, R
     const actor = (await actorFor(spec.who)) as ActorOf<W>;
     const parsed = spec.input.safeParse(raw);
     if (!parsed.success) return spec.invalid(raw, { actor });
-    return spec.run(parsed.data, { actor, raw });
+    const db = await getDb();
+    if (spec.who !== "actor" || !actor) return spec.run(parsed.data, { actor, raw, db });
+    const held = sessionHeld(db, { actorId: actor.id, sessionId: actor.sessionId });
+    try {
+      return await spec.run(parsed.data, { actor, raw, db: held });
+    } catch (error) {
+      if (error instanceof SessionEnded) return sendToSignIn();
+      throw error;
+    }
   };
 }
 

@@ -63,6 +63,11 @@ export async function requestedPage(): Promise<string | null> {
 export async function requireActor(): Promise<PageActor> {
   const actor = await getActor();
   if (actor) return actor;
+  return sendToSignIn();
+}
+
+/** To sign in, with the page asked for as `next`, clearing the cookie on the way (see requireActor). */
+export async function sendToSignIn(): Promise<never> {
   const next = await requestedPage();
   const store = await cookies();
   if (!store.has(SESSION_COOKIE)) redirect(signInPath(next));

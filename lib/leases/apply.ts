@@ -1,6 +1,7 @@
 import "server-only";
 // Apply (check 3): the only write of an invoice's summary, by the lease's own actor, while it
-// is proposed and unexpired and the invoice is as it was.
+// is proposed and unexpired and the invoice is as it was. The deadline is judged once the rows
+// are locked, on the clock of that moment (docs/decisions/0045).
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
@@ -8,7 +9,7 @@ import type { ApplyRefusal, ClosedReason } from "@/lib/lease-vocabulary";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, sql } from "drizzle-orm";
-import { dbNow, expireDue, holdLiveSession, isOverdue, recordEvent } from "./shared";
+import { clockNow, expireDue, holdLiveSession, recordEvent, sessionLiveNow } from "./shared";
 
 export type ApplyResult =
   | { ok: true; invoiceVersion: number }
@@ -24,8 +25,9 @@ class FailClosed extends Error {}
 
 /**
  * With `sessionId`, the session must be live (checked first, in this transaction, and held
- * FOR SHARE as openLease does), else `not_signed_in` and nothing is written: the route then
- * needs no transaction of its own to resolve the session.
+ * FOR SHARE as openLease does, and not run out by the time the rows are locked), else
+ * `not_signed_in` and nothing is written: the route then needs no transaction of its own to
+ * resolve the session. A server action passes none: its db holds the session (sessionHeld).
  */
 export const applyLease = tracedLeaseOp("lease.apply", async function applyLease(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
@@ -42,7 +44,6 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
           invoiceVersion: inferenceLease.invoiceVersion,
           closedReason: inferenceLease.closedReason,
           proposal: inferenceLease.proposal,
-          overdue: isOverdue,
         })
         .from(inferenceLease)
         .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)))
@@ -53,11 +54,11 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
         await recordEvent(tx, lease.id, "apply_refused", { code });
         return { ok: false as const, code, ...(code === "lease_rejected" ? { closedReason: lease.closedReason } : {}) };
       };
-      if ((lease.status === "open" || lease.status === "proposed") && lease.overdue) {
-        // Late: record `expired` in this same transaction, then refuse.
-        await expireDue(tx, eq(inferenceLease.id, lease.id), "apply");
-        return refuse("lease_expired");
-      }
+      // The row is ours from here, however long we waited for it: past its deadline by the
+      // clock now, it is recorded `expired` in this same transaction, and refused.
+      const expiredNow = async () =>
+        (await expireDue(tx, eq(inferenceLease.id, lease.id), "apply", clockNow)).length > 0;
+      if (lease.status === "open") return refuse((await expiredNow()) ? "lease_expired" : "lease_open");
       // Withdrawn by an edit (withdrawOutdated): the answer says why, as it did when apply found it.
       if (lease.status === "rejected" && lease.closedReason === "invoice_changed") return refuse("invoice_changed");
       if (lease.status !== "proposed") return refuse(`lease_${lease.status}`);
@@ -68,9 +69,10 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
         .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId)))
         .for("update");
       if (!inv || inv.version !== lease.invoiceVersion) {
+        if (await expiredNow()) return refuse("lease_expired");
         await tx
           .update(inferenceLease)
-          .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: dbNow })
+          .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: clockNow })
           .where(eq(inferenceLease.id, lease.id));
         await recordEvent(tx, lease.id, "invoice_changed", {
           by: "apply",
@@ -83,27 +85,46 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
       // reason, not invoice_changed, since the invoice is as it was.
       const summary = readSummary(lease.proposal);
       if (summary === null) {
+        if (await expiredNow()) return refuse("lease_expired");
         await tx
           .update(inferenceLease)
-          .set({ status: "rejected", closedReason: "proposal_unusable", updatedAt: dbNow })
+          .set({ status: "rejected", closedReason: "proposal_unusable", updatedAt: clockNow })
           .where(eq(inferenceLease.id, lease.id));
         await recordEvent(tx, lease.id, "proposal_unusable", { by: "apply" });
         return { ok: false, code: "proposal_unusable" };
       }
 
+      // The first write, on rows this transaction already holds, so it waits for nothing and
+      // its conditions are judged now. (A condition of a statement that waits for a row is not
+      // judged again after the wait unless the holder changed the row.)
+      const [applied] = await tx
+        .update(inferenceLease)
+        .set({ status: "applied", closedReason: null, updatedAt: clockNow })
+        .where(
+          and(
+            eq(inferenceLease.id, lease.id),
+            eq(inferenceLease.status, "proposed"),
+            sql`${inferenceLease.deadlineAt} > ${clockNow}`,
+            opts.sessionId === undefined ? undefined : sessionLiveNow(opts.sessionId),
+          ),
+        )
+        .returning({ id: inferenceLease.id });
+      if (!applied) {
+        if (await expiredNow()) return refuse("lease_expired");
+        if (opts.sessionId !== undefined) return { ok: false, code: "not_signed_in" };
+        throw new FailClosed("the locked lease changed meanwhile");
+      }
+
       const written = await tx
         .update(invoice)
-        .set({ summary, version: sql`${invoice.version} + 1`, updatedAt: dbNow })
+        .set({ summary, version: sql`${invoice.version} + 1`, updatedAt: clockNow })
         .where(
           and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId), eq(invoice.version, inv.version)),
         )
         .returning({ version: invoice.version });
+      // Thrown, so the lease's update above rolls back with the transaction.
       if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);
 
-      await tx
-        .update(inferenceLease)
-        .set({ status: "applied", closedReason: null, updatedAt: dbNow })
-        .where(and(eq(inferenceLease.id, lease.id), eq(inferenceLease.status, "proposed")));
       await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version });
       return { ok: true, invoiceVersion: written[0]!.version };
     });

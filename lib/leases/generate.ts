@@ -8,7 +8,7 @@ import { log } from "@/lib/log";
 import type { InvoiceForModel, Purpose } from "@/lib/model/types";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
-import { dbNow, expireDue, isOverdue, isPurpose, overdueInFlight, recordEvent } from "./shared";
+import { clockNow, dbNow, expireDue, isOverdue, isPurpose, overdueInFlight, recordEvent } from "./shared";
 
 export type GenerationInput =
   | { ok: true; lease: { id: string; actorId: string; purpose: Purpose; deadlineAt: Date; remainingMs: number }; invoice: InvoiceForModel }
@@ -85,8 +85,11 @@ const runMatches = (runNonce: unknown) =>
 
 /**
  * Check 2's write: one conditional UPDATE. If it changes no row the completion comes from a
- * run this lease did not dispatch, is late, or names the wrong actor; we re-read only to say
- * which, and write nothing but the event.
+ * run this lease did not dispatch, is late, names the wrong actor, or is this same proposal
+ * again (the step retried); we re-read only to say which, and write nothing but the event.
+ * The UPDATE may have waited for the row, and its WHERE is then not judged again unless the
+ * holder changed the row: its RETURNING, computed once the row is ours, judges the deadline
+ * on the clock of that moment (docs/decisions/0045).
  *
  * `runNonce` is what the lease/opened event carried (never re-read here): a call that did not
  * come from the run the lease dispatched cannot know it. Such a proposal changes nothing at
@@ -102,7 +105,7 @@ export const proposeLease = tracedLeaseOp("lease.propose", async function propos
     if (isUuid(actorId) && typeof runNonce === "string") {
       const [row] = await tx
         .update(inferenceLease)
-        .set({ status: "proposed", proposal, updatedAt: dbNow })
+        .set({ status: "proposed", proposal, updatedAt: clockNow })
         .where(
           and(
             eq(inferenceLease.id, leaseId),
@@ -112,10 +115,21 @@ export const proposeLease = tracedLeaseOp("lease.propose", async function propos
             gt(inferenceLease.deadlineAt, dbNow),
           ),
         )
-        .returning({ id: inferenceLease.id });
-      if (row) {
+        .returning({ id: inferenceLease.id, inTime: sql<boolean>`${inferenceLease.deadlineAt} > ${clockNow}` });
+      if (row?.inTime) {
         await recordEvent(tx, leaseId, "proposed", { model: proposal.model, summary_chars: proposal.summary.length });
         return { ok: true };
+      }
+      if (row) {
+        // The row came to us past its deadline: this transaction turns it expired instead, so
+        // nobody ever sees it proposed, and keeps nothing of the late answer.
+        await tx
+          .update(inferenceLease)
+          .set({ status: "expired", closedReason: "deadline_passed", proposal: null, updatedAt: clockNow })
+          .where(eq(inferenceLease.id, leaseId));
+        await recordEvent(tx, leaseId, "expired", { by: "propose" });
+        await recordEvent(tx, leaseId, "late_completion", { status: "expired", model: proposal.model });
+        return { ok: false, code: "late_completion", status: "expired" };
       }
     }
     const [current] = await tx
@@ -124,6 +138,8 @@ export const proposeLease = tracedLeaseOp("lease.propose", async function propos
         actorId: inferenceLease.actorId,
         overdue: isOverdue,
         runMatches: runMatches(runNonce),
+        // jsonb equality: key order does not matter.
+        sameProposal: sql<boolean>`coalesce(${inferenceLease.proposal} = ${JSON.stringify(proposal)}::jsonb, false)`,
       })
       .from(inferenceLease)
       .where(eq(inferenceLease.id, leaseId));
@@ -147,6 +163,9 @@ export const proposeLease = tracedLeaseOp("lease.propose", async function propos
       });
       return { ok: false, code: "actor_mismatch", status: closed.length ? "rejected" : current.status };
     }
+    // This run's own proposal, already recorded: Inngest ran the propose step again (its answer
+    // was lost), with the memoized completion of the generate step. Not a late completion.
+    if (current.sameProposal) return { ok: true };
     let status = current.status;
     if (status === "open" && current.overdue) {
       await expireDue(tx, eq(inferenceLease.id, leaseId), "propose");

@@ -1,64 +1,59 @@
 import "server-only";
 // What every lease transition shares: the in-flight and overdue predicates, recording events,
-// expiring what is due, and holding a live session. Internal to lib/leases.
+// expiring what is due, and the session checks. Internal to lib/leases.
 // Written literally, not as bound parameters, so the planner can match the partial indexes'
 // predicate (`WHERE status in ('open','proposed')`) in generic plans too.
 import type { Db, Tx } from "@/db/client";
 import { inferenceLease, leaseEvent, appSession } from "@/db/schema";
-import { isUuid } from "@/lib/ids";
 import type { EventKind } from "@/lib/lease-vocabulary";
 import { PURPOSES, type Purpose } from "@/lib/model/types";
-import { and, eq, getTableColumns, lte, sql, type SQL } from "drizzle-orm";
+import { and, getTableColumns, lte, sql, type SQL } from "drizzle-orm";
 
 export const inFlight = sql`${inferenceLease.status} in ('open','proposed')`;
 export const isOverdue = sql<boolean>`${inferenceLease.deadlineAt} <= now()`;
 export const dbNow = sql`now()`;
+/**
+ * The clock as this statement runs, not as the transaction began: what apply and propose judge
+ * the deadline by once the lease row is theirs, and what events are dated by (decision 0045).
+ */
+export const clockNow = sql`clock_timestamp()`;
 
 export function isPurpose(value: unknown): value is Purpose {
   return typeof value === "string" && (PURPOSES as readonly string[]).includes(value);
 }
 
 export async function recordEvent(tx: Tx | Db, leaseId: string, kind: EventKind, detail?: Record<string, unknown>) {
-  await tx.insert(leaseEvent).values({ leaseId, kind, detail: detail ?? null });
+  await tx.insert(leaseEvent).values({ leaseId, kind, detail: detail ?? null, at: clockNow });
 }
 
 export async function recordEvents(tx: Tx, leaseIds: string[], kind: EventKind, detail: Record<string, unknown>) {
   if (leaseIds.length === 0) return;
-  await tx.insert(leaseEvent).values(leaseIds.map((leaseId) => ({ leaseId, kind, detail })));
+  await tx.insert(leaseEvent).values(leaseIds.map((leaseId) => ({ leaseId, kind, detail, at: clockNow })));
 }
 
 /**
- * Records `expired` for the in-flight leases matching `where` whose deadline has passed.
- * Must run inside a transaction so the transition and its event commit together.
+ * Records `expired` for the in-flight leases matching `where` whose deadline has passed by
+ * `at` (`now()`; `clockNow` where the rows were waited for). Must run inside a transaction so
+ * the transition and its event commit together.
  */
-export async function expireDue(tx: Tx, where: SQL | undefined, by: string): Promise<string[]> {
+export async function expireDue(tx: Tx, where: SQL | undefined, by: string, at: SQL = dbNow): Promise<string[]> {
   const rows = await tx
     .update(inferenceLease)
-    .set({ status: "expired", closedReason: "deadline_passed", updatedAt: dbNow })
-    .where(and(where, inFlight, lte(inferenceLease.deadlineAt, dbNow)))
+    .set({ status: "expired", closedReason: "deadline_passed", updatedAt: at })
+    .where(and(where, inFlight, lte(inferenceLease.deadlineAt, at)))
     .returning({ id: inferenceLease.id });
   const ids = rows.map((r) => r.id);
   await recordEvents(tx, ids, "expired", { by });
   return ids;
 }
 
-/** Whether the actor's session is live by the database clock; if so, held FOR SHARE until commit (sign-out waits). */
-export async function holdLiveSession(tx: Tx, actorId: string, sessionId: string): Promise<boolean> {
-  if (!isUuid(sessionId)) return false;
-  const [live] = await tx
-    .select({ id: appSession.id })
-    .from(appSession)
-    .where(
-      and(
-        eq(appSession.id, sessionId),
-        eq(appSession.userId, actorId),
-        sql`${appSession.revokedAt} is null`,
-        sql`${appSession.expiresAt} > now()`,
-      ),
-    )
-    .for("share");
-  return Boolean(live);
-}
+// Open and apply hold the session in their own transaction; the action wrapper does it for
+// every transaction of an action (lib/sessions.ts sessionHeld).
+export { holdLiveSession } from "@/lib/sessions";
+
+/** The session has not run out by the clock now: for a condition judged after a wait for a row. */
+export const sessionLiveNow = (sessionId: string) => sql`exists (select 1 from ${appSession}
+  where ${appSession.id} = ${sessionId} and ${appSession.expiresAt} > ${clockNow})`;
 
 export const leaseWithNow = { ...getTableColumns(inferenceLease), now: sql<Date>`now()`.mapWith(toDate) };
 

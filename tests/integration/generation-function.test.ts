@@ -96,6 +96,28 @@ describe("generate-lease-proposal on a real database", () => {
     expect((await rows.invoiceRow(t.db, inv.id)).summary).toBeNull();
   });
 
+  it("a propose step retried after its propose committed (its answer lost) is the same proposal: no late_completion", async () => {
+    const { leaseId, data } = await openedLease();
+    const first = await engineFor(data).execute();
+    expect(await opened(first.result)).toEqual({ leaseId, outcome: "proposed" });
+    const proposedRow = await leaseRow(leaseId);
+
+    // Inngest runs the step again with the generate step's memoized output, as when the
+    // propose step's answer never reached it: the same run (nonce), the same completion.
+    const generated = { ok: true, actorId: data.actorId, summary: FAKE_SUMMARY, model: "fake-model" };
+    const retried = await engineFor(data).executeStep("propose", { steps: [{ id: "generate", handler: () => generated }] });
+
+    expect(await opened(retried.result)).toEqual({ leaseId, outcome: "proposed" });
+    expect(await leaseRow(leaseId)).toEqual(proposedRow);
+    expect((await leaseEvents(leaseId)).map((e) => e.kind)).toEqual(["opened", "proposed"]);
+
+    // Another completion under the same nonce is not that retry: still a late completion.
+    const other = { ...generated, summary: "A different summary" };
+    const late = await engineFor(data).executeStep("propose", { steps: [{ id: "generate", handler: () => other }] });
+    expect(await opened(late.result)).toEqual({ leaseId, outcome: "stopped", reason: "late_completion", status: "proposed" });
+    expect((await leaseEvents(leaseId)).map((e) => e.kind)).toEqual(["opened", "proposed", "late_completion"]);
+  });
+
   it("a lease closed before the run starts: stops at its one read, never asks the model, writes nothing", async () => {
     const { leaseId, data } = await openedLease();
     await cancelLease(t.db, data.actorId, leaseId, { async leaseOpened() {}, async leaseClosed() {} });

@@ -12,6 +12,7 @@
 // Knobs (env, set by tools/test-model.ts): MODEL_RUNS, MODEL_SEED, MODEL_PATH, MODEL_COMMANDS, MODEL_TIME_LIMIT_MS.
 import fc from "fast-check";
 import { desc, eq, inArray, sql } from "drizzle-orm";
+import postgres from "postgres";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
 import { appSession, inferenceLease, invoice, type LeaseStatus } from "@/db/schema";
 import { expireOverdue, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
@@ -127,14 +128,18 @@ abstract class Step implements fc.AsyncCommand<Model, Real> {
   }
   /** The predictions for one world (`late(l)`: l's deadline counts as passed). */
   abstract predict(m: Model, late: (l: Lease) => boolean): Prediction;
-  /** Performs the call; answers "<status> <code>" (HTTP) or the domain's code. */
-  abstract act(m: Model, r: Real): Promise<{ answer: string; created?: string; lease?: string; target?: string }>;
+  /**
+   * Performs the call; answers "<status> <code>" (HTTP) or the domain's code. `judgedFrom`: the
+   * database clock from which the call may judge deadlines, when later than its start (a call
+   * that waited for a row someone else held judges once it has the row).
+   */
+  abstract act(m: Model, r: Real): Promise<{ answer: string; created?: string; lease?: string; target?: string; judgedFrom?: number }>;
 
   async run(m: Model, r: Real): Promise<void> {
-    const before = await dbNow(r.db);
-    const { answer, created } = await this.act(m, r);
+    const started = await dbNow(r.db);
+    const { answer, created, judgedFrom } = await this.act(m, r);
     const after = await dbNow(r.db);
-    const clock = { before, after };
+    const clock = { before: Math.max(started, judgedFrom ?? started), after };
     const options = worlds(m, clock).map((late) => ({ late, p: this.predict(m, late) }));
     const matching = options.filter((o) => o.p.answer === answer);
     const label = `${this.name()} -> ${answer}`;
@@ -186,6 +191,16 @@ async function changedLeases(db: TestDb, ids: string[]): Promise<Set<string>> {
     .from(inferenceLease)
     .where(inArray(inferenceLease.id, ids));
   return new Set(rows.filter((r) => r.reason === "invoice_changed").map((r) => r.id));
+}
+
+/** The leases that carry a proposal. */
+async function proposedLeases(db: TestDb, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.db
+    .select({ id: inferenceLease.id, proposal: inferenceLease.proposal })
+    .from(inferenceLease)
+    .where(inArray(inferenceLease.id, ids));
+  return new Set(rows.filter((r) => r.proposal !== null).map((r) => r.id));
 }
 
 /**
@@ -428,6 +443,8 @@ class Propose extends Step {
     if (!this.rightActor) {
       return { answer: "actor_mismatch", effect: (next) => void (l.status === "open" && (find(next).status = "rejected")) };
     }
+    // The same run's same completion again (a retried propose step): answered as proposed, nothing recorded.
+    if (l.status !== "open" && l.summary === this.summary(l)) return { answer: "ok", effect: () => {} };
     if (l.status === "open" && !late(l)) {
       return {
         answer: "ok",
@@ -494,10 +511,48 @@ class Apply extends Step {
       },
     };
   }
-  async act(m: Model) {
+  async act(m: Model): Promise<{ answer: string; lease: string; target: string; judgedFrom?: number }> {
     const l = leaseOf(m, this.lease, "proposed");
     const res = await api("POST", `/api/leases/${l.id}/apply`, { cookie: sessionOf(m, this.session, l.actor).cookie });
     return { answer: http(res), lease: l.id, target: m.invoices[l.inv]!.id };
+  }
+}
+
+/**
+ * Apply while another connection holds the lease row (PostgreSQL only: PGlite has one
+ * connection), let go `aroundMs` from the lease's deadline (at most 1.5 s on): the apply judges
+ * the deadline once the row is its own, so a deadline that passed while it waited is a
+ * deadline passed (decision 0045).
+ */
+class HeldApply extends Apply {
+  constructor(
+    session: number,
+    lease: number,
+    readonly aroundMs: number,
+  ) {
+    super(session, lease);
+  }
+  name() {
+    return `heldApply(session ${this.session}, lease ${this.lease}, let go ${this.aroundMs} ms from its deadline)`;
+  }
+  async act(m: Model) {
+    const l = leaseOf(m, this.lease, "proposed");
+    let releasedAt = 0;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const held = holder!.begin(async (tx) => {
+      const [row] = await tx<{ ms: number }[]>`select extract(epoch from clock_timestamp()) * 1000 as ms
+        from inference_lease where id = ${l.id} for update`;
+      locked();
+      const holdMs = Math.min(1_500, Math.max(0, l.deadline - Number(row!.ms) + this.aroundMs));
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      const [at] = await tx<{ ms: number }[]>`select extract(epoch from clock_timestamp()) * 1000 as ms`;
+      releasedAt = Number(at!.ms);
+    });
+    await isLocked;
+    const applied = super.act(m);
+    await held;
+    return { ...(await applied), judgedFrom: releasedAt };
   }
 }
 
@@ -728,12 +783,15 @@ class Race implements fc.AsyncCommand<Model, Real> {
     }
     const statuses = await leaseStatuses(r.db, m.leases.map((l) => l.id));
     const changed = await changedLeases(r.db, m.leases.map((l) => l.id));
+    const proposed = await proposedLeases(r.db, m.leases.map((l) => l.id));
     for (const l of m.leases) {
       if (changed.has(l.id)) l.changed = true;
       const was = before.get(l.id) ?? "open";
       const now = statuses.get(l.id)!;
       expect(NEXT[was], `${this.toString()}: lease ${l.id.slice(0, 8)} went ${was} -> ${now}`).toContain(now);
-      if (now === "proposed" || (now === "applied" && was === "open")) l.summary = Propose.summaryOf(l);
+      // A propose in the race may have been followed by a close in the same race: the database
+      // keeps the proposal either way, and a later propose of it is the same proposal.
+      if (now === "proposed" || (was === "open" && proposed.has(l.id))) l.summary = Propose.summaryOf(l);
       l.status = now;
     }
     // Sessions: a sign-out that answered 200 ended its session; one everywhere, all its actor's.
@@ -795,6 +853,7 @@ const commandArbs = [
         .map(([l, [a, n]]) => new Propose(l, a!, n!)),
     ),
     w(5, fc.tuple(any, any).map(([s, l]) => new Apply(s, l))),
+    ...(onPostgres ? [w(1, fc.tuple(any, any, fc.integer({ min: -150, max: 150 })).map(([s, l, ms]) => new HeldApply(s, l, ms)))] : []),
     w(1, fc.tuple(any, any).map(([s, l]) => new Cancel(s, l))),
     w(1, fc.tuple(any, any).map(([s, l]) => new Read(s, l))),
     w(1, fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Edit(s, i))),
@@ -825,12 +884,20 @@ const commandArbs = [
 ];
 
 let db: TestDb;
+/** On PostgreSQL, a connection of the test's own, that holds a lease row for HeldApply. */
+let holder: postgres.Sql | undefined;
 const outcomes = new Map<string, number>();
 beforeAll(async () => {
   process.env.LEASE_TTL_SECONDS ??= "1";
   db = await openTestDb();
+  if (onPostgres) {
+    const url = new URL(inject("pgAdminUrl"));
+    url.pathname = `/${db.name}`;
+    holder = postgres(url.toString(), { max: 1, onnotice: () => {} });
+  }
 });
 afterAll(async () => {
+  await holder?.end();
   await db?.close();
 });
 

@@ -9,7 +9,6 @@ import { redirect, RedirectType } from "next/navigation";
 import { headers } from "next/headers";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { getDb } from "@/db/client";
 import { isUuid } from "@/lib/ids";
 import { signInPath } from "@/lib/return-path";
 import { formOf, positiveInt4, text } from "@/lib/input";
@@ -41,9 +40,9 @@ export const summarizeAction = action({
   who: "actor",
   input: SummarizeForm,
   invalid: (raw) => backTo(rawField(raw, "invoice_id"), "summarize.invalid_request"),
-  run: async ({ invoice_id }, { actor }) => {
+  run: async ({ invoice_id }, { actor, db }) => {
     // A second click (or tab) gets the lease already in flight; the database decides.
-    const result = await openLeaseAs(await getDb(), actor, { invoiceId: invoice_id, purpose: "summarize_invoice" });
+    const result = await openLeaseAs(db, actor, { invoiceId: invoice_id, purpose: "summarize_invoice" });
     backTo(invoice_id, result.ok ? undefined : `summarize.${result.code}`);
   },
 });
@@ -52,13 +51,13 @@ export const applyAction = action({
   who: "actor",
   input: LeaseForm,
   invalid: (raw) => backTo(rawField(raw, "invoice_id"), "apply.lease_not_found"),
-  run: async ({ lease_id, invoice_id }, { actor }) => {
-    const result = await applyLease(await getDb(), actor.id, lease_id);
+  run: async ({ lease_id, invoice_id }, { actor, db }) => {
+    const result = await applyLease(db, actor.id, lease_id);
     // On success the panel's own state line says what happened; no second message. A closed
     // lease's refusal names why it was closed, as apply found it (the page's latest lease may
     // be a newer one by then).
     if (result.ok) backTo(invoice_id);
-    // Only when a session id is passed (the HTTP route); here the wrapper has checked the session.
+    // Only when a session id is passed (the HTTP route); here the wrapper's db holds the session.
     if (result.code === "not_signed_in") redirect(signInPath(`/invoices/${invoice_id}`));
     backTo(
       invoice_id,
@@ -73,8 +72,8 @@ const close = (verb: "discard" | "cancel") =>
     who: "actor",
     input: LeaseForm,
     invalid: (raw) => backTo(rawField(raw, "invoice_id"), `${verb}.lease_not_found`),
-    run: async ({ lease_id, invoice_id }, { actor }) => {
-      const result = await cancelLease(await getDb(), actor.id, lease_id, inngestDispatch);
+    run: async ({ lease_id, invoice_id }, { actor, db }) => {
+      const result = await cancelLease(db, actor.id, lease_id, inngestDispatch);
       backTo(invoice_id, result.ok ? undefined : `${verb}.${result.code}`);
     },
   });
@@ -120,11 +119,10 @@ export const editInvoiceAction = stateAction({
   who: "actor",
   input: EditForm,
   invalid: async (): Promise<EditResult> => ({ ok: false, message: editRefusal("invalid_request", (await viewerPattern()).pattern) }),
-  run: async (form, { actor }): Promise<EditResult> => {
+  run: async (form, { actor, db }): Promise<EditResult> => {
     const { locale, pattern } = await viewerPattern();
     const { invoice_id, expected_version } = form;
     const values = Object.fromEntries(EDIT_FIELDS.map((field) => [field, form[field]])) as Record<EditFields, string>;
-    const db = await getDb();
     const current = await getInvoice(db, actor.id, invoice_id);
     if (!current) return { ok: false, message: editRefusal("invoice_not_found") };
 
