@@ -138,7 +138,8 @@ export function freshCheckout(): { dir: string; reset(): void; remove(): void } 
   if (linked.status !== 0) spawnSync("cp", ["-a", path.join(ROOT, "node_modules"), dir], { stdio: "inherit" });
   return {
     dir,
-    reset: () => [".next", ".data", "next-env.d.ts"].forEach((p) => fs.rmSync(path.join(dir, p), { recursive: true, force: true })),
+    // Retried: a next-server that has just closed its port may still be flushing its cache.
+    reset: () => [".next", ".data", "next-env.d.ts"].forEach((p) => fs.rmSync(path.join(dir, p), { recursive: true, force: true, maxRetries: 20, retryDelay: 250 })),
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
 }
