@@ -1,5 +1,5 @@
-// Issue 17 §15-17: `npm run dev` as a newcomer meets it, several times over, each from a fresh
-// clone's state (no .next, no .data, no next-env.d.ts) with no DATABASE_URL, so the embedded
+// Issue 17 §15-17: `npm run dev` as a newcomer meets it, several times over, each in a fresh
+// clone (no .next, no .data, no next-env.d.ts) with no DATABASE_URL, so the embedded
 // PGlite writes its .data/ inside the project tree while Next watches it.
 //   §15: the sign-in page loads once and stays (a reload loop, GET /sign-in ~3×/s with
 //        Turbopack's `reloadPage: "HMR hash mismatch"`, was seen on 2 of 5 starts); signing in works.
@@ -38,11 +38,12 @@ async function javaScriptRunning(page: Page, sockets: WebSocket[]) {
 test(`npm run dev from a fresh clone, ${STARTS} starts on PGlite: the sign-in page loads once and stays, sign-in works; first page warmed; a stub inngest-cli falls back`, async ({
   newContext,
 }) => {
-  const clone = freshCheckout();
   const figures: string[] = [];
+  const clones: ReturnType<typeof freshCheckout>[] = [];
   try {
     for (let i = 1; i <= STARTS; i++) {
-      clone.reset();
+      const clone = freshCheckout();
+      clones.push(clone);
       const withStub = i === STARTS;
       if (withStub) {
         const stub = path.join(clone.dir, "node_modules", ".bin", "inngest-cli");
@@ -56,7 +57,7 @@ test(`npm run dev from a fresh clone, ${STARTS} starts on PGlite: the sign-in pa
         const started = Date.now();
         dev = await startDevServer({ bannerTimeoutMs: 6 * 60_000, checkout: clone.dir, logName: `npm-run-dev-fresh-${i}.log` });
         const bannerAt = Date.now();
-        const out = dev.output();
+        const out = dev.output().replace(/\x1b\[[0-9;]*m/g, ""); // Next colours its request lines
         const bannerIndex = out.indexOf("Claimcheck is running");
 
         // §16: the first page was requested, and said so, before the banner.
@@ -113,6 +114,12 @@ test(`npm run dev from a fresh clone, ${STARTS} starts on PGlite: the sign-in pa
     }
   } finally {
     console.info(figures.join("\n"));
-    clone.remove();
+    for (const clone of clones) {
+      try {
+        clone.remove();
+      } catch (error) {
+        console.warn(`could not remove ${clone.dir}: ${String(error)}`);
+      }
+    }
   }
 });

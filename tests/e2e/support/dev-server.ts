@@ -124,7 +124,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
  * clone has them: no .next, no .data, no next-env.d.ts. node_modules is hard-linked (seconds,
  * not minutes; `npm ci` needs the registry); a file the caller puts into it must be a new one.
  */
-export function freshCheckout(): { dir: string; reset(): void; remove(): void } {
+export function freshCheckout(): { dir: string; remove(): void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "claimcheck-clone-"));
   const files = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" });
   if (files.status !== 0) throw new Error(`git ls-files failed: ${files.stderr}`);
@@ -138,8 +138,7 @@ export function freshCheckout(): { dir: string; reset(): void; remove(): void } 
   if (linked.status !== 0) spawnSync("cp", ["-a", path.join(ROOT, "node_modules"), dir], { stdio: "inherit" });
   return {
     dir,
-    // Retried: a next-server that has just closed its port may still be flushing its cache.
-    reset: () => [".next", ".data", "next-env.d.ts"].forEach((p) => fs.rmSync(path.join(dir, p), { recursive: true, force: true, maxRetries: 20, retryDelay: 250 })),
-    remove: () => fs.rmSync(dir, { recursive: true, force: true }),
+    // Retried: a next-server that has just closed its port may still be writing its cache.
+    remove: () => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }),
   };
 }
