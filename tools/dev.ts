@@ -149,25 +149,27 @@ function inngestCliProblem(): string | null {
 }
 
 /**
- * Requests the first page, and the scripts it names, until they answer; true when they did.
- * The page's first request is where dev compiles it: done here, the newcomer's first visit is
- * served from a finished compile rather than waiting on a silent one.
+ * Requests the first page, and the scripts it names, until it answers: the status it answered,
+ * or null if it never did. The page's first request is where dev compiles it: done here, the
+ * newcomer's first visit is served from a finished compile rather than waiting on a silent one.
  */
-async function warmPage(url: string, timeoutMs = 10 * 60_000): Promise<boolean> {
+async function warmPage(url: string, timeoutMs = 10 * 60_000): Promise<number | null> {
   const started = Date.now();
   while (Date.now() - started < timeoutMs && !stopping) {
+    let res: Response;
     try {
-      const res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
-      const html = await res.text();
-      if (res.status >= 500) throw new Error(`status ${res.status}`);
-      const scripts = [...html.matchAll(/<script[^>]+src="(\/_next\/[^"]+)"/g)].map((m) => new URL(m[1]!, url).toString());
-      await Promise.all(scripts.map((s) => fetch(s, { signal: AbortSignal.timeout(timeoutMs) }).then((r) => r.arrayBuffer())));
-      return true;
+      res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
     } catch {
-      await new Promise((r) => setTimeout(r, 1000));
+      await new Promise((r) => setTimeout(r, 1000)); // not listening yet, or the request was cut
+      continue;
     }
+    const html = await res.text().catch(() => "");
+    // A 5xx is a compile or render error (Next prints it): reported, not waited on.
+    const scripts = res.ok ? [...html.matchAll(/<script[^>]+src="(\/_next\/[^"]+)"/g)].map((m) => new URL(m[1]!, url).toString()) : [];
+    await Promise.all(scripts.map((s) => fetch(s, { signal: AbortSignal.timeout(timeoutMs) }).then((r) => r.arrayBuffer()).catch(() => {})));
+    return res.status;
   }
-  return false;
+  return null;
 }
 
 async function main() {
@@ -222,7 +224,9 @@ async function main() {
     const warmed = await warmPage(page);
     clearInterval(ticker);
     if (stopping) return;
-    say(warmed ? `/sign-in compiled in ${seconds()}.` : `/sign-in did not answer in ${seconds()}; it compiles on the first visit.`);
+    if (warmed === null) say(`/sign-in did not answer in ${seconds()}; it compiles on the first visit.`);
+    else if (warmed >= 500) say(`/sign-in answered ${warmed} after ${seconds()}: see the error above.`);
+    else say(`/sign-in compiled in ${seconds()}.`);
     console.info(
       [
         "",
