@@ -5,6 +5,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import { api, cookieFrom, signInCookie, sink } from "../support/api";
+import { opened } from "../support/step-data";
 import * as leases from "@/lib/leases";
 import { LEASE_EVENTS_PAGE } from "@/lib/leases";
 import { rowsOf } from "../support/fuzz";
@@ -270,12 +271,13 @@ describe("POST /api/leases", () => {
     const row = await leaseRow(res.body.lease_id);
     expect(row).toMatchObject({ actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open" });
     expect(new Date(res.body.deadline_at).getTime()).toBe(row!.deadlineAt.getTime());
-    expect(sink().events).toContainEqual({
-      name: "lease/opened",
-      id: `lease-opened-${res.body.lease_id}`,
-      // The nonce goes to Inngest only: the generation must hand it back to propose.
-      data: { leaseId: res.body.lease_id, actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice", runNonce: row!.runNonce },
-      ts: expect.any(Number),
+    const sent = sink().events.filter((e) => e.name === "lease/opened" && e.id === `lease-opened-${res.body.lease_id}`);
+    expect(sent).toEqual([{ name: "lease/opened", id: `lease-opened-${res.body.lease_id}`, data: expect.any(Object), ts: expect.any(Number) }]);
+    // The nonce goes to Inngest only, sealed (docs/decisions/0049): the generation must hand it back to propose.
+    expect(sent[0]!.data.runNonce).toMatchObject({ __ENCRYPTED__: true });
+    expect(JSON.stringify(sent[0]!.data)).not.toContain(row!.runNonce);
+    expect(await opened(sent[0]!.data)).toEqual({
+      leaseId: res.body.lease_id, actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice", runNonce: row!.runNonce,
     });
     expect(row!.runNonce).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(res.body)).not.toContain(row!.runNonce);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateLeaseProposal } from "@/inngest/generate-lease-proposal";
 import { LEASE_ID, leaseTraceId } from "@/lib/tracing";
 import { api, signInCookie, sink } from "../support/api";
+import { opened as decrypted } from "../support/step-data";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
 
 const exporter = new InMemorySpanExporter();
@@ -43,7 +44,7 @@ async function lifecycle(name: string) {
   expect(event).toBeDefined();
 
   const { result } = await new InngestTestEngine({ function: generateLeaseProposal, events: [{ ...event!, data: event!.data }] }).execute();
-  expect(result).toEqual({ leaseId, outcome: "proposed" });
+  expect(await decrypted(result)).toEqual({ leaseId, outcome: "proposed" });
 
   const applied = await api("POST", `/api/leases/${leaseId}/apply`, { cookie });
   expect(applied.status).toBe(200);
