@@ -193,6 +193,23 @@ export const EVENTS_QUERY: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: base64url.map((v) => `?events_before=${v}&events_before=${v}`) },
 );
 
+/**
+ * `scope` as clients may send it to the session route: none, or anything but the one value it
+ * takes (`all`, sign out everywhere, which ends a number of sessions no oracle here can know;
+ * tests/integration/api.test.ts holds it). On DELETE each is 422 and ends nothing.
+ */
+export const SCOPE_QUERY: fc.Arbitrary<string> = fc.oneof(
+  { weight: 6, arbitrary: fc.constant("") },
+  {
+    weight: 2,
+    arbitrary: fc
+      .oneof(nastyString, fc.constantFrom("", "ALL", "All", "all ", " all", "this", "everywhere", "0", "%00"))
+      .filter((v) => v !== "all")
+      .map((v) => `?scope=${encodeQuery(v)}`),
+  },
+  { weight: 1, arbitrary: fc.constantFrom("?scope=all&scope=all", "?scope=&scope=all", "?Scope=all&scope=") },
+);
+
 export const json = <T>(value: fc.Arbitrary<T>): fc.Arbitrary<Body> => value.map((v) => ({ kind: "json" as const, value: v }));
 export const NO_ID = fc.constant("");
 export const OWN_LEASE = ref("lease:open", "lease:proposed", "lease:proposed", "lease:overdue", "lease:terminal");
@@ -200,10 +217,15 @@ export const OWN_LEASE = ref("lease:open", "lease:proposed", "lease:proposed", "
 export const REQUESTS = fc.oneof(
   {
     weight: 3,
-    arbitrary: request("session", ["POST", "POST", "GET", "DELETE"], NO_ID, SIGN_IN, {
-      id: NO_ID,
-      body: json(fc.record({ email: ref("email:owner", "email:other"), password: ref("password") })),
-    }),
+    arbitrary: fc
+      .tuple(
+        request("session", ["POST", "POST", "GET", "DELETE"], NO_ID, SIGN_IN, {
+          id: NO_ID,
+          body: json(fc.record({ email: ref("email:owner", "email:other"), password: ref("password") })),
+        }),
+        SCOPE_QUERY,
+      )
+      .map(([r, query]) => ({ ...r, query })),
   },
   { weight: 1, arbitrary: request("invoices", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) }) },
   {
