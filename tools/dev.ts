@@ -14,13 +14,15 @@
 //     server. A port given explicitly must be free, or nothing starts; an unset one moves to
 //     the next free port, so a second checkout runs beside the first. The banner prints the
 //     address the app really listens on (Next itself would silently move to another port).
-//   - Each child runs in its own process group; Ctrl-C stops both groups, so no orphaned
-//     next-server is left behind.
+//   - Each child runs in its own process group; Ctrl-C, SIGTERM or a closed terminal (SIGHUP)
+//     stops both groups, and if this process is killed outright (kill -9) the watchdog,
+//     tools/dev-reaper.ts, does, so no orphaned next-server keeps the port and .data/.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { DEMO_USERS, demoPassword } from "../db/demo";
+import { killTree } from "./dev-reaper";
 import { TSX_SERVER_FLAGS } from "./tsx-server";
 
 const ROOT = process.cwd();
@@ -38,6 +40,18 @@ type Child = { name: string; proc: ChildProcess; exited: Promise<number> };
 const children: Child[] = [];
 let stopping = false;
 
+// The watchdog that stops the children if this process dies without doing so (kill -9): it learns
+// their pids on its stdin and acts when the pipe closes. Started before any child.
+const reaper = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "tools", "dev-reaper.ts")], {
+  cwd: ROOT,
+  detached: true,
+  stdio: ["pipe", "ignore", "inherit"],
+});
+reaper.unref();
+(reaper.stdin as unknown as net.Socket).unref();
+reaper.stdin?.on("error", () => {}); // a watchdog that could not start leaves Ctrl-C working as before
+const tellReaper = (line: string) => void reaper.stdin?.write(`${line}\n`);
+
 function start(name: string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
   const proc = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"], detached: true });
   const exited = new Promise<number>((resolve) => {
@@ -49,37 +63,13 @@ function start(name: string, command: string, args: string[], env: NodeJS.Proces
   });
   const child = { name, proc, exited };
   children.push(child);
+  if (proc.pid) tellReaper(`pid ${proc.pid}`);
   return child;
-}
-
-/** Every process below `pid`: `next dev` starts its next-server in a process group of its own. */
-function descendants(pid: number): number[] {
-  const table = spawnSync("ps", ["-e", "-o", "pid=,ppid="], { encoding: "utf8" }).stdout ?? "";
-  const children = new Map<number, number[]>();
-  for (const line of table.split("\n")) {
-    const [p, pp] = line.trim().split(/\s+/).map(Number);
-    if (p && pp) children.set(pp, [...(children.get(pp) ?? []), p]);
-  }
-  const found: number[] = [];
-  const walk = (id: number) => (children.get(id) ?? []).forEach((c) => (found.push(c), walk(c)));
-  walk(pid);
-  return found;
 }
 
 function killGroup(child: Child, signal: NodeJS.Signals) {
   if (!child.proc.pid || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
-  for (const pid of descendants(child.proc.pid)) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-  try {
-    process.kill(-child.proc.pid, signal);
-  } catch {
-    // already gone
-  }
+  killTree(child.proc.pid, signal);
 }
 
 async function stopAll(code: number): Promise<never> {
@@ -89,6 +79,7 @@ async function stopAll(code: number): Promise<never> {
     const force = setTimeout(() => children.forEach((c) => killGroup(c, "SIGKILL")), 5000);
     await Promise.all(children.map((c) => c.exited));
     clearTimeout(force);
+    tellReaper("done");
   }
   process.exit(code);
 }

@@ -8,6 +8,7 @@
 //   §17: a stub `inngest-cli` left in node_modules/.bin by `npm ci --ignore-scripts` (it exits 1)
 //        does not stop dev: it falls back to the local stand-in and says why.
 // Each start compiles from nothing: about 1-2 minutes a start on a quiet 2-core machine.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { Page, WebSocket } from "@playwright/test";
@@ -121,5 +122,94 @@ test(`npm run dev from a fresh clone, ${STARTS} starts on PGlite: the sign-in pa
         console.warn(`could not remove ${clone.dir}: ${String(error)}`);
       }
     }
+  }
+});
+
+/**
+ * The processes running in `dir` (next dev, next-server, the Inngest server, dev's watchdog): by
+ * their working folder, since next-server renames itself ("next-server (v16…)") out of its args.
+ */
+function processesOf(dir: string): string[] {
+  const found: string[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+      if (cwd !== dir && !cwd.startsWith(`${dir}/`)) continue;
+      found.push(`${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim()}`);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** The pid of tools/dev.ts itself under npm (`npm run dev` runs `sh -c 'node --import tsx tools/dev.ts'`). */
+function runnerPid(npmPid: number): number {
+  const table = spawnSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" }).stdout ?? "";
+  const rows = table.split("\n").map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l)).filter((m) => m !== null);
+  const below = new Set([npmPid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [, pid, ppid] of rows) {
+      if (!below.has(Number(ppid)) || below.has(Number(pid))) continue;
+      below.add(Number(pid));
+      grew = true;
+    }
+  }
+  const runner = rows.find(([, pid, , args]) => below.has(Number(pid)) && /^\S*node .*tools\/dev\.ts/.test(args!));
+  if (!runner) throw new Error(`no tools/dev.ts below npm ${npmPid}`);
+  return Number(runner[1]);
+}
+
+async function leftRunning(dir: string, timeoutMs = 20_000): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && processesOf(dir).length > 0) await new Promise((r) => setTimeout(r, 250));
+  return processesOf(dir);
+}
+
+// §15, the starts after the first: a reviewer's dev ended by `kill -9` or a closed terminal (SIGHUP)
+// rather than Ctrl-C. Its children run in process groups of their own, so a killed runner left
+// next-server holding the port and .data/, and the next start could not open the database.
+test("npm run dev killed outright (kill -9) or hung up (SIGHUP) leaves nothing running; the next start in that checkout works and does not reload", async ({
+  newContext,
+}) => {
+  const clone = freshCheckout();
+  let dev: DevServer | undefined;
+  try {
+    dev = await startDevServer({ bannerTimeoutMs: 6 * 60_000, checkout: clone.dir, logName: "npm-run-dev-kill-9.log" });
+    expect(processesOf(clone.dir).length, "dev's processes are found by their folder").toBeGreaterThan(0);
+    process.kill(runnerPid(dev.pid), "SIGKILL");
+    expect(await leftRunning(clone.dir), "after kill -9 of tools/dev.ts nothing of it runs").toEqual([]);
+    await dev.stop();
+
+    // The next start in the same checkout, with the previous .next and .data/.
+    dev = await startDevServer({ bannerTimeoutMs: 6 * 60_000, checkout: clone.dir, logName: "npm-run-dev-after-kill-9.log" });
+    const context = await newContext();
+    const page = await context.newPage();
+    const sockets: WebSocket[] = [];
+    page.on("websocket", (ws) => sockets.push(ws));
+    let documentLoads = 0;
+    page.on("request", (r) => {
+      if (r.isNavigationRequest() && r.frame() === page.mainFrame()) documentLoads++;
+    });
+    await page.goto(`${dev.url}/sign-in`, { timeout: 240_000 });
+    await javaScriptRunning(page, sockets);
+    await page.waitForTimeout(STABLE_MS);
+    expect(documentLoads, `/sign-in loaded once in ${STABLE_MS / 1000} s`).toBe(1);
+    await context.close();
+
+    process.kill(runnerPid(dev.pid), "SIGHUP");
+    expect(await leftRunning(clone.dir), "after SIGHUP to tools/dev.ts nothing of it runs").toEqual([]);
+  } finally {
+    await dev?.stop();
+    // Whatever is left is this test's own: stop it by pid before removing the folder.
+    for (const line of processesOf(clone.dir)) {
+      try {
+        process.kill(Number(line.trim().split(/\s+/)[0]), "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    clone.remove();
   }
 });

@@ -18,6 +18,8 @@ export type DevServer = {
   /** The app's address as the banner printed it. */
   url: string;
   databaseUrl: string;
+  /** npm's pid (`npm run dev`), the leader of the group stop() signals. */
+  pid: number;
   /** Everything the dev server printed so far (stdout and stderr). */
   output(): string;
   stop(): Promise<void>;
@@ -111,7 +113,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   while (Date.now() - started < opts.bannerTimeoutMs) {
     // The banner's line: "    app             http://127.0.0.1:3000   (sign in at ...)".
     const url = /^\s*app\s+(https?:\/\/\S+)/m.exec(output)?.[1];
-    if (url) return { url, databaseUrl, output: () => output, stop };
+    if (url) return { url, databaseUrl, pid: proc.pid!, output: () => output, stop };
     if (!running) break;
     await new Promise((r) => setTimeout(r, 250));
   }
