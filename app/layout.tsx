@@ -33,6 +33,10 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
               <div className="site-header__user">
                 <span className="site-header__name">{actor.name}</span>
                 <SignOutButton />
+                {/* A plain link to a page that asks first: works the same without JavaScript. */}
+                <Link href="/sign-out?scope=all" className="site-header__everywhere">
+                  Sign out everywhere
+                </Link>
               </div>
             ) : null}
           </div>

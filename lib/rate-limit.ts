@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { RateLimiterDrizzle, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "@/db/client";
 import { rateLimit } from "@/db/schema";
+import { DEVICE_TTL_SECONDS, type DeviceToken } from "./device-cookie";
 
 export const SIGN_IN_LIMITS = {
   // Per email, known or not: 10 failed attempts in 15 minutes, then 5 minutes refused. Short,
@@ -14,9 +15,13 @@ export const SIGN_IN_LIMITS = {
   // Per client address (only when TRUST_PROXY says how to find it): a larger budget against
   // one address spraying many emails.
   address: { keyPrefix: "sign_in_address", points: 100, duration: 60 * 60, blockDuration: 15 * 60 },
+  // Per device token (lib/device-cookie.ts), which exempts its browser from the email's limit:
+  // 5 wrong passwords with no success between, and the token is refused for the rest of its
+  // life, so a stolen or shared browser's token buys an attacker 5 guesses, not a bypass.
+  device: { keyPrefix: "sign_in_device", points: 5, duration: DEVICE_TTL_SECONDS, blockDuration: DEVICE_TTL_SECONDS },
 } as const;
 
-type Limiters = { email: RateLimiterDrizzle; address: RateLimiterDrizzle };
+type Limiters = Record<keyof typeof SIGN_IN_LIMITS, RateLimiterDrizzle>;
 // One pair per database handle: each limiter keeps a timer that sweeps expired rows.
 const limiters = new WeakMap<Db, Limiters>();
 
@@ -25,7 +30,7 @@ function limitersFor(db: Db): Limiters {
   if (!pair) {
     const make = (opts: (typeof SIGN_IN_LIMITS)[keyof typeof SIGN_IN_LIMITS]) =>
       new RateLimiterDrizzle({ ...opts, storeClient: db, schema: rateLimit });
-    pair = { email: make(SIGN_IN_LIMITS.email), address: make(SIGN_IN_LIMITS.address) };
+    pair = { email: make(SIGN_IN_LIMITS.email), address: make(SIGN_IN_LIMITS.address), device: make(SIGN_IN_LIMITS.device) };
     limiters.set(db, pair);
   }
   return pair;
@@ -55,30 +60,52 @@ export function trustedProxyHops(env: Env = process.env): number {
 }
 
 // Attempted emails can be anything, a mistyped password included: the table holds a hash.
-const emailKey = (email: string) => createHash("sha256").update(email.trim().toLowerCase()).digest("hex");
+export const emailKey = (email: string) => createHash("sha256").update(email.trim().toLowerCase()).digest("hex");
 
 export type SignInGate = { ok: true; succeeded(): Promise<void> } | { ok: false; retryAfterSeconds: number };
+
+const refusal = (refused: RateLimiterRes) => ({ ok: false as const, retryAfterSeconds: Math.max(1, Math.ceil(refused.msBeforeNext / 1000)) });
 
 /**
  * Counts one sign-in attempt before the password is checked, so that a burst of parallel
  * attempts cannot all slip in under the limit; a success then takes its attempt back (the
- * email's counter is cleared, the address's one point returned), so only failures add up.
+ * counter is cleared, the address's one point returned), so only failures add up.
+ *
+ * A browser whose device cookie carries a token for this email (OWASP's trusted client) is
+ * counted on that token instead of the email, so an email locked by someone else's guesses
+ * stays open to it; a token past its own limit counts for nothing and the attempt is counted
+ * on the email as from any other browser.
  */
-export async function admitSignIn(db: Db, input: { email: string; address: string | null }): Promise<SignInGate> {
-  const { email, address } = limitersFor(db);
+export async function admitSignIn(
+  db: Db,
+  input: { email: string; address: string | null; device?: DeviceToken[] },
+): Promise<SignInGate> {
+  const { email, address, device } = limitersFor(db);
   const key = emailKey(input.email);
+  const token = input.device?.find((t) => t.user === key)?.token;
+  const reward = async () => {
+    if (input.address) await address.reward(input.address);
+  };
   try {
     if (input.address) await address.consume(input.address);
+  } catch (refused) {
+    if (!(refused instanceof RateLimiterRes)) throw refused;
+    return refusal(refused);
+  }
+  if (token) {
+    try {
+      await device.consume(token);
+      // The email's counter is left as it is: this browser's success says nothing about the others.
+      return { ok: true, succeeded: async () => void (await Promise.all([device.delete(token), reward()])) };
+    } catch (refused) {
+      if (!(refused instanceof RateLimiterRes)) throw refused;
+    }
+  }
+  try {
     await email.consume(key);
   } catch (refused) {
     if (!(refused instanceof RateLimiterRes)) throw refused;
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(refused.msBeforeNext / 1000)) };
+    return refusal(refused);
   }
-  return {
-    ok: true,
-    async succeeded() {
-      await email.delete(key);
-      if (input.address) await address.reward(input.address);
-    },
-  };
+  return { ok: true, succeeded: async () => void (await Promise.all([email.delete(key), reward()])) };
 }

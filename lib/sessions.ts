@@ -9,8 +9,9 @@ import { appSession, appUser } from "@/db/schema";
 import { appEnv } from "./env";
 import { isUuid } from "./ids";
 import { text } from "./input";
-import { dummyPasswordHash, verifyPassword } from "./password";
-import { admitSignIn } from "./rate-limit";
+import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from "./password";
+import { withNewDeviceToken, type DeviceToken } from "./device-cookie";
+import { admitSignIn, emailKey } from "./rate-limit";
 
 export type Actor = { id: string; email: string; name: string };
 export type SessionData = { sid?: string; uid?: string };
@@ -33,6 +34,14 @@ export async function signIn(
   // Hash even when the email is unknown, so the answer takes as long either way.
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
   if (!user || !valid) return { ok: false, code: "invalid_credentials" };
+  if (needsRehash(user.passwordHash)) {
+    // An older kind of hash (scrypt) or a lower cost: replaced now that the password is known.
+    // Only if it is still the hash just verified, so a password changed meanwhile is kept.
+    await db
+      .update(appUser)
+      .set({ passwordHash: await hashPassword(password) })
+      .where(and(eq(appUser.id, user.id), eq(appUser.passwordHash, user.passwordHash)));
+  }
   const [session] = await db
     .insert(appSession)
     .values({ userId: user.id, expiresAt: sql`now() + make_interval(secs => ${SESSION_TTL_SECONDS})` })
@@ -41,23 +50,27 @@ export async function signIn(
 }
 
 export type SignInOutcome =
-  | Awaited<ReturnType<typeof signIn>>
+  | (Extract<Awaited<ReturnType<typeof signIn>>, { ok: true }> & { device: DeviceToken[] })
+  | Extract<Awaited<ReturnType<typeof signIn>>, { ok: false }>
   | { ok: false; code: "too_many_attempts"; retryAfterSeconds: number };
 
 /**
  * Sign-in as the API and the page offer it: within the attempt limits (lib/rate-limit.ts),
  * which answer the same for known and unknown emails and, once hit, refuse even the right
- * password until the block ends.
+ * password until the block ends, except to a browser whose device cookie holds a token for
+ * that email. A success answers the browser's tokens with a fresh one for this user, for the
+ * caller to write into the device cookie.
  */
 export async function attemptSignIn(
   db: Db,
-  input: { email: string; password: string; address: string | null },
+  input: { email: string; password: string; address: string | null; device?: DeviceToken[] },
 ): Promise<SignInOutcome> {
   const gate = await admitSignIn(db, input);
   if (!gate.ok) return { ok: false, code: "too_many_attempts", retryAfterSeconds: gate.retryAfterSeconds };
   const result = await signIn(db, input.email, input.password);
-  if (result.ok) await gate.succeeded();
-  return result;
+  if (!result.ok) return result;
+  await gate.succeeded();
+  return { ...result, device: withNewDeviceToken(input.device ?? [], emailKey(input.email)) };
 }
 
 /** The actor a cookie names, if its server-side session is still live: not revoked, not past its end by the database clock. */

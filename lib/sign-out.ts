@@ -1,6 +1,7 @@
 import "server-only";
 // What signing out would drop: the leases this session opened that are still in flight
-// (revokeSession closes exactly those). Summaries waiting for review are worth a question
+// (revokeSession closes exactly those), or for signing out everywhere (`sessionId: null`),
+// every lease of the user in flight (revokeAllSessions). Summaries waiting for review are worth a question
 // before they go; ones still being written are only mentioned.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
@@ -9,7 +10,7 @@ import { inferenceLease, invoice } from "@/db/schema";
 export type WaitingProposal = { leaseId: string; invoiceId: string; number: string; counterparty: string };
 export type AtSignOut = { proposals: WaitingProposal[]; generating: number };
 
-export async function inFlightAtSignOut(db: Db, input: { actorId: string; sessionId: string }): Promise<AtSignOut> {
+export async function inFlightAtSignOut(db: Db, input: { actorId: string; sessionId: string | null }): Promise<AtSignOut> {
   const rows = await db
     .select({
       leaseId: inferenceLease.id,
@@ -23,7 +24,7 @@ export async function inFlightAtSignOut(db: Db, input: { actorId: string; sessio
     .where(
       and(
         eq(inferenceLease.actorId, input.actorId),
-        eq(inferenceLease.sessionId, input.sessionId),
+        input.sessionId === null ? undefined : eq(inferenceLease.sessionId, input.sessionId),
         inArray(inferenceLease.status, ["open", "proposed"]),
         // Past its deadline it is already lost (the sweep records it): nothing to ask about.
         sql`${inferenceLease.deadlineAt} > now()`,

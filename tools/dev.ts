@@ -5,8 +5,11 @@
 //     seeding run in a child process that closes the database before Next starts, because
 //     PGlite allows one process per data folder (and the db modules need the react-server
 //     condition, which this script does not run under).
-//   - Inngest: the real `inngest-cli dev` when it is installed (an optional dependency that
-//     needs internet to install), else our stand-in, tools/inngest-local.
+//   - Inngest: the real `inngest-cli dev` when it is installed and runs (an optional
+//     dependency whose postinstall downloads the binary; `npm ci --ignore-scripts` or no
+//     internet leaves a stub that exits 1), else our stand-in, tools/inngest-local.
+//   - The first page: dev compiles each page on its first request (a minute or more on a busy
+//     machine), so /sign-in is requested, saying so, before the banner sends anyone to it.
 //   - Ports: PORT (default 3000) for the app, INNGEST_PORT (default 8288) for the Inngest
 //     server. A port given explicitly must be free, or nothing starts; an unset one moves to
 //     the next free port, so a second checkout runs beside the first. The banner prints the
@@ -135,6 +138,40 @@ async function waitForApp(APP_URL: string, timeoutMs = 180_000): Promise<boolean
   return false;
 }
 
+/** Whether the inngest-cli in node_modules/.bin is the real binary: a stub answers 1 to anything. */
+function inngestCliProblem(): string | null {
+  if (!fs.existsSync(INNGEST_CLI)) return "is not installed (it needs internet at install time)";
+  const probe = spawnSync(INNGEST_CLI, ["version"], { cwd: ROOT, encoding: "utf8", timeout: 20_000 });
+  if (probe.error) return `does not run (${probe.error.message})`;
+  if (probe.status === 0) return null;
+  const said = (probe.stderr || probe.stdout).trim().split("\n")[0];
+  return `does not run (\`inngest-cli version\` exited ${probe.status ?? probe.signal}${said ? `: ${said}` : ""})`;
+}
+
+/**
+ * Requests the first page, and the scripts it names, until it answers: the status it answered,
+ * or null if it never did. The page's first request is where dev compiles it: done here, the
+ * newcomer's first visit is served from a finished compile rather than waiting on a silent one.
+ */
+async function warmPage(url: string, timeoutMs = 10 * 60_000): Promise<number | null> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs && !stopping) {
+    let res: Response;
+    try {
+      res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+    } catch {
+      await new Promise((r) => setTimeout(r, 1000)); // not listening yet, or the request was cut
+      continue;
+    }
+    const html = await res.text().catch(() => "");
+    // A 5xx is a compile or render error (Next prints it): reported, not waited on.
+    const scripts = res.ok ? [...html.matchAll(/<script[^>]+src="(\/_next\/[^"]+)"/g)].map((m) => new URL(m[1]!, url).toString()) : [];
+    await Promise.all(scripts.map((s) => fetch(s, { signal: AbortSignal.timeout(timeoutMs) }).then((r) => r.arrayBuffer()).catch(() => {})));
+    return res.status;
+  }
+  return null;
+}
+
 async function main() {
   const PORT = await choosePort("PORT", 3000);
   const INNGEST_PORT = await choosePort("INNGEST_PORT", 8288, [PORT]);
@@ -153,10 +190,12 @@ async function main() {
   }
 
   let inngest: Child;
-  if (fs.existsSync(INNGEST_CLI)) {
+  const cliProblem = inngestCliProblem();
+  if (!cliProblem) {
     inngest = start("inngest-cli dev", INNGEST_CLI, ["dev", "-u", SERVE_URL, "--port", String(INNGEST_PORT)]);
   } else {
-    say("inngest-cli is not installed (it needs internet at install time): using the local stand-in, tools/inngest-local.");
+    say(`inngest-cli ${cliProblem}: using the local stand-in, tools/inngest-local.`);
+    if (fs.existsSync(INNGEST_CLI)) say("(with internet, `npm rebuild --ignore-scripts=false inngest-cli` installs the real one.)");
     inngest = start("inngest-local", TSX, ["tools/inngest-local/main.ts", "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
   }
 
@@ -177,6 +216,17 @@ async function main() {
   }
 
   if (await waitForApp(APP_URL)) {
+    const page = `${APP_URL}/sign-in`;
+    const warmStart = Date.now();
+    const seconds = () => `${Math.round((Date.now() - warmStart) / 1000)} s`;
+    say(`compiling the first page, /sign-in (dev compiles each page on its first request; on a busy machine a minute or more)…`);
+    const ticker = setInterval(() => say(`still compiling /sign-in (${seconds()})…`), 15_000);
+    const warmed = await warmPage(page);
+    clearInterval(ticker);
+    if (stopping) return;
+    if (warmed === null) say(`/sign-in did not answer in ${seconds()}; it compiles on the first visit.`);
+    else if (warmed >= 500) say(`/sign-in answered ${warmed} after ${seconds()}: see the error above.`);
+    else say(`/sign-in compiled in ${seconds()}.`);
     console.info(
       [
         "",

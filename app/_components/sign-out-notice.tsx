@@ -2,9 +2,10 @@
 // confirmation page (/sign-out) that stands in for it without JavaScript.
 import type { AtSignOut } from "@/lib/sign-out";
 
-export function signOutQuestion(pending: AtSignOut): string {
+export function signOutQuestion(pending: AtSignOut, everywhere = false): string {
   const n = pending.proposals.length;
-  return n === 1 ? "Sign out and discard the summary waiting for review?" : `Sign out and discard ${n} summaries waiting for review?`;
+  const verb = everywhere ? "Sign out everywhere" : "Sign out";
+  return n === 1 ? `${verb} and discard the summary waiting for review?` : `${verb} and discard ${n} summaries waiting for review?`;
 }
 
 export function SignOutNotice({ pending, describedBy }: { pending: AtSignOut; describedBy: string }) {

@@ -6,6 +6,8 @@ import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "@/db/client";
+import { deviceOptions, type DeviceCookie, type DeviceData } from "@/lib/device-cookie";
+import { isUuid } from "@/lib/ids";
 import { REQUEST_PATH_HEADER, safeReturnPath, signInPath } from "@/lib/return-path";
 import { resolveActor, SESSION_COOKIE, sessionOptions, type Actor, type Session, type SessionData } from "@/lib/sessions";
 
@@ -20,6 +22,25 @@ export async function cookieSession(): Promise<Session> {
     // Unsealing threw (see lib/sessions.ts requestSession): read it as no cookie; writes still go to the store.
     return getIronSession<SessionData>({ get: () => undefined, set: store.set.bind(store) }, sessionOptions());
   }
+}
+
+/** The browser's device cookie (lib/device-cookie.ts), for the sign-in action. One that does not unseal reads as none. */
+export async function cookieDevice(): Promise<DeviceCookie> {
+  const store = await cookies();
+  try {
+    return await getIronSession<DeviceData>(store, deviceOptions());
+  } catch {
+    return getIronSession<DeviceData>({ get: () => undefined, set: store.set.bind(store) }, deviceOptions());
+  }
+}
+
+/**
+ * The session the cookie names, live or not: its seal is ours, so it is who signed in there.
+ * Only for sign-out, which closes that session's leases whatever the session's state.
+ */
+export async function sessionClaim(): Promise<{ actorId: string; sessionId: string } | null> {
+  const session = await cookieSession();
+  return isUuid(session.sid) && isUuid(session.uid) ? { actorId: session.uid, sessionId: session.sid } : null;
 }
 
 /** The signed-in actor, or null. Cached per request, so a page and its parts ask once. */

@@ -3,11 +3,12 @@ import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { getDb } from "@/db/client";
 import { formOf } from "@/lib/input";
+import { deviceTokens } from "@/lib/device-cookie";
 import { clientAddress } from "@/lib/rate-limit";
 import { safeReturnPath } from "@/lib/return-path";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
 import { stateAction } from "@/app/_lib/action";
-import { cookieSession } from "@/app/_lib/actor";
+import { cookieDevice, cookieSession } from "@/app/_lib/actor";
 
 export type SignInState = { message: string | null; email: string };
 
@@ -20,7 +21,8 @@ export const signInAction = stateAction({
   invalid: (raw): SignInState => ({ message: "Enter your email and your password.", email: typedEmail(raw) }),
   run: async (form, { raw }): Promise<SignInState> => {
     const email = typedEmail(raw);
-    const result = await attemptSignIn(await getDb(), { ...form, address: clientAddress(await headers()) });
+    const device = await cookieDevice();
+    const result = await attemptSignIn(await getDb(), { ...form, address: clientAddress(await headers()), device: deviceTokens(device) });
     if (!result.ok && result.code === "too_many_attempts") {
       const minutes = Math.ceil(result.retryAfterSeconds / 60);
       return { message: `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, email };
@@ -30,6 +32,8 @@ export const signInAction = stateAction({
     session.sid = result.sessionId;
     session.uid = result.actor.id;
     await session.save();
+    device.tokens = result.device;
+    await device.save();
     // Back to the page the user was on, when it is one of ours; anything else is ignored.
     redirect((raw instanceof FormData && safeReturnPath(raw.get("next"))) || "/invoices");
   },

@@ -15,16 +15,16 @@ export default async function SignInPage({ searchParams }: { searchParams: Searc
   // Where to go once signed in: the page the user was on, if it is one of ours (lib/return-path.ts).
   const next = safeReturnPath(first(params.next));
   if (await getActor()) redirect(next ?? "/invoices");
-  const signedOut = first(params["signed-out"]) === "1";
+  const signedOut = first(params["signed-out"]);
   // The demo logins are a development convenience; a production page never shows them.
   const demoPassword = process.env.NODE_ENV === "development" ? seededPassword() : null;
   return (
     <div className="sign-in">
       <div className="card">
         <h1>Sign in</h1>
-        {signedOut ? (
+        {signedOut === "1" || signedOut === "all" ? (
           <p role="status" className="notice notice--ok" data-testid="signed-out">
-            You have signed out.
+            {signedOut === "all" ? "You have signed out everywhere." : "You have signed out."}
           </p>
         ) : null}
         <p className="muted">Summaries of your invoices, written for you and saved only when you apply them.</p>

@@ -6,7 +6,7 @@ import { isUuid } from "@/lib/ids";
 import type { CancelRefusal, ClosedReason } from "@/lib/lease-vocabulary";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
-import { and, asc, eq, gt, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lte, sql, type SQL } from "drizzle-orm";
 import { dbNow, expireDue, inFlight, recordEvent, recordEvents } from "./shared";
 import { LeaseDispatch } from "./types";
 
@@ -37,33 +37,72 @@ export const cancelLease = tracedLeaseOp("lease.cancel", async function cancelLe
 
 /**
  * Sign-out: ends the server-side session and closes, as `rejected`, the leases that
- * session opened. Both in one transaction; the running generations are told after.
+ * session opened. Both in one transaction; the running generations are told after. The
+ * session need not be live: the leases of one that ran out or was ended are closed all the
+ * same (`live` says whether it still was, for the answer).
  */
 export const revokeSession = tracedLeaseOp("lease.revoke", async function revokeSession(
   db: Db,
   input: { actorId: string; sessionId: string },
   dispatch: LeaseDispatch,
-): Promise<{ revoked: string[] }> {
+): Promise<{ live: boolean; revoked: string[] }> {
+  const { actorId, sessionId } = input;
+  const result = await db.transaction(async (tx) => {
+    const [ended] = await tx
+      .update(appSession)
+      .set({ revokedAt: dbNow })
+      .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`))
+      .returning({ live: sql<boolean>`${appSession.expiresAt} > now()` });
+    const revoked = await closeInFlight(tx, and(eq(inferenceLease.sessionId, sessionId), eq(inferenceLease.actorId, actorId)));
+    return { live: ended?.live === true, revoked };
+  });
+  await tellClosed(dispatch, result.revoked, "signed_out");
+  return result;
+}, (_args, result) => result?.revoked ?? []);
+
+/**
+ * Sign out everywhere: from a live session, ends every session of its user and closes, as
+ * `rejected` (signed_out), all their leases in flight, whichever session opened them. Ending
+ * the sessions first makes an open in any of them, which holds its session row FOR SHARE,
+ * either commit before (and be closed here) or find its session revoked. From a session that
+ * is not live it is refused, and only that session's leases are closed (revokeSession).
+ */
+export const revokeAllSessions = tracedLeaseOp("lease.revoke", async function revokeAllSessions(
+  db: Db,
+  input: { actorId: string; sessionId: string },
+  dispatch: LeaseDispatch,
+): Promise<{ ok: true; revoked: string[] } | { ok: false; code: "not_signed_in"; revoked: string[] }> {
   const { actorId, sessionId } = input;
   const revoked = await db.transaction(async (tx) => {
+    const [asking] = await tx
+      .update(appSession)
+      .set({ revokedAt: dbNow })
+      .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`, sql`${appSession.expiresAt} > now()`))
+      .returning({ id: appSession.id });
+    if (!asking) return null;
     await tx
       .update(appSession)
       .set({ revokedAt: dbNow })
-      .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`));
-    const mine = and(eq(inferenceLease.sessionId, sessionId), eq(inferenceLease.actorId, actorId));
-    await expireDue(tx, mine, "sign_out");
-    const rows = await tx
-      .update(inferenceLease)
-      .set({ status: "rejected", closedReason: "signed_out", updatedAt: dbNow })
-      .where(and(mine, inFlight))
-      .returning({ id: inferenceLease.id });
-    const ids = rows.map((r) => r.id);
-    await recordEvents(tx, ids, "revoked", { reason: "signed_out" });
-    return ids;
+      .where(and(eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`));
+    return closeInFlight(tx, eq(inferenceLease.actorId, actorId));
   });
+  if (revoked === null) return { ok: false, code: "not_signed_in", revoked: (await revokeSession(db, input, dispatch)).revoked };
   await tellClosed(dispatch, revoked, "signed_out");
-  return { revoked };
+  return { ok: true, revoked };
 }, (_args, result) => result?.revoked ?? []);
+
+/** Sign-out's closing of leases in flight (`mine` names them): overdue ones expired, the rest rejected. */
+async function closeInFlight(tx: Tx, mine: SQL | undefined): Promise<string[]> {
+  await expireDue(tx, mine, "sign_out");
+  const rows = await tx
+    .update(inferenceLease)
+    .set({ status: "rejected", closedReason: "signed_out", updatedAt: dbNow })
+    .where(and(mine, inFlight))
+    .returning({ id: inferenceLease.id });
+  const ids = rows.map((r) => r.id);
+  await recordEvents(tx, ids, "revoked", { reason: "signed_out" });
+  return ids;
+}
 
 /**
  * An edit's first step, in its transaction before the invoice row is written: locks the

@@ -108,6 +108,90 @@ describe("POST/GET/DELETE /api/session", () => {
   });
 });
 
+describe("sign-out whatever the session's state, and sign-out everywhere", () => {
+  const open = async (cookie: string, invoiceId: string) => {
+    const res = await api("POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
+    expect(res.status).toBe(201);
+    return res.body.lease_id as string;
+  };
+  const closedSignal = (leaseId: string) => expect.objectContaining({ name: "lease/closed", data: expect.objectContaining({ leaseId }) });
+  const clears = (headers: Headers) => headers.getSetCookie().some((c) => /^claimcheck_session=;/.test(c));
+  const sessionsOf = async (userId: string) =>
+    t.db.select({ id: appSession.id, revoked: sql<boolean>`${appSession.revokedAt} is not null` }).from(appSession).where(eq(appSession.userId, userId));
+
+  it("DELETE /api/session with a session past its expires_at still closes that session's leases: 401, cookie cleared, runs told", async () => {
+    const { alice, inv, aliceCookie } = await world();
+    const other = await makeInvoice(t.db, alice.id);
+    const otherSession = await signInCookie(alice.email);
+    const mine = await open(aliceCookie, inv.id);
+    const theirs = await open(otherSession, other.id);
+    const [lease] = await t.db.select({ sessionId: inferenceLease.sessionId }).from(inferenceLease).where(eq(inferenceLease.id, mine));
+    await t.db.update(appSession).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(appSession.id, lease!.sessionId!));
+
+    const out = await api("DELETE", "/api/session", { cookie: aliceCookie });
+    expect({ status: out.status, body: out.body, clears: clears(out.headers) }).toEqual({ status: 401, body: { detail: "not_signed_in" }, clears: true });
+    expect(await leaseRow(mine)).toMatchObject({ status: "rejected", closedReason: "signed_out" });
+    expect(sink().events).toContainEqual(closedSignal(mine));
+    // Only that session's: the other one and its lease go on.
+    expect((await leaseRow(theirs))?.status).toBe("open");
+    expect((await api("GET", "/api/session", { cookie: otherSession })).status).toBe(200);
+  });
+
+  it("DELETE /api/session?scope=all ends every session of the user and closes all their leases in flight, and nobody else's", async () => {
+    const { alice, bob, inv, bobInv, aliceCookie, bobCookie } = await world();
+    const other = await makeInvoice(t.db, alice.id);
+    const laptop = await signInCookie(alice.email);
+    const mine = await open(aliceCookie, inv.id);
+    const onLaptop = await open(laptop, other.id);
+    await proposeByHand(onLaptop);
+    const bobs = await open(bobCookie, bobInv.id);
+
+    const out = await api("DELETE", "/api/session?scope=all", { cookie: aliceCookie });
+    expect(out.status).toBe(200);
+    expect(out.body.status).toBe("signed_out");
+    expect([...out.body.revoked].sort()).toEqual([mine, onLaptop].sort());
+    expect(clears(out.headers)).toBe(true);
+    for (const id of [mine, onLaptop]) {
+      expect(await leaseRow(id)).toMatchObject({ status: "rejected", closedReason: "signed_out" });
+      expect(sink().events).toContainEqual(closedSignal(id));
+    }
+    expect((await sessionsOf(alice.id)).every((s) => s.revoked)).toBe(true);
+    for (const cookie of [aliceCookie, laptop]) expect((await api("GET", "/api/session", { cookie })).status).toBe(401);
+    // Bob is untouched.
+    expect((await leaseRow(bobs))?.status).toBe("open");
+    expect((await api("GET", "/api/session", { cookie: bobCookie })).status).toBe(200);
+    expect((await sessionsOf(bob.id)).some((s) => s.revoked)).toBe(false);
+  });
+
+  it("?scope=all from a dead session is 401 and ends nothing but that session's leases", async () => {
+    const { alice, inv, aliceCookie } = await world();
+    const other = await makeInvoice(t.db, alice.id);
+    const laptop = await signInCookie(alice.email);
+    const mine = await open(aliceCookie, inv.id);
+    const onLaptop = await open(laptop, other.id);
+    const [lease] = await t.db.select({ sessionId: inferenceLease.sessionId }).from(inferenceLease).where(eq(inferenceLease.id, mine));
+    await t.db.update(appSession).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(appSession.id, lease!.sessionId!));
+    const out = await api("DELETE", "/api/session?scope=all", { cookie: aliceCookie });
+    expect({ status: out.status, body: out.body }).toEqual({ status: 401, body: { detail: "not_signed_in" } });
+    expect(await leaseRow(mine)).toMatchObject({ status: "rejected", closedReason: "signed_out" });
+    expect((await leaseRow(onLaptop))?.status).toBe("open");
+    expect((await api("GET", "/api/session", { cookie: laptop })).status).toBe(200);
+  });
+
+  it("any other scope is 422 invalid_request and writes nothing", async () => {
+    const { inv, aliceCookie } = await world();
+    const mine = await open(aliceCookie, inv.id);
+    const before = await counts();
+    for (const query of ["scope=", "scope=ALL", "scope=everywhere", "scope=all&scope=all", "scope=this", "scope=%00"]) {
+      const res = await api("DELETE", `/api/session?${query}`, { cookie: aliceCookie });
+      expect({ query, status: res.status, body: res.body }).toEqual({ query, status: 422, body: { detail: "invalid_request" } });
+    }
+    expect(await counts()).toEqual(before);
+    expect((await leaseRow(mine))?.status).toBe("open");
+    expect((await api("GET", "/api/session", { cookie: aliceCookie })).status).toBe(200);
+  });
+});
+
 describe("GET/PATCH /api/invoices", () => {
   it("lists the actor's invoices only", async () => {
     const { inv, bobInv, aliceCookie } = await world();

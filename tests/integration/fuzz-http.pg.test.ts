@@ -90,9 +90,12 @@ async function signInOverHttp(email: string) {
     body: JSON.stringify({ email, password: PASSWORD }),
   });
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+  // The session cookie alone: the fuzzer's tampered and garbage cookies change it, and the
+  // device cookie beside it names no session.
   const cookie = res.headers
     .getSetCookie()
-    .map((c) => c.split(";")[0])
+    .map((c) => c.split(";")[0]!)
+    .filter((c) => c.startsWith("claimcheck_session="))
     .join("; ");
   const [row] = rowsOf<{ id: string }>(
     await t.db.execute(sql`select s.id from app_session s join app_user u on u.id = s.user_id where u.email = ${email} order by s.created_at desc limit 1`),

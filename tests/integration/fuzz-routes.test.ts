@@ -19,7 +19,7 @@ import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
 import * as cancelRoute from "@/app/api/leases/[id]/cancel/route";
 import * as eventsRoute from "@/app/api/leases/[id]/events/route";
-import { cookieFrom } from "../support/api";
+import { sessionCookieFrom } from "../support/api";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 import { apiViolations, auditMark, Histogram, installAudit, label, resolveRefs, rowsOf, snapshot, World, writesSince, type ApiRoute } from "../support/fuzz";
 import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../support/fuzz-requests";
@@ -56,7 +56,7 @@ async function signInThroughRoute(email: string) {
   const [row] = rowsOf<{ id: string }>(
     await t.db.execute(sql`select s.id from app_session s join app_user u on u.id = s.user_id where u.email = ${email} order by s.created_at desc limit 1`),
   );
-  return { cookie: cookieFrom(res.headers), sessionId: row!.id };
+  return { cookie: sessionCookieFrom(res.headers), sessionId: row!.id };
 }
 
 beforeAll(async () => {

@@ -1,7 +1,8 @@
 // Sessions under attack, through the real route handlers on a real database: cookies that do
 // not unseal, sessions past their own expiry on the database clock, guessed passwords.
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
+import { sealData } from "iron-session";
 import type { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openDb, type Db } from "@/db/client";
@@ -9,8 +10,9 @@ import * as schema from "@/db/schema";
 import { appSession, inferenceLease, rateLimit } from "@/db/schema";
 import { openLease, type LeaseDispatch } from "@/lib/leases";
 import { admitSignIn, clientAddress, SIGN_IN_LIMITS } from "@/lib/rate-limit";
+import { DEVICE_COOKIE } from "@/lib/device-cookie";
 import { attemptSignIn, SESSION_TTL_SECONDS } from "@/lib/sessions";
-import { api, signInCookie } from "../support/api";
+import { api, cookieFrom, signInCookie } from "../support/api";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 
 let t: TestDb;
@@ -19,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** A real cookie's value, cut into iron's `*`-separated parts (the last carries `~2`). */
+/** A real session cookie's value, cut into iron's `*`-separated parts (the last carries `~2`). */
 function parts(cookie: string): string[] {
   return cookie.slice("claimcheck_session=".length).split("*");
 }
@@ -236,6 +238,115 @@ describe("sign-in attempt limits", () => {
     const alice = await makeUser(t.db, "Alice");
     for (let i = 0; i < EMAIL_POINTS; i++) expect((await signInAs(alice.email, "wrong", { "x-forwarded-for": `10.0.0.${i}` })).status).toBe(401);
     expectLimited(await signInAs(alice.email, PASSWORD, { "x-forwarded-for": "10.9.9.9" }), EMAIL_BLOCK);
+  });
+});
+
+describe("device cookies: a browser that signed in as the user before is not locked out by someone else's guesses", () => {
+  const { points: EMAIL_POINTS } = SIGN_IN_LIMITS.email;
+  const { points: DEVICE_POINTS } = SIGN_IN_LIMITS.device;
+  const signInAs = (email: string, password: string, cookie?: string) => api("POST", "/api/session", { json: { email, password }, cookie });
+  const deviceOf = (res: Awaited<ReturnType<typeof api>>) => {
+    const set = res.headers.getSetCookie().find((c) => c.startsWith(`${DEVICE_COOKIE}=`));
+    return set?.split(";")[0];
+  };
+  /** Signs in as `email` on a browser that already holds `device` (or a fresh one), and returns its device cookie. */
+  async function signedInBrowser(email: string, device?: string): Promise<string> {
+    const res = await signInAs(email, PASSWORD, device);
+    expect(res.status).toBe(200);
+    const cookie = deviceOf(res);
+    expect(cookie, "a successful sign-in sets a device cookie").toMatch(new RegExp(`^${DEVICE_COOKIE}=Fe26\\.2\\*`));
+    return cookie!;
+  }
+  async function strangerLocksOut(email: string) {
+    for (let i = 0; i < EMAIL_POINTS; i++) expect((await signInAs(email, `guess-${i}`)).status).toBe(401);
+    expect((await signInAs(email, PASSWORD)).status).toBe(429);
+  }
+
+  it(`after ${EMAIL_POINTS} wrong passwords from a stranger, bob's right password gets in from his browser (200) and is still 429 from a fresh one`, async () => {
+    const bob = await makeUser(t.db, "Bob");
+    const device = await signedInBrowser(bob.email);
+    await strangerLocksOut(bob.email);
+
+    const res = await signInAs(bob.email, PASSWORD, device);
+    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { actor: { id: bob.id, email: bob.email, name: "Bob" } } });
+    expect((await api("GET", "/api/session", { cookie: cookieFrom(res.headers) })).status).toBe(200);
+    // Each success writes a fresh token for the browser.
+    expect(deviceOf(res)).toBeDefined();
+    expect(deviceOf(res)).not.toBe(device);
+
+    const fresh = await signInAs(bob.email, PASSWORD);
+    expect({ status: fresh.status, body: fresh.body }).toEqual({ status: 429, body: { detail: "too_many_attempts" } });
+    expect(fresh.headers.getSetCookie()).toEqual([]);
+    // The browser's success did not clear the stranger's block for everyone else.
+    expect((await signInAs(bob.email, PASSWORD)).status).toBe(429);
+  });
+
+  it(`a device token has its own limit: ${DEVICE_POINTS} wrong passwords in a row and it exempts nothing any more`, async () => {
+    const bob = await makeUser(t.db, "Bob");
+    const device = await signedInBrowser(bob.email);
+    await strangerLocksOut(bob.email);
+    for (let i = 0; i < DEVICE_POINTS; i++) {
+      const res = await signInAs(bob.email, `typo-${i}`, device);
+      expect({ attempt: i + 1, status: res.status }).toEqual({ attempt: i + 1, status: 401 });
+    }
+    // Spent: the browser is now one like any other, and the email is locked.
+    const spent = await signInAs(bob.email, PASSWORD, device);
+    expect({ status: spent.status, body: spent.body }).toEqual({ status: 429, body: { detail: "too_many_attempts" } });
+    expect(spent.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("a token's wrong passwords count on the token, not on the email; a success clears the token's count", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    const device = await signedInBrowser(alice.email);
+    for (let i = 0; i < DEVICE_POINTS - 1; i++) expect((await signInAs(alice.email, "typo", device)).status).toBe(401);
+    const again = await signedInBrowser(alice.email, device);
+    for (let i = 0; i < DEVICE_POINTS - 1; i++) expect((await signInAs(alice.email, "typo", again)).status).toBe(401);
+    expect((await signInAs(alice.email, PASSWORD, again)).status).toBe(200);
+    // The email's whole budget is still there for other browsers.
+    await strangerLocksOut(alice.email);
+  });
+
+  it("a forged, tampered or another user's device cookie exempts nobody", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    const bob = await makeUser(t.db, "Bob");
+    const alices = await signedInBrowser(alice.email);
+    const bobs = await signedInBrowser(bob.email);
+    const sessionSeal = cookieFrom((await signInAs(bob.email, PASSWORD)).headers)
+      .split("; ")
+      .find((c) => c.startsWith("claimcheck_session="))!
+      .slice("claimcheck_session=".length);
+    await strangerLocksOut(bob.email);
+    const bobKey = createHash("sha256").update(bob.email).digest("hex");
+    const value = bobs.slice(DEVICE_COOKIE.length + 1);
+    const flip = (s: string) => (s.startsWith("A") ? "B" : "A") + s.slice(1);
+    const p = value.split("*");
+    const forged = {
+      "alice's, for bob's email": alices.slice(DEVICE_COOKIE.length + 1),
+      "bob's with its MAC changed": p.map((x, i) => (i === 7 ? flip(x) : x)).join("*"),
+      "bob's with its body changed": p.map((x, i) => (i === 4 ? flip(x) : x)).join("*"),
+      "sealed with another key": await sealData(
+        { tokens: [{ user: bobKey, token: randomBytes(16).toString("hex") }] },
+        { password: "not-the-app-key-but-32-characters-long-at-least", ttl: 3600 },
+      ),
+      "bob's session seal": sessionSeal,
+      "plain json": JSON.stringify({ tokens: [{ user: bobKey, token: "0".repeat(32) }] }),
+      garbage: "Fe26.2*1*a*b*c*x*e*f",
+    };
+    for (const [name, seal] of Object.entries(forged)) {
+      const res = await signInAs(bob.email, PASSWORD, `${DEVICE_COOKIE}=${seal}`);
+      expect({ name, status: res.status, body: res.body }).toEqual({ name, status: 429, body: { detail: "too_many_attempts" } });
+    }
+    expect((await signInAs(bob.email, PASSWORD, bobs)).status).toBe(200);
+  });
+
+  it("one browser keeps a token for each user who signed in on it", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    const bob = await makeUser(t.db, "Bob");
+    const shared = await signedInBrowser(bob.email, await signedInBrowser(alice.email));
+    await strangerLocksOut(alice.email);
+    await strangerLocksOut(bob.email);
+    expect((await signInAs(alice.email, PASSWORD, shared)).status).toBe(200);
+    expect((await signInAs(bob.email, PASSWORD, shared)).status).toBe(200);
   });
 });
 

@@ -297,18 +297,71 @@ class SignOut extends Step {
   }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const s = sessionOf(m, this.session);
-    if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
+    // Whatever the session's state (signed out, or past its end), its leases in flight close.
     const mine = m.leases.filter((l) => l.session === s.id && IN_FLIGHT.has(l.status));
     return {
-      answer: "200",
+      answer: s.live ? "200" : "401 not_signed_in",
       effect: (next) => {
         next.sessions.find((x) => x.id === s.id)!.live = false;
-        for (const l of mine) next.leases.find((x) => x.id === l.id)!.status = late(l) ? "expired" : "rejected";
+        closeAsSignedOut(next, mine, late);
       },
     };
   }
   async act(m: Model) {
     return { answer: http(await api("DELETE", "/api/session", { cookie: sessionOf(m, this.session).cookie })) };
+  }
+}
+
+function closeAsSignedOut(next: Model, leases: Lease[], late: (l: Lease) => boolean) {
+  for (const l of leases) next.leases.find((x) => x.id === l.id)!.status = late(l) ? "expired" : "rejected";
+}
+
+/** DELETE /api/session?scope=all: from a live session, every session of its actor and all their leases in flight. */
+class SignOutEverywhere extends Step {
+  constructor(readonly session: number) {
+    super();
+  }
+  name() {
+    return `signOutEverywhere(session ${this.session})`;
+  }
+  predict(m: Model, late: (l: Lease) => boolean): Prediction {
+    const s = sessionOf(m, this.session);
+    const inFlight = (l: Lease) => IN_FLIGHT.has(l.status);
+    if (!s.live) {
+      // Refused, but the asking session's own leases close as at sign-out.
+      const mine = m.leases.filter((l) => l.session === s.id && inFlight(l));
+      return { answer: "401 not_signed_in", effect: (next) => closeAsSignedOut(next, mine, late) };
+    }
+    const theirs = m.leases.filter((l) => l.actor === s.actor && inFlight(l));
+    return {
+      answer: "200",
+      effect: (next) => {
+        for (const x of next.sessions) if (x.actor === s.actor) x.live = false;
+        closeAsSignedOut(next, theirs, late);
+      },
+    };
+  }
+  async act(m: Model) {
+    return { answer: http(await api("DELETE", "/api/session?scope=all", { cookie: sessionOf(m, this.session).cookie })) };
+  }
+}
+
+/** A session reaches its end (expires_at, by the database clock) with its leases still in flight. */
+class SessionRunsOut extends Step {
+  constructor(readonly session: number) {
+    super();
+  }
+  name() {
+    return `sessionRunsOut(session ${this.session})`;
+  }
+  predict(m: Model): Prediction {
+    const s = sessionOf(m, this.session);
+    return { answer: "done", effect: (next) => void (next.sessions.find((x) => x.id === s.id)!.live = false) };
+  }
+  async act(m: Model, r: Real) {
+    const s = sessionOf(m, this.session);
+    await r.db.db.update(appSession).set({ expiresAt: sql`now() - interval '1 millisecond'` }).where(eq(appSession.id, s.id));
+    return { answer: "done" };
   }
 }
 
@@ -701,6 +754,7 @@ const ALLOWED: Record<string, RegExp> = {
   apply: /^(200|401 not_signed_in|404 lease_not_found|409 (lease_open|lease_applied|lease_rejected|lease_expired|invoice_changed))$/,
   cancel: /^(200|401 not_signed_in|404 lease_not_found|409 lease_not_cancelable)$/,
   signOut: /^(200|401 not_signed_in)$/,
+  signOutEverywhere: /^(200|401 not_signed_in)$/,
   edit: /^(200|401 not_signed_in|404 invoice_not_found)$/,
   sweep: /^done$/,
 };
@@ -740,9 +794,14 @@ class Race implements fc.AsyncCommand<Model, Real> {
       if (now === "proposed" || (was === "open" && proposed.has(l.id))) l.summary = Propose.summaryOf(l);
       l.status = now;
     }
-    // Sessions: a sign-out that answered 200 ended its session.
+    // Sessions: a sign-out that answered 200 ended its session; one everywhere, all its actor's.
     for (const [i, step] of this.steps.entries()) {
-      if (step instanceof SignOut && answers[i]!.answer === "200") sessionOf(m, step.session).live = false;
+      if (answers[i]!.answer !== "200") continue;
+      if (step instanceof SignOut) sessionOf(m, step.session).live = false;
+      if (step instanceof SignOutEverywhere) {
+        const actor = sessionOf(m, step.session).actor;
+        for (const x of m.sessions) if (x.actor === actor) x.live = false;
+      }
     }
     // Invoices: each edit or apply that answered 200 moved the version by one; an applied
     // lease's summary is the only way the summary changed.
@@ -781,6 +840,8 @@ const commandArbs = [
   fc.oneof(
     w(1, idx(ACTORS).map((a) => new SignIn(a))),
     w(1, any.map((s) => new SignOut(s))),
+    w(1, any.map((s) => new SignOutEverywhere(s))),
+    w(1, any.map((s) => new SessionRunsOut(s))),
     w(3, fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Open(s, i, null))),
     w(3, fc.tuple(any, idx(INVOICES), fc.integer({ min: 50, max: 2000 })).map(([s, i, t]) => new Open(s, i, t))),
     // Mostly the real generation's write; sometimes a completion naming the wrong actor, or
@@ -811,6 +872,7 @@ const commandArbs = [
             fc.tuple(any, any).map(([s, l]): Step => new Apply(s, l)),
             fc.tuple(any, any).map(([s, l]): Step => new Cancel(s, l)),
             any.map((s): Step => new SignOut(s)),
+            any.map((s): Step => new SignOutEverywhere(s)),
             fc.tuple(any, idx(INVOICES)).map(([s, i]): Step => new Edit(s, i)),
             fc.constant<Step>(new Sweep()),
           ),
@@ -881,7 +943,7 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
   }
   // The schedules must reach the interesting states, or the property proves little (a
   // replay of one counterexample, --path, need not).
-  if (!PATH) for (const needed of ["apply -> 200", "propose -> ok", "openDomain -> created", "openHttp -> 201", "signOut -> 200"]) {
+  if (!PATH) for (const needed of ["apply -> 200", "propose -> ok", "openDomain -> created", "openHttp -> 201", "signOut -> 200", "signOutEverywhere -> 200"]) {
     expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
   }
 });

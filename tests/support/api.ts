@@ -49,17 +49,25 @@ export async function api(
   throw new Error(`no route for ${method} ${path}`);
 }
 
-/** Signs in through the real route and returns the cookie header to send back. */
+/** Signs in through the real route and returns the session cookie to send back (not the device cookie). */
 export async function signInCookie(email: string, password = PASSWORD): Promise<string> {
   const res = await api("POST", "/api/session", { json: { email, password } });
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return cookieFrom(res.headers);
+  return sessionCookieFrom(res.headers);
 }
 
 export function cookieFrom(headers: Headers): string {
   return headers
     .getSetCookie()
     .map((c) => c.split(";")[0])
+    .join("; ");
+}
+
+/** The session cookie alone, without the device cookie sign-in also sets (lib/device-cookie.ts). */
+export function sessionCookieFrom(headers: Headers): string {
+  return cookieFrom(headers)
+    .split("; ")
+    .filter((c) => c.startsWith("claimcheck_session="))
     .join("; ");
 }
 

@@ -1,8 +1,9 @@
 import { getDb } from "@/db/client";
 import { requestSession } from "@/lib/sessions";
-import { authedRoute, json, problem, publicRoute, readBody, refuseBody } from "@/app/_lib/http";
-import { revokeSession } from "@/lib/leases";
+import { authedRoute, json, problem, publicRoute, readBody, refuseBody, sessionCheckedRoute } from "@/app/_lib/http";
+import { revokeAllSessions, revokeSession } from "@/lib/leases";
 import { actorJson } from "@/app/_lib/serialize";
+import { deviceTokens, requestDevice } from "@/lib/device-cookie";
 import { clientAddress } from "@/lib/rate-limit";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
 import { inngestDispatch } from "@/inngest/dispatch";
@@ -11,7 +12,8 @@ export const POST = publicRoute(async (req, res) => {
   const body = await readBody(req, SignInInput);
   if (!body.ok) return problem(body.code);
   const db = await getDb();
-  const result = await attemptSignIn(db, { ...body.value, address: clientAddress(req.headers) });
+  const device = await requestDevice(req, res);
+  const result = await attemptSignIn(db, { ...body.value, address: clientAddress(req.headers), device: deviceTokens(device) });
   if (!result.ok && result.code === "too_many_attempts") {
     return problem(result.code, new Headers({ "retry-after": String(result.retryAfterSeconds) }));
   }
@@ -20,15 +22,34 @@ export const POST = publicRoute(async (req, res) => {
   session.sid = result.sessionId;
   session.uid = result.actor.id;
   await session.save();
+  device.tokens = result.device;
+  await device.save();
   return json({ actor: actorJson(result.actor) }, 200, res.headers);
 });
 
 export const GET = authedRoute(async ({ actor }) => json({ actor: actorJson(actor) }));
 
-export const DELETE = authedRoute(async ({ req, db, actor, session, cookies }) => {
+/** `?scope=`: absent for this session, `all` for every session of the user; anything else is no scope. */
+function signOutScope(query: URLSearchParams): "this" | "all" | null {
+  const scopes = query.getAll("scope");
+  if (scopes.length === 0) return "this";
+  return scopes.length === 1 && scopes[0] === "all" ? "all" : null;
+}
+
+// DELETE /api/session – sign out; ?scope=all signs out everywhere. The cookie's claim is enough
+// to close its session's leases even when that session is no longer live (it ran out, or was
+// ended): the answer is then 401, but nothing it opened stays in flight.
+export const DELETE = sessionCheckedRoute(async ({ req, db, actor, session, cookies, notSignedIn, unlessSignedOut }) => {
   const body = refuseBody(req);
-  if (!body.ok) return problem(body.code);
-  const { revoked } = await revokeSession(db, { actorId: actor.id, sessionId: actor.sessionId }, inngestDispatch);
+  if (!body.ok) return unlessSignedOut(problem(body.code));
+  const scope = signOutScope(new URL(req.url).searchParams);
+  if (!scope) return unlessSignedOut(problem("invalid_request"));
+  const input = { actorId: actor.id, sessionId: actor.sessionId };
+  const result =
+    scope === "all"
+      ? await revokeAllSessions(db, input, inngestDispatch)
+      : await revokeSession(db, input, inngestDispatch).then(({ live, revoked }) => ({ ok: live, revoked }));
+  if (!result.ok) return notSignedIn();
   session.destroy();
-  return json({ status: "signed_out", revoked }, 200, cookies);
+  return json({ status: "signed_out", revoked: result.revoked }, 200, cookies);
 });

@@ -1,0 +1,125 @@
+// Issue 17 §15-17: `npm run dev` as a newcomer meets it, several times over, each in a fresh
+// clone (no .next, no .data, no next-env.d.ts) with no DATABASE_URL, so the embedded
+// PGlite writes its .data/ inside the project tree while Next watches it.
+//   §15: the sign-in page loads once and stays (a reload loop, GET /sign-in ~3×/s with
+//        Turbopack's `reloadPage: "HMR hash mismatch"`, was seen on 2 of 5 starts); signing in works.
+//   §16: the first page is compiled before the banner, saying so, so the newcomer does not wait
+//        on a silent first request.
+//   §17: a stub `inngest-cli` left in node_modules/.bin by `npm ci --ignore-scripts` (it exits 1)
+//        does not stop dev: it falls back to the local stand-in and says why.
+// Each start compiles from nothing: about 1-2 minutes a start on a quiet 2-core machine.
+import fs from "node:fs";
+import path from "node:path";
+import type { Page, WebSocket } from "@playwright/test";
+import { expect, test } from "./support/fixtures";
+import { freshCheckout, startDevServer, type DevServer } from "./support/dev-server";
+import { ALICE, DEMO_PASSWORD } from "./support/settings";
+
+const STARTS = Number(process.env.E2E_DEV_STARTS ?? 3);
+/** How long the page must stay without reloading once its JavaScript runs. */
+const STABLE_MS = 15_000;
+
+test.setTimeout(STARTS * 8 * 60_000);
+
+// What inngest-cli 1.45.1's bin/inngest does when its postinstall (the binary download) was skipped.
+const INNGEST_CLI_STUB = `#!/usr/bin/env node
+console.error("Error: Inngest CLI binary not found.");
+console.error("This happened because install scripts were skipped.");
+process.exit(1);
+`;
+
+async function javaScriptRunning(page: Page, sockets: WebSocket[]) {
+  await page.waitForFunction(() => Boolean((window as unknown as { next?: { version?: string } }).next?.version), null, { timeout: 180_000 });
+  await expect
+    .poll(() => sockets.filter((s) => /\/_next\/(webpack-)?hmr/.test(s.url()) && !s.isClosed()).length, { timeout: 60_000 })
+    .toBeGreaterThan(0);
+}
+
+test(`npm run dev from a fresh clone, ${STARTS} starts on PGlite: the sign-in page loads once and stays, sign-in works; first page warmed; a stub inngest-cli falls back`, async ({
+  newContext,
+}) => {
+  const figures: string[] = [];
+  const clones: ReturnType<typeof freshCheckout>[] = [];
+  try {
+    for (let i = 1; i <= STARTS; i++) {
+      const clone = freshCheckout();
+      clones.push(clone);
+      const withStub = i === STARTS;
+      if (withStub) {
+        const stub = path.join(clone.dir, "node_modules", ".bin", "inngest-cli");
+        fs.rmSync(stub, { force: true }); // a new file, never one hard-linked to the real tree
+        fs.writeFileSync(stub, INNGEST_CLI_STUB, { mode: 0o755 });
+      }
+      const context = await newContext();
+      const page = await context.newPage();
+      let dev: DevServer | undefined;
+      try {
+        const started = Date.now();
+        dev = await startDevServer({ bannerTimeoutMs: 6 * 60_000, checkout: clone.dir, logName: `npm-run-dev-fresh-${i}.log` });
+        const bannerAt = Date.now();
+        const out = dev.output().replace(/\x1b\[[0-9;]*m/g, ""); // Next colours its request lines
+        const bannerIndex = out.indexOf("Claimcheck is running");
+
+        // §16: the first page was requested, and said so, before the banner.
+        const warming = out.search(/\[dev\] compiling the first page/);
+        expect.soft(warming, `start ${i}: dev says it compiles the first page before the banner`).toBeGreaterThan(-1);
+        expect.soft(warming, `start ${i}: ... before the banner`).toBeLessThan(bannerIndex);
+        const firstSignIn = out.search(/ GET \/sign-in 200 /);
+        expect.soft(firstSignIn, `start ${i}: /sign-in was compiled before the banner`).toBeGreaterThan(-1);
+        expect.soft(firstSignIn, `start ${i}: ... before the banner`).toBeLessThan(bannerIndex);
+
+        if (withStub) {
+          // §17: the stub was tried, refused, and the stand-in runs instead.
+          expect.soft(out).toMatch(/\[dev\] inngest-cli .*does not run.*local stand-in/);
+          expect.soft(out).toContain("[inngest-local] listening on");
+          expect.soft(out).not.toContain("inngest-cli dev exited");
+        }
+
+        // §15: one load, and it stays.
+        const sockets: WebSocket[] = [];
+        const reloadOrders: string[] = [];
+        page.on("websocket", (ws) => {
+          sockets.push(ws);
+          ws.on("framereceived", (f) => {
+            const text = typeof f.payload === "string" ? f.payload : f.payload.toString("utf8");
+            if (/reloadPage|HMR hash mismatch/.test(text)) reloadOrders.push(text.slice(0, 200));
+          });
+        });
+        let documentLoads = 0;
+        page.on("request", (r) => {
+          if (r.isNavigationRequest() && r.frame() === page.mainFrame()) documentLoads++;
+        });
+        await page.goto(`${dev.url}/sign-in`, { timeout: 240_000 });
+        const firstPageMs = Date.now() - bannerAt;
+        await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
+        await javaScriptRunning(page, sockets);
+        await page.waitForTimeout(STABLE_MS);
+        expect(reloadOrders, `start ${i}: the dev server ordered no reload`).toEqual([]);
+        expect(documentLoads, `start ${i}: /sign-in loaded once in ${STABLE_MS / 1000} s after its JavaScript ran`).toBe(1);
+
+        await page.getByLabel("Email").fill(ALICE);
+        await page.getByLabel("Password").fill(DEMO_PASSWORD);
+        await page.getByRole("button", { name: "Sign in", exact: true }).click();
+        await expect(page).toHaveURL(`${dev.url}/invoices`, { timeout: 240_000 });
+        await expect(page.getByRole("link", { name: /INV-2026-0142/ })).toBeVisible({ timeout: 60_000 });
+        figures.push(
+          `start ${i}${withStub ? " (stub inngest-cli)" : ""}: banner ${((bannerAt - started) / 1000).toFixed(1)} s after start, ` +
+            `first page ${(firstPageMs / 1000).toFixed(1)} s after the banner, signed in ${((Date.now() - bannerAt) / 1000).toFixed(1)} s after it`,
+        );
+      } finally {
+        await page.close();
+        await context.close();
+        await dev?.stop();
+      }
+    }
+  } finally {
+    console.info(figures.join("\n"));
+    for (const clone of clones) {
+      try {
+        clone.remove();
+      } catch (error) {
+        console.warn(`could not remove ${clone.dir}: ${String(error)}`);
+      }
+    }
+  }
+});
