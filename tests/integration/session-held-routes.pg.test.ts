@@ -13,7 +13,8 @@ import { api, signInCookie, type ApiResponse } from "../support/api";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("session-held-routes.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  const example = "postgres://postgres@127.0.0.1:5432/postgres";
+  throw new Error(`session-held-routes.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. ${example}).`);
 }
 
 const HOLDER_APP_NAME = "claimcheck-test-holder";
@@ -59,10 +60,12 @@ async function world(opts: { lease: boolean }) {
 /** What the routes could write: the invoice, its leases and their events. */
 async function snapshot(invoiceId: string) {
   const rows = await holder`
-    select (select row_to_json(i) from (select version, number, counterparty, summary from invoice where id = ${invoiceId}) i) as invoice,
+    select (select row_to_json(i) from (select version, number, counterparty, summary from invoice
+        where id = ${invoiceId}) i) as invoice,
       (select json_agg(json_build_object('status', l.status, 'reason', l.closed_reason) order by l.created_at)
         from inference_lease l where l.invoice_id = ${invoiceId}) as leases,
-      (select count(*)::int from lease_event e join inference_lease l on l.id = e.lease_id where l.invoice_id = ${invoiceId}) as events`;
+      (select count(*)::int from lease_event e join inference_lease l on l.id = e.lease_id
+        where l.invoice_id = ${invoiceId}) as events`;
   return rows[0]!;
 }
 
@@ -104,6 +107,9 @@ function hold(lockSql: string, rollback = false) {
 
 class RolledBack extends Error {}
 
+const open = (w: World) =>
+  api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } });
+
 type World = Awaited<ReturnType<typeof world>>;
 type Case = {
   name: string;
@@ -131,7 +137,7 @@ const CASES: Case[] = [
     name: "PATCH /api/invoices/:id",
     lease: false,
     held: (w) => `select id from invoice where id = '${w.inv.id}' for update`,
-    send: (w) => api("PATCH", `/api/invoices/${w.inv.id}`, { cookie: w.cookie, json: { counterparty: "Edited Counterparty" } }),
+    send: (w) => api("PATCH", `/api/invoices/${w.inv.id}`, { cookie: w.cookie, json: { counterparty: "Edited" } }),
     ok: 200,
     writes: true,
   },
@@ -139,7 +145,7 @@ const CASES: Case[] = [
     name: "POST /api/leases (a new lease)",
     lease: false,
     held: (w) => `select id from invoice where id = '${w.inv.id}' for update`,
-    send: (w) => api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } }),
+    send: open,
     ok: 201,
     writes: true,
   },
@@ -151,7 +157,7 @@ const CASES: Case[] = [
     held: (w) => `insert into inference_lease (actor_id, invoice_id, purpose, status, deadline_at)
       values ('${w.alice.id}', '${w.inv.id}', 'summarize_invoice', 'open', now() + interval '10 minutes')`,
     rollback: true,
-    send: (w) => api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } }),
+    send: open,
     ok: 201,
     writes: true,
   },
@@ -159,7 +165,7 @@ const CASES: Case[] = [
     name: "POST /api/leases (the actor's lease already in flight)",
     lease: true,
     held: (w) => `select id from invoice where id = '${w.inv.id}' for update`,
-    send: (w) => api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } }),
+    send: open,
     ok: 200,
     writes: false,
   },
@@ -221,7 +227,10 @@ describe("a write route whose session runs out while it waits on a row", () => {
       // Live when the request starts; past its end by the time the row is let go.
       const row = hold(c.held(w), c.rollback);
       await row.isLocked;
-      await t.db.update(appSession).set({ expiresAt: sql`clock_timestamp() + interval '1 second'` }).where(eq(appSession.id, w.sessionId));
+      await t.db
+        .update(appSession)
+        .set({ expiresAt: sql`clock_timestamp() + interval '1 second'` })
+        .where(eq(appSession.id, w.sessionId));
       const sent = c.send(w);
       await appWaitingOnLock(sent);
       await new Promise((r) => setTimeout(r, 2_000));
@@ -230,7 +239,8 @@ describe("a write route whose session runs out while it waits on a row", () => {
       const res = await sent;
 
       expect({ status: res.status, body: res.body }).toEqual({ status: 401, body: { detail: "not_signed_in" } });
-      expect(res.headers.getSetCookie().join("\n")).toMatch(/claimcheck_session=;.*(Max-Age=0|Expires=Thu, 01 Jan 1970)/i);
+      const cleared = /claimcheck_session=;.*(Max-Age=0|Expires=Thu, 01 Jan 1970)/i;
+      expect(res.headers.getSetCookie().join("\n")).toMatch(cleared);
       expect(await snapshot(w.inv.id)).toEqual(before);
     });
   }
