@@ -102,6 +102,17 @@ export async function holdLiveSession(tx: Tx, actorId: string, sessionId: string
   return Boolean(live);
 }
 
+/**
+ * The session has not run out by the clock as this statement runs, not as its transaction began:
+ * the one judgement of `expires_at` after a wait for a row (sessionHeld, open, apply). Revocation
+ * needs no second look: the transaction holds the row FOR SHARE, so a sign-out waits for it.
+ */
+const unexpiredNow = sql`${appSession.expiresAt} > clock_timestamp()`;
+
+/** `unexpiredNow` as a boolean for a clause or a column of the statement that writes, so it costs no statement. */
+export const sessionLiveNow = (sessionId: string) =>
+  sql<boolean>`exists (select 1 from ${appSession} where ${appSession.id} = ${sessionId} and ${unexpiredNow})`;
+
 /** Thrown inside a transaction of `sessionHeld` when its session is not live: the transaction rolls back. */
 export class SessionEnded extends Error {
   constructor() {
@@ -124,7 +135,7 @@ export function sessionHeld(db: Db, session: { actorId: string; sessionId: strin
       const [live] = await tx
         .select({ id: appSession.id })
         .from(appSession)
-        .where(and(eq(appSession.id, sessionId), sql`${appSession.expiresAt} > clock_timestamp()`));
+        .where(and(eq(appSession.id, sessionId), unexpiredNow));
       if (!live) throw new SessionEnded();
       return result;
     }, config)) as Db["transaction"];

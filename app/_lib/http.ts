@@ -6,7 +6,7 @@ import { getDb, isConnectionError, isDbUnavailable, type Db } from "@/db/client"
 import { isUuid } from "@/lib/ids";
 import { log } from "@/lib/log";
 import { isForeignOrigin, isStateChanging } from "@/lib/origin";
-import { discardSession, requestSession, resolveActor, type Actor } from "@/lib/sessions";
+import { discardSession, requestSession, resolveActor, SessionEnded, sessionHeld, type Actor } from "@/lib/sessions";
 
 export const ERROR_STATUS = {
   invalid_request: 422,
@@ -189,6 +189,12 @@ export type Claim = { id: string; sessionId: string };
 export type Claimed = Omit<Authed, "actor"> & {
   actor: Claim;
   /**
+   * `db` for the handler's writes: each transaction holds the session FOR SHARE first and judges
+   * its end on the clock last, after any wait for a row (sessionHeld, as the server actions do);
+   * a session found dead there rolls the transaction back and the request answers notSignedIn().
+   */
+  held: Db;
+  /**
    * The answer to give when the handler's own statement found the session not live, or when
    * it refuses and must first learn whether the session is live (401 outranks every refusal).
    */
@@ -198,10 +204,11 @@ export type Claimed = Omit<Authed, "actor"> & {
 };
 
 /**
- * Like authedRoute, for the hot routes whose handler checks the session in its own statement
- * or transaction (the lease's read, open, apply), so the request costs one transaction, not
- * two. The handler must check it before any write and on every path that answers 2xx; a
- * refusal goes through `unlessSignedOut`, so a dead session is 401 as under authedRoute.
+ * Like authedRoute, for the routes whose handler checks the session in its own statement or
+ * transaction (the lease's read, open, apply; cancel and the invoice edit through `held`), so
+ * the request costs one transaction, not two, and a write's session is judged in the
+ * transaction that writes. The handler must check it before any write and on every path that
+ * answers 2xx; a refusal goes through `unlessSignedOut`, so a dead session is 401 as under authedRoute.
  */
 export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Response>) {
   return guardedRoute(async (req, context) => {
@@ -215,7 +222,15 @@ export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Response>
     if (!isUuid(session.sid) || !isUuid(session.uid)) return notSignedIn();
     const actor = { id: session.uid, sessionId: session.sid };
     const unlessSignedOut = async (answer: Response) => ((await resolveActor(db, session)) ? answer : notSignedIn());
-    return handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session, notSignedIn, unlessSignedOut });
+    const held = sessionHeld(db, { actorId: actor.id, sessionId: actor.sessionId });
+    const params = (await context?.params) ?? {};
+    const cookies = res.headers;
+    try {
+      return await handler({ req, db, held, actor, params, cookies, session, notSignedIn, unlessSignedOut });
+    } catch (error) {
+      if (error instanceof SessionEnded) return notSignedIn();
+      throw error;
+    }
   });
 }
 

@@ -1,15 +1,16 @@
 import "server-only";
 // Open (check 1): the claim check. One transaction: the session held, the invoice the actor's, at
-// most one lease in flight per invoice and purpose, the deadline on the database clock.
+// most one lease in flight per invoice and purpose, the deadline on the database clock, and the
+// session's end judged once the rows are held.
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice, type InferenceLease } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
 import type { OpenRefusal } from "@/lib/lease-vocabulary";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { leaseHolderName } from "./read";
-import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent } from "./shared";
+import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent, sessionLiveNow } from "./shared";
 import { LeaseDispatch } from "./types";
 
 export type OpenResult =
@@ -21,6 +22,9 @@ export type OpenResult =
       heldBy?: string | null;
     };
 
+/** Thrown in open's transaction when the session ran out while it waited for a row: it rolls back. */
+class SessionRanOut extends Error {}
+
 export const openLease = tracedLeaseOp("lease.open", async function openLease(
   db: Db,
   input: { actorId: string; sessionId: string | null; invoiceId: unknown; purpose: unknown; ttlSeconds: number },
@@ -29,6 +33,12 @@ export const openLease = tracedLeaseOp("lease.open", async function openLease(
   const { actorId, sessionId, invoiceId, purpose, ttlSeconds } = input;
   if (!isPurpose(purpose)) return { ok: false, code: "purpose_not_allowed" };
   if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
+
+  // Whether the session has not run out by the clock of the statement that reads it: a column of
+  // the insert's RETURNING (computed after any wait on the in-flight slot) and of the read of the
+  // lease already in flight, the last statements of their paths, so judging it costs no statement.
+  const sessionLive = sessionId ? sessionLiveNow(sessionId) : sql<boolean>`true`;
+  const leaseAndSession = { ...getTableColumns(inferenceLease), sessionLive };
 
   // The lease in flight can close between our insert (which it blocked) and our read of it;
   // then one more attempt opens afresh.
@@ -54,7 +64,7 @@ export const openLease = tracedLeaseOp("lease.open", async function openLease(
 
       // The partial unique index decides who wins a race of opens: the losers' inserts wait
       // for the winner to commit, then do nothing, and read the winner's row below.
-      const [created] = await tx
+      const [inserted] = await tx
         .insert(inferenceLease)
         .values({
           actorId,
@@ -66,15 +76,23 @@ export const openLease = tracedLeaseOp("lease.open", async function openLease(
           invoiceVersion: inv.version,
         })
         .onConflictDoNothing()
-        .returning();
-      if (created) {
+        .returning(leaseAndSession);
+      if (inserted) {
+        const { sessionLive: live, ...created } = inserted;
+        if (!live) throw new SessionRanOut();
         await recordEvent(tx, created.id, "opened", { ttl_seconds: ttlSeconds, invoice_version: inv.version });
         return { ok: true, created: true, lease: created };
       }
-      const [existing] = await tx.select().from(inferenceLease).where(and(scope, inFlight));
-      if (!existing) return "closed_meanwhile";
+      const [found] = await tx.select(leaseAndSession).from(inferenceLease).where(and(scope, inFlight));
+      if (!found) return "closed_meanwhile";
+      const { sessionLive: live, ...existing } = found;
+      // Another user's lease: the route asks whether the session lives before it answers 409.
       if (existing.actorId !== actorId) return { ok: false, code: "lease_in_flight", heldBy: await leaseHolderName(tx, actorId, invoiceId) };
+      if (!live) throw new SessionRanOut();
       return { ok: true, created: false, lease: existing };
+    }).catch((error: unknown) => {
+      if (error instanceof SessionRanOut) return { ok: false as const, code: "not_signed_in" as const };
+      throw error;
     });
   }
 

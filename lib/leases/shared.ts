@@ -4,7 +4,7 @@ import "server-only";
 // Written literally, not as bound parameters, so the planner can match the partial indexes'
 // predicate (`WHERE status in ('open','proposed')`) in generic plans too.
 import type { Db, Tx } from "@/db/client";
-import { inferenceLease, leaseEvent, appSession } from "@/db/schema";
+import { inferenceLease, leaseEvent } from "@/db/schema";
 import type { EventKind } from "@/lib/lease-vocabulary";
 import { PURPOSES, type Purpose } from "@/lib/model/types";
 import { and, getTableColumns, lte, sql, type SQL } from "drizzle-orm";
@@ -47,13 +47,9 @@ export async function expireDue(tx: Tx, where: SQL | undefined, by: string, at: 
   return ids;
 }
 
-// Open and apply hold the session in their own transaction; the action wrapper does it for
-// every transaction of an action (lib/sessions.ts sessionHeld).
-export { holdLiveSession } from "@/lib/sessions";
-
-/** The session has not run out by the clock now: for a condition judged after a wait for a row. */
-export const sessionLiveNow = (sessionId: string) => sql`exists (select 1 from ${appSession}
-  where ${appSession.id} = ${sessionId} and ${appSession.expiresAt} > ${clockNow})`;
+// Open and apply hold the session in their own transaction, and judge its end once their rows
+// are held; the action wrapper and the write routes do it for every transaction (sessionHeld).
+export { holdLiveSession, sessionLiveNow } from "@/lib/sessions";
 
 export const leaseWithNow = { ...getTableColumns(inferenceLease), now: sql<Date>`now()`.mapWith(toDate) };
 

@@ -16,6 +16,7 @@ import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
 import { applyLease, cancelLease } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
 import { action, rawField, stateAction } from "@/app/_lib/action";
+import { sendToSignIn } from "@/app/_lib/actor";
 import { datePattern, parseDate } from "@/app/_lib/format";
 import { openLeaseAs } from "@/app/_lib/open-lease";
 import { editRefusal, type NoticeCode } from "@/app/_lib/lease-words";
@@ -43,6 +44,9 @@ export const summarizeAction = action({
   run: async ({ invoice_id }, { actor, db }) => {
     // A second click (or tab) gets the lease already in flight; the database decides.
     const result = await openLeaseAs(db, actor, { invoiceId: invoice_id, purpose: "summarize_invoice" });
+    // Open judges the session's end itself once its rows are held (its insert's RETURNING), so
+    // a session run out while it waited is its refusal, not the wrapper's: answered as the wrapper would.
+    if (!result.ok && result.code === "not_signed_in") await sendToSignIn();
     backTo(invoice_id, result.ok ? undefined : `summarize.${result.code}`);
   },
 });

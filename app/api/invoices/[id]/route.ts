@@ -1,4 +1,4 @@
-import { authedRoute, json, param, problem, readBody } from "@/app/_lib/http";
+import { authedRoute, json, param, problem, readBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
 import { latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
@@ -11,14 +11,16 @@ export const GET = authedRoute(async ({ db, actor, params }) => {
   return json(invoiceDetailJson(invoice, latest, heldBy));
 });
 
-export const PATCH = authedRoute(async ({ req, db, actor, params }) => {
+// The session is held in the edit's own transaction (`held`), and its end judged after the
+// wait for the invoice row: a sign-out waits for the edit, and a session dead by then writes nothing.
+export const PATCH = sessionCheckedRoute(async ({ req, db, held, actor, params, unlessSignedOut }) => {
   const id = param(params, "id");
   // Ownership first, so a foreign id is a 404 whatever the body says.
-  if (!(await getInvoice(db, actor.id, id))) return problem("invoice_not_found");
+  if (!(await getInvoice(db, actor.id, id))) return unlessSignedOut(problem("invoice_not_found"));
   const body = await readBody(req, InvoicePatch);
-  if (!body.ok) return problem(body.code);
-  const result = await updateInvoice(db, actor.id, id, body.value, inngestDispatch);
-  if (!result.ok) return problem(result.code);
+  if (!body.ok) return unlessSignedOut(problem(body.code));
+  const result = await updateInvoice(held, actor.id, id, body.value, inngestDispatch);
+  if (!result.ok) return unlessSignedOut(problem(result.code));
   const [latest, heldBy] = await Promise.all([
     latestLeaseForInvoice(db, actor.id, result.invoice.id),
     leaseHolderName(db, actor.id, result.invoice.id),

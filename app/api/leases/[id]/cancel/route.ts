@@ -1,11 +1,13 @@
-import { authedRoute, json, param, problem, refuseBody } from "@/app/_lib/http";
+import { json, param, problem, refuseBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { cancelLease } from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
 
-export const POST = authedRoute(async ({ req, db, actor, params }) => {
+// The session is held in the cancel's own transaction (`held`), and its end judged after the
+// wait for the lease row: a sign-out waits for the cancel, and a session dead by then writes nothing.
+export const POST = sessionCheckedRoute(async ({ req, held, actor, params, unlessSignedOut }) => {
   const body = refuseBody(req);
-  if (!body.ok) return problem(body.code);
+  if (!body.ok) return unlessSignedOut(problem(body.code));
   const leaseId = param(params, "id");
-  const result = await cancelLease(db, actor.id, leaseId, inngestDispatch);
-  return result.ok ? json({ status: "rejected", lease_id: leaseId }) : problem(result.code);
+  const result = await cancelLease(held, actor.id, leaseId, inngestDispatch);
+  return result.ok ? json({ status: "rejected", lease_id: leaseId }) : unlessSignedOut(problem(result.code));
 });
