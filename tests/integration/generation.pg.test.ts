@@ -384,7 +384,7 @@ describe("with the local model", () => {
     expect(run.steps).toEqual([]); // failed before any step: no read, no model call
     const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
     expect(failure.status).toBe("completed");
-    expect(failure.output).toEqual({ closed: false, refused: "run_mismatch" });
+    expect(await opened(failure.output)).toEqual({ closed: false, refused: "run_mismatch" });
 
     expect(await leaseRow(leaseId)).toEqual(before);
     expect(await events(leaseId)).toEqual([{ kind: "run_mismatch", detail: { step: "fail", status: "open" } }]);
@@ -624,7 +624,7 @@ describe("with an OpenAI-compatible model", () => {
     expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(2);
     expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(2);
     const failure = await runEnded(app, GENERATE_FAILURE, leaseId);
-    expect(failure.output).toEqual({ closed: true });
+    expect(await opened(failure.output)).toEqual({ closed: true });
     expect(await leaseRow(leaseId)).toMatchObject({ status: "rejected", closedReason: "generation_failed", proposal: null });
     expect(await events(leaseId)).toEqual([
       expect.objectContaining({ kind: "opened" }),
