@@ -7,34 +7,32 @@
 import fs from "node:fs";
 import path from "node:path";
 import { eq, sql } from "drizzle-orm";
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { appSession, inferenceLease } from "@/db/schema";
 import { formatDate } from "@/app/_lib/format";
 import { ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../support/app-server";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
+import { rowHolder, type RowHolder } from "../support/row-holder";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("session-held-actions.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const BOOT_TIMEOUT = 300_000;
-const HOLDER_APP_NAME = "claimcheck-test-holder";
 let t: TestDb;
 let app: AppServer;
-/** The test's own connections: one holds a row, one watches. */
-let holder: postgres.Sql;
+let held: RowHolder;
 
 beforeAll(async () => {
   t = await openTestDb();
   const url = new URL(inject("pgAdminUrl"));
   url.pathname = `/${t.name}`;
-  holder = postgres(url.toString(), { max: 2, onnotice: () => {}, connection: { application_name: HOLDER_APP_NAME } });
+  held = rowHolder(url.toString(), t.name);
   app = await startAppServer({ databaseUrl: url.toString(), name: "session-held" });
 }, BOOT_TIMEOUT);
 afterAll(async () => {
   await app?.stop();
-  await holder?.end();
+  await held?.end();
   await t?.close();
 });
 
@@ -111,57 +109,19 @@ async function world() {
   return { alice, inv, lease: lease!, ...(await signIn(alice.email)) };
 }
 
-/** What the actions could write: the invoice, its leases and their events. */
-async function snapshot(invoiceId: string) {
-  const rows = await holder`
-    select (select row_to_json(i) from (select version, number, counterparty, summary from invoice where id = ${invoiceId}) i) as invoice,
-      (select json_agg(json_build_object('status', l.status, 'reason', l.closed_reason) order by l.created_at)
-        from inference_lease l where l.invoice_id = ${invoiceId}) as leases,
-      (select count(*)::int from lease_event e join inference_lease l on l.id = e.lease_id where l.invoice_id = ${invoiceId}) as events`;
-  return rows[0]!;
-}
-
-/** Resolves once an app connection waits on a lock: the action is mid-transaction. */
-async function appWaitingOnLock(action: Promise<unknown>): Promise<void> {
-  let answered: unknown;
-  void action.then((a) => (answered = a));
-  for (let i = 0; i < 500 && answered === undefined; i++) {
-    const [row] = await holder<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = ${t.name} and application_name <> ${HOLDER_APP_NAME} and wait_event_type = 'Lock'`;
-    if (row!.n > 0) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`the action never waited on the held row; it answered ${JSON.stringify(answered)}`);
-}
-
-/** Holds `lockSql` (a row FOR UPDATE) in a transaction of the test's own until `release` is called. */
-function hold(lockSql: string) {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let locked!: () => void;
-  const isLocked = new Promise<void>((r) => (locked = r));
-  const done = holder.begin(async (tx) => {
-    await tx.unsafe(lockSql);
-    locked();
-    await released;
-  });
-  return { isLocked, release, done };
-}
-
 describe("Apply posted without JavaScript, racing a sign-out of its session", () => {
   it("the write commits before the sign-out answers, or not at all (the review's race)", async () => {
     const { inv, lease, cookie } = await world();
-    const row = hold(`select id from inference_lease where id = '${lease.id}' for update`);
+    const row = held.hold(`select id from inference_lease where id = '${lease.id}' for update`);
     await row.isLocked;
     const apply = postAction("applyAction", inv.id, cookie, { lease_id: lease.id, invoice_id: inv.id });
-    await appWaitingOnLock(apply);
+    await held.appWaitingOnLock(apply);
 
     // What the database says at the moment the sign-out answers.
     const signOut = fetch(`${app.url}/api/session`, { method: "DELETE", headers: { cookie } }).then(async (res) => ({
       status: res.status,
       body: await res.json(),
-      leaseThen: (await holder`select status from inference_lease where id = ${lease.id}`)[0]!.status as string,
+      leaseThen: (await held.sql`select status from inference_lease where id = ${lease.id}`)[0]!.status as string,
     }));
     await new Promise((r) => setTimeout(r, 1_000));
     row.release();
@@ -170,7 +130,7 @@ describe("Apply posted without JavaScript, racing a sign-out of its session", ()
 
     expect(signedOut.status).toBe(200);
     expect((await fetch(`${app.url}/api/session`, { headers: { cookie } })).status).toBe(401);
-    const after = await snapshot(inv.id);
+    const after = await held.snapshot(inv.id);
     if (after.invoice.summary !== null) {
       // Written: then it was written while the session was live, before sign-out answered.
       expect({ leaseWhenSignOutAnswered: signedOut.leaseThen }).toEqual({ leaseWhenSignOutAnswered: "applied" });
@@ -207,10 +167,10 @@ describe("a session that runs out while the action waits on a row", () => {
       if (c.action === "summarizeAction") {
         await t.db.update(inferenceLease).set({ status: "rejected", closedReason: "cancelled" }).where(eq(inferenceLease.id, lease.id));
       }
-      const before = await snapshot(inv.id);
+      const before = await held.snapshot(inv.id);
       const res = await postAction(c.action, inv.id, cookie, c.fields(lease.id, inv.id));
       expect(res.location ?? res.body).toMatch(new RegExp(`/invoices/${inv.id}`));
-      expect(await snapshot(inv.id)).not.toEqual(before);
+      expect(await held.snapshot(inv.id)).not.toEqual(before);
     });
 
     it(`${c.action}: nothing written, and the browser is sent to sign in`, async () => {
@@ -219,9 +179,9 @@ describe("a session that runs out while the action waits on a row", () => {
         // Summarize needs an invoice with no lease in flight.
         await t.db.update(inferenceLease).set({ status: "rejected", closedReason: "cancelled" }).where(eq(inferenceLease.id, lease.id));
       }
-      const before = await snapshot(inv.id);
+      const before = await held.snapshot(inv.id);
       const target = c.held === "lease" ? `inference_lease where id = '${lease.id}'` : `invoice where id = '${inv.id}'`;
-      const row = hold(`select id from ${target} for update`);
+      const row = held.hold(`select id from ${target} for update`);
       await row.isLocked;
       // Live when the action starts; past its end by the time the row is let go.
       await t.db
@@ -229,13 +189,13 @@ describe("a session that runs out while the action waits on a row", () => {
         .set({ expiresAt: sql`clock_timestamp() + interval '1 second'` })
         .where(eq(appSession.id, sessionId));
       const posted = postAction(c.action, inv.id, cookie, c.fields(lease.id, inv.id));
-      await appWaitingOnLock(posted);
+      await held.appWaitingOnLock(posted);
       await new Promise((r) => setTimeout(r, 2_000));
       row.release();
       await row.done;
       const res = await posted;
 
-      expect(await snapshot(inv.id)).toEqual(before);
+      expect(await held.snapshot(inv.id)).toEqual(before);
       expect(res.location ?? "").toMatch(/\/sign-in/);
     });
   }

@@ -6,30 +6,28 @@
 // clearing cookie. The route handlers are called in-process on the test's database, as in
 // api.test.ts. PostgreSQL only: a held row needs a second connection, which PGlite cannot give.
 import { eq, sql } from "drizzle-orm";
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { appSession, inferenceLease } from "@/db/schema";
 import { api, signInCookie, type ApiResponse } from "../support/api";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+import { rowHolder, type RowHolder } from "../support/row-holder";
 
 if (inject("dbKind") !== "postgres") {
   const example = "postgres://postgres@127.0.0.1:5432/postgres";
   throw new Error(`session-held-routes.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. ${example}).`);
 }
 
-const HOLDER_APP_NAME = "claimcheck-test-holder";
 let t: TestDb;
-/** The test's own connections: one holds a row, one watches. */
-let holder: postgres.Sql;
+let held: RowHolder;
 
 beforeAll(async () => {
   t = await openTestDb();
   const url = new URL(inject("pgAdminUrl"));
   url.pathname = `/${t.name}`;
-  holder = postgres(url.toString(), { max: 2, onnotice: () => {}, connection: { application_name: HOLDER_APP_NAME } });
+  held = rowHolder(url.toString(), t.name);
 });
 afterAll(async () => {
-  await holder?.end();
+  await held?.end();
   await t?.close();
 });
 
@@ -56,56 +54,6 @@ async function world(opts: { lease: boolean }) {
   const [session] = await t.db.select({ id: appSession.id }).from(appSession).where(eq(appSession.userId, alice.id));
   return { alice, inv, leaseId: lease?.id ?? "", cookie, sessionId: session!.id };
 }
-
-/** What the routes could write: the invoice, its leases and their events. */
-async function snapshot(invoiceId: string) {
-  const rows = await holder`
-    select (select row_to_json(i) from (select version, number, counterparty, summary from invoice
-        where id = ${invoiceId}) i) as invoice,
-      (select json_agg(json_build_object('status', l.status, 'reason', l.closed_reason) order by l.created_at)
-        from inference_lease l where l.invoice_id = ${invoiceId}) as leases,
-      (select count(*)::int from lease_event e join inference_lease l on l.id = e.lease_id
-        where l.invoice_id = ${invoiceId}) as events`;
-  return rows[0]!;
-}
-
-/** Resolves once an app connection waits on a lock: the request is mid-transaction. */
-async function appWaitingOnLock(request: Promise<unknown>): Promise<void> {
-  let answered: unknown;
-  void request.then((a) => (answered = a));
-  for (let i = 0; i < 500 && answered === undefined; i++) {
-    const [row] = await holder<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = ${t.name} and application_name <> ${HOLDER_APP_NAME} and wait_event_type = 'Lock'`;
-    if (row!.n > 0) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`the request never waited on the held row; it answered ${JSON.stringify(answered)}`);
-}
-
-/**
- * Runs `lockSql` (a row FOR UPDATE, or an insert) in a transaction of the test's own and holds it
- * until `release` is called; then commits, or with `rollback` rolls back.
- */
-function hold(lockSql: string, rollback = false) {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let locked!: () => void;
-  const isLocked = new Promise<void>((r) => (locked = r));
-  const done = holder
-    .begin(async (tx) => {
-      await tx.unsafe(lockSql);
-      locked();
-      await released;
-      if (rollback) throw new RolledBack();
-    })
-    .catch((error: unknown) => {
-      if (!(error instanceof RolledBack)) throw error;
-    });
-  return { isLocked, release, done };
-}
-
-class RolledBack extends Error {}
 
 const open = (w: World) =>
   api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } });
@@ -173,10 +121,10 @@ const CASES: Case[] = [
 
 /** Sends the case's request while its row is held for `holdMs`; `during` runs once the request waits on the row. */
 async function whileHeld<T>(c: Case, w: World, holdMs: number, during: () => Promise<T> = async () => undefined as T) {
-  const row = hold(c.held(w), c.rollback);
+  const row = held.hold(c.held(w), c.rollback);
   await row.isLocked;
   const sent = c.send(w);
-  await appWaitingOnLock(sent);
+  await held.appWaitingOnLock(sent);
   const meanwhile = during();
   await new Promise((r) => setTimeout(r, holdMs));
   row.release();
@@ -189,16 +137,16 @@ describe("a write route racing a sign-out of its session", () => {
   for (const c of CASES.slice(0, 3)) {
     it(`${c.name}: the write commits before the sign-out answers, or not at all`, async () => {
       const w = await world({ lease: c.lease });
-      const before = await snapshot(w.inv.id);
+      const before = await held.snapshot(w.inv.id);
       const { res, meanwhile: signedOut } = await whileHeld(c, w, 1_000, async () => {
         const out = await api("DELETE", "/api/session", { cookie: w.cookie });
         // What the database says at the moment the sign-out answers.
-        return { status: out.status, then: await snapshot(w.inv.id) };
+        return { status: out.status, then: await held.snapshot(w.inv.id) };
       });
 
       expect(signedOut.status).toBe(200);
       expect((await api("GET", "/api/session", { cookie: w.cookie })).status).toBe(401);
-      const after = await snapshot(w.inv.id);
+      const after = await held.snapshot(w.inv.id);
       if (res.status === c.ok) {
         // Written: then it was written while the session was live, before sign-out answered.
         expect({ whenSignOutAnswered: signedOut.then }).toEqual({ whenSignOutAnswered: after });
@@ -214,25 +162,25 @@ describe("a write route whose session runs out while it waits on a row", () => {
   for (const c of CASES) {
     it(`${c.name}: with its session live, the same request waits and writes (the control)`, async () => {
       const w = await world({ lease: c.lease });
-      const before = await snapshot(w.inv.id);
+      const before = await held.snapshot(w.inv.id);
       const { res } = await whileHeld(c, w, 2_000);
       expect(res.status).toBe(c.ok);
-      if (c.writes) expect(await snapshot(w.inv.id)).not.toEqual(before);
+      if (c.writes) expect(await held.snapshot(w.inv.id)).not.toEqual(before);
       else expect(res.body.lease_id).toBe(w.leaseId);
     });
 
     it(`${c.name}: 401 not_signed_in with the clearing cookie, and nothing written`, async () => {
       const w = await world({ lease: c.lease });
-      const before = await snapshot(w.inv.id);
+      const before = await held.snapshot(w.inv.id);
       // Live when the request starts; past its end by the time the row is let go.
-      const row = hold(c.held(w), c.rollback);
+      const row = held.hold(c.held(w), c.rollback);
       await row.isLocked;
       await t.db
         .update(appSession)
         .set({ expiresAt: sql`clock_timestamp() + interval '1 second'` })
         .where(eq(appSession.id, w.sessionId));
       const sent = c.send(w);
-      await appWaitingOnLock(sent);
+      await held.appWaitingOnLock(sent);
       await new Promise((r) => setTimeout(r, 2_000));
       row.release();
       await row.done;
@@ -241,7 +189,7 @@ describe("a write route whose session runs out while it waits on a row", () => {
       expect({ status: res.status, body: res.body }).toEqual({ status: 401, body: { detail: "not_signed_in" } });
       const cleared = /claimcheck_session=;.*(Max-Age=0|Expires=Thu, 01 Jan 1970)/i;
       expect(res.headers.getSetCookie().join("\n")).toMatch(cleared);
-      expect(await snapshot(w.inv.id)).toEqual(before);
+      expect(await held.snapshot(w.inv.id)).toEqual(before);
     });
   }
 });
