@@ -39,17 +39,17 @@ function signOutScope(query: URLSearchParams): "this" | "all" | null {
 // DELETE /api/session – sign out; ?scope=all signs out everywhere. The cookie's claim is enough
 // to close its session's leases even when that session is no longer live (it ran out, or was
 // ended): the answer is then 401, but nothing it opened stays in flight.
-export const DELETE = sessionCheckedRoute(async ({ req, db, actor, session, cookies, notSignedIn, unlessSignedOut }) => {
+export const DELETE = sessionCheckedRoute(async ({ req, db, actor, session, cookies }) => {
   const body = refuseBody(req);
-  if (!body.ok) return unlessSignedOut(problem(body.code));
+  if (!body.ok) return body;
   const scope = signOutScope(new URL(req.url).searchParams);
-  if (!scope) return unlessSignedOut(problem("invalid_request"));
+  if (!scope) return "invalid_request";
   const input = { actorId: actor.id, sessionId: actor.sessionId };
   const result =
     scope === "all"
       ? await revokeAllSessions(db, input, inngestDispatch)
       : await revokeSession(db, input, inngestDispatch).then(({ live, revoked }) => ({ ok: live, revoked }));
-  if (!result.ok) return notSignedIn();
+  if (!result.ok) return "not_signed_in";
   session.destroy();
   return json({ status: "signed_out", revoked: result.revoked }, 200, cookies);
 });
