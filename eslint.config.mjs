@@ -29,6 +29,34 @@ export default tseslint.config(
     },
   },
   {
+    // One door from the web layer to the writes that tell the generation (open, cancel, sign-out,
+    // an edit): app/_lib/leases.ts binds them to the Inngest dispatch; nothing else in app/
+    // imports the dispatch or the domain's versions that take one.
+    // docs/decisions/0052-one-door-from-the-web-layer-to-the-dispatch.md.
+    files: ["app/**"],
+    ignores: ["app/_lib/leases.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "@/lib/leases",
+              importNames: ["openLease", "cancelLease", "revokeSession", "revokeAllSessions"],
+              message: "These take a dispatch: import them (or openLeaseAs) from @/app/_lib/leases.",
+            },
+            { name: "@/lib/invoices", importNames: ["updateInvoice"], message: "It takes a dispatch: import it from @/app/_lib/leases." },
+          ],
+          patterns: [
+            { group: ["@/inngest/dispatch", "**/inngest/dispatch"], message: "app/ reaches the dispatch through @/app/_lib/leases only." },
+            { group: ["@/lib/leases/*", "**/lib/leases/*"], message: "The lease module is imported by its index, @/lib/leases." },
+            { group: ["@/tools/*", "@/tests/*", "**/tools/*", "**/tests/*"], message: "Dev tooling and tests are never imported by the app." },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["lib/**", "db/**"],
     rules: {
       "no-restricted-imports": [

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { json, readBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { text } from "@/lib/input";
-import { openLeaseAs } from "@/app/_lib/open-lease";
+import { openLeaseAs } from "@/app/_lib/leases";
 
 // Types only: the actor comes from the session, and any actor field in the body is dropped.
 const OpenLease = z.object({ invoice_id: text().max(200), purpose: text().max(200) });

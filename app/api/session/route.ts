@@ -1,12 +1,11 @@
 import { getDb } from "@/db/client";
 import { requestSession } from "@/lib/sessions";
 import { authedRoute, json, problem, publicRoute, readBody, refuseBody, sessionCheckedRoute } from "@/app/_lib/http";
-import { revokeAllSessions, revokeSession } from "@/lib/leases";
+import { revokeAllSessions, revokeSession } from "@/app/_lib/leases";
 import { actorJson } from "@/app/_lib/serialize";
 import { deviceTokens, requestDevice } from "@/lib/device-cookie";
 import { clientAddress } from "@/lib/rate-limit";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
-import { inngestDispatch } from "@/inngest/dispatch";
 
 export const POST = publicRoute(async (req, res) => {
   const body = await readBody(req, SignInInput);
@@ -47,8 +46,8 @@ export const DELETE = sessionCheckedRoute(async ({ req, db, actor, session, cook
   const input = { actorId: actor.id, sessionId: actor.sessionId };
   const result =
     scope === "all"
-      ? await revokeAllSessions(db, input, inngestDispatch)
-      : await revokeSession(db, input, inngestDispatch).then(({ live, revoked }) => ({ ok: live, revoked }));
+      ? await revokeAllSessions(db, input)
+      : await revokeSession(db, input).then(({ live, revoked }) => ({ ok: live, revoked }));
   if (!result.ok) return "not_signed_in";
   session.destroy();
   return json({ status: "signed_out", revoked: result.revoked }, 200, cookies);

@@ -1,7 +1,7 @@
 import { authedRoute, json, param, readBody, sessionCheckedRoute } from "@/app/_lib/http";
-import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
+import { getInvoice, InvoicePatch } from "@/lib/invoices";
 import { latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
-import { inngestDispatch } from "@/inngest/dispatch";
+import { updateInvoice } from "@/app/_lib/leases";
 import { invoiceDetailJson } from "@/app/_lib/serialize";
 
 export const GET = authedRoute(async ({ db, actor, params }) => {
@@ -19,7 +19,7 @@ export const PATCH = sessionCheckedRoute(async ({ req, db, held, actor, params }
   if (!(await getInvoice(db, actor.id, id))) return "invoice_not_found";
   const body = await readBody(req, InvoicePatch);
   if (!body.ok) return body;
-  const result = await updateInvoice(held, actor.id, id, body.value, inngestDispatch);
+  const result = await updateInvoice(held, actor.id, id, body.value);
   if (!result.ok) return result;
   const [latest, heldBy] = await Promise.all([
     latestLeaseForInvoice(db, actor.id, result.invoice.id),
