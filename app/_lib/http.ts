@@ -201,7 +201,8 @@ export function authedRoute(handler: (ctx: Authed) => Promise<Answer>) {
     const db = await getDb();
     const actor = await resolveActor(db, session);
     if (!actor) return signedOut(req, session, res.headers);
-    const answer = await handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session });
+    const params = (await context?.params) ?? {};
+    const answer = await handler({ req, db, actor, params, cookies: res.headers, session });
     if (answer instanceof Response) return answer;
     // The session was resolved above: the refusal is answered as it is.
     const { code, more } = refusalOf(answer);
