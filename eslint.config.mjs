@@ -32,7 +32,7 @@ export default tseslint.config(
     // One door from the web layer to the writes that tell the generation (open, cancel, sign-out,
     // an edit): app/_lib/leases.ts binds them to the Inngest dispatch; nothing else in app/
     // imports the dispatch or the domain's versions that take one.
-    // docs/decisions/0052-one-door-from-the-web-layer-to-the-dispatch.md.
+    // docs/decisions/0054-route-refusals-and-one-door-to-the-dispatch.md.
     files: ["app/**"],
     ignores: ["app/_lib/leases.ts"],
     rules: {

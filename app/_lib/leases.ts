@@ -5,7 +5,7 @@ import "server-only";
 // scripts and tests pass their own; here it is Inngest, sent after the response where the
 // answer need not wait (inngest/dispatch.ts). The API routes and the server actions call these,
 // never the domain's own versions nor inngest/dispatch (eslint.config.mjs holds app/ to that;
-// docs/decisions/0052-one-door-from-the-web-layer-to-the-dispatch.md).
+// docs/decisions/0054-route-refusals-and-one-door-to-the-dispatch.md).
 import type { Db } from "@/db/client";
 import { appEnv } from "@/lib/env";
 import * as invoices from "@/lib/invoices";
