@@ -4,9 +4,9 @@ import { defineConfig } from "vitest/config";
 // Tests that run the built app as a second process need a database two processes can
 // share: PostgreSQL. The PGlite pass leaves them out, and says so.
 const onPostgres = Boolean(process.env.DATABASE_URL) && process.env.TEST_DB !== "pglite";
-const PG_ONLY = "tests/integration/**/*.pg.test.ts";
+const PG_ONLY = ["tests/integration/**/*.built-app.test.ts", "tests/integration/**/*.connections.test.ts"];
 if (!onPostgres && process.argv.some((a) => a.includes("integration"))) {
-  console.info(`[vitest] integration on PGlite: ${PG_ONLY} need PostgreSQL (set DATABASE_URL) and are not run in this pass.`);
+  console.info(`[vitest] integration on PGlite: ${PG_ONLY.join(", ")} need PostgreSQL (set DATABASE_URL) and are not run in this pass.`);
 }
 
 const root = fileURLToPath(new URL(".", import.meta.url));
@@ -37,7 +37,7 @@ export default defineConfig({
           name: "integration",
           // The local Inngest server keeps its own tests beside it (tools/inngest-local/tests).
           include: ["tests/integration/**/*.test.ts", "tools/inngest-local/tests/**/*.test.ts"],
-          exclude: onPostgres ? [] : [PG_ONLY],
+          exclude: onPostgres ? [] : PG_ONLY,
           environment: "node",
           globalSetup: ["tests/support/global-setup.ts"],
           setupFiles: ["tests/support/setup-integration.ts"],

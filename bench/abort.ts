@@ -23,8 +23,8 @@ import postgres from "postgres";
 import { openDb } from "@/db/client";
 import { migrateDb } from "@/db/migrate";
 import { hashPassword } from "@/lib/password";
-import { ROOT, startAppServer } from "@/tests/support/app-server";
-import { startFakeOpenAI } from "@/tests/support/fake-openai";
+import { ROOT, startAppServer } from "@/tests/harness/app-server";
+import { startFakeOpenAI } from "@/tests/harness/fake-openai";
 
 export type Distribution = { n: number; min: number; p50: number; p95: number; max: number };
 

@@ -21,7 +21,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
-import { ROOT, startAppServer, type AppServer } from "@/tests/support/app-server";
+import { ROOT, startAppServer, type AppServer } from "@/tests/harness/app-server";
 import { checkDatabase, type InvariantReport } from "./load-invariants";
 import { TSX_SERVER_FLAGS } from "../tools/tsx-server";
 

@@ -17,8 +17,8 @@ import path from "node:path";
 import { chromium, type Browser } from "@playwright/test";
 import { option, withOneActorDb } from "@/bench/support/bench-db";
 import { startFloorApp, type FloorVariant } from "@/bench/support/floor-app";
-import { startAppServer, TEST_DIST_DIR } from "@/tests/support/app-server";
-import { signIn } from "@/tests/support/app-client";
+import { startAppServer, TEST_DIST_DIR } from "@/tests/harness/app-server";
+import { signIn } from "@/tests/harness/app-client";
 import { firstLoadJs, gzipSize, INVOICE_PAGE, kb, TARGET_GZIP_KB } from "@/tools/first-load-js";
 
 const LOADS = Number(option("loads", "7"));

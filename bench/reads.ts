@@ -34,9 +34,9 @@ import { eq, sql } from "drizzle-orm";
 import { appUser } from "@/db/schema";
 import type { Db } from "@/db/client";
 import { leaseReadStatement, readLease } from "@/lib/leases";
-import { startAppServer } from "@/tests/support/app-server";
+import { startAppServer } from "@/tests/harness/app-server";
 import { option, seedLongLease, withOneActorDb } from "./support/bench-db";
-import { distribution, http, signIn } from "@/tests/support/app-client";
+import { distribution, http, signIn } from "@/tests/harness/app-client";
 import { cpuProfEnv, printProfile, summarizeProfiles } from "./support/cpu-profile";
 import { processTreeCpuMs } from "./support/proc-cpu";
 

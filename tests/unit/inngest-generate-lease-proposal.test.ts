@@ -12,7 +12,7 @@ import {
 } from "@/lib/model";
 // The function's output and step outputs leave the client encrypted (inngest/encryption.ts):
 // the tests open them with the key the app runs with.
-import { opened } from "../support/step-data";
+import { opened } from "../harness/step-data";
 
 vi.mock("@/db/client", () => ({ getDb: vi.fn(async () => ({ fake: "db" })) }));
 vi.mock("@/lib/leases", () => ({

@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import postgres from "postgres";
-import { ensureBuild, ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../../support/app-server";
+import { ensureBuild, ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../../harness/app-server";
 import { SERVERS, type ServerName } from "./settings";
 import { TSX_SERVER_FLAGS } from "../../../tools/tsx-server";
 
