@@ -2,7 +2,7 @@
 // JSON calls with a cookie, and the lease event stream (GET /api/leases/:id/events) read
 // frame by frame with the time each frame arrived.
 import { performance } from "node:perf_hooks";
-import { PASSWORD } from "../support/db";
+import { PASSWORD } from "./users";
 
 export type Res = { status: number; body: any; headers: Headers };
 
