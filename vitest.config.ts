@@ -1,8 +1,10 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-// Tests that run the built app as a second process need a database two processes can
-// share: PostgreSQL. The PGlite pass leaves them out, and says so.
+// Two kinds of test need PostgreSQL (tests/README.md): `*.built-app.test.ts` run the built app
+// as a second process, which needs a database two processes can share; `*.connections.test.ts`
+// need connections PGlite (one, in this process) does not have. The PGlite pass leaves both
+// out, and says so.
 const onPostgres = Boolean(process.env.DATABASE_URL) && process.env.TEST_DB !== "pglite";
 const PG_ONLY = ["tests/integration/**/*.built-app.test.ts", "tests/integration/**/*.connections.test.ts"];
 if (!onPostgres && process.argv.some((a) => a.includes("integration"))) {
@@ -22,7 +24,7 @@ export default defineConfig({
   test: {
     // postgres.js 3.4.9 throws this from a setImmediate when a backend is killed inside a
     // transaction (porsager/postgres#1208); `next start` logs uncaught exceptions and goes
-    // on, and db/client.ts replaces the pool it breaks. tests/integration/db-faults.pg.test.ts
+    // on, and db/client.ts replaces the pool it breaks. tests/integration/faults/db-faults.connections.test.ts
     // kills backends on purpose, so here it is ignored too, and only it.
     onUnhandledError: (error) =>
       !(error.name === "TypeError" && error.message === "Cannot read properties of null (reading 'write')" && /postgres\/src\/connection\.js/.test(error.stack ?? "")),

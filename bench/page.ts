@@ -1,5 +1,5 @@
 // `npm run bench page [-- --loads 7] [-- --floor no] [-- --label name]`: the invoice page's
-// weight and paint in Chromium. The built app (tests/support/app-server.ts) on a fresh
+// weight and paint in Chromium. The built app (tests/harness/app-server.ts) on a fresh
 // PostgreSQL database with one seeded actor; Chromium (Playwright, /usr/bin/chromium) signs in
 // and loads /invoices/<id> with an empty cache `--loads` times. Reports:
 //   - first-load JavaScript: every script the page loads, as sent (the server's encoding)

@@ -1,7 +1,7 @@
 // An OTLP/HTTP collector in this process (JSON bodies, POST /v1/traces) that keeps every span
 // it is sent, with its attributes and its times in ms on the Unix clock. The app exports to it
 // when started with OTEL_EXPORTER_OTLP_ENDPOINT=<url> and OTEL_EXPORTER_OTLP_PROTOCOL=http/json
-// (tests/integration/traces.pg.test.ts, bench/timeline.ts).
+// (tests/integration/operations/traces.built-app.test.ts, bench/timeline.ts).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 

@@ -1,5 +1,5 @@
 // A client that writes exactly the bytes it is given, for the tests of the built app over the
-// wire (tests/integration/*.pg.test.ts): fetch (undici) refuses methods such as TRACE, TRACK
+// wire (tests/integration/**/*.built-app.test.ts): fetch (undici) refuses methods such as TRACE, TRACK
 // and CONNECT, lying lengths and raw bytes, which are exactly what a hostile client sends.
 import net from "node:net";
 

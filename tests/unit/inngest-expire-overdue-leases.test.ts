@@ -1,5 +1,5 @@
 // The sweep's logic with @inngest/test: bounded batches, each its own step. The domain's
-// expireOverdue (tested on a real database in tests/integration/leases.test.ts) is mocked.
+// expireOverdue (tested on a real database in tests/integration/leases/leases.test.ts) is mocked.
 import { InngestTestEngine } from "@inngest/test";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 // The function's output and step outputs leave the client encrypted (inngest/encryption.ts):

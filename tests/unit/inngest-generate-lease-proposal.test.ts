@@ -396,7 +396,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
 });
 
 // The failure handler's body, recordGenerationFailure, runs on a real database in
-// tests/integration/generation-function.test.ts.
+// tests/integration/generation/generation-function.test.ts.
 
 describe("failureCode", () => {
   it.each([

@@ -11,7 +11,7 @@ import { api, signInCookie } from "../../support/api";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("db-faults.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error("db-faults.connections.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const ADMIN_APP_NAME = "claimcheck-test-admin";

@@ -26,7 +26,7 @@ import { distribution, http, openEventStream, signIn, sleep, waitFor, type Res }
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("faults.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error("faults.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const BOOT_TIMEOUT = 300_000;

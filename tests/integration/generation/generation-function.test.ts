@@ -1,9 +1,9 @@
 // The generate function meets the lease domain without a build: the real Inngest function
 // (run step by step by @inngest/test's InngestTestEngine), the real lib/leases on a real
 // database (PGlite or PostgreSQL, per run), and the model faked at the network edge
-// (tests/support/fake-openai.ts). Its failure handler's body, recordGenerationFailure, runs
+// (tests/harness/fake-openai.ts). Its failure handler's body, recordGenerationFailure, runs
 // on the same database. The SDK's wiring through a real Inngest server is in
-// generation.pg.test.ts.
+// generation.built-app.test.ts.
 import { InngestTestEngine } from "@inngest/test";
 import { count, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";

@@ -4,7 +4,7 @@
 //
 // PostgreSQL only: the running app is a second process, and PGlite allows one process per
 // data folder, so an in-memory PGlite database cannot be shared with it. vitest.config.ts
-// leaves `*.pg.test.ts` out of the PGlite pass and says so; CI runs both passes.
+// leaves `*.built-app.test.ts` out of the PGlite pass and says so; CI runs both passes.
 import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -18,7 +18,7 @@ import { startFakeOpenAI, type FakeOpenAI } from "../../harness/fake-openai";
 import { opened } from "../../harness/step-data";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("generation.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error("generation.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const GENERATE = "claimcheck-generate-lease-proposal";
@@ -430,7 +430,7 @@ describe("with the local model", () => {
 
 // A model that cannot be stopped once asked (MODEL_IGNORE_ABORT): the close still aborts the
 // call's signal, the model answers anyway, and its answer is recorded as a late completion.
-// A model that can be stopped is dropped at the close: tests/integration/model-abort.pg.test.ts.
+// A model that can be stopped is dropped at the close: tests/integration/generation/model-abort.built-app.test.ts.
 describe("with a slow local model that ignores the abort", () => {
   const LATENCY_MS = 2500;
   let app: AppServer;

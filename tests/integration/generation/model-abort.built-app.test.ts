@@ -2,9 +2,9 @@
 // sign-out, an edit that withdraws it, the deadline passing), the call is aborted and its HTTP
 // request to the OpenAI-compatible server dropped; the run ends without a retry and without
 // a `generation_failed`. The built app under `next start`, its real /api/inngest route driven
-// by the local Inngest stand-in, the model faked at the network edge (tests/support/fake-openai.ts,
+// by the local Inngest stand-in, the model faked at the network edge (tests/harness/fake-openai.ts,
 // which records a request whose client went away). How fast: bench/abort.ts, not these tests.
-// (A model that cannot be stopped still ends as a late completion: generation.pg.test.ts.)
+// (A model that cannot be stopped still ends as a late completion: generation.built-app.test.ts.)
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { RunSummary } from "@/tools/inngest-local/server";
@@ -16,7 +16,7 @@ import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../../ha
 import { opened } from "../../harness/step-data";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("model-abort.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error("model-abort.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const GENERATE = "claimcheck-generate-lease-proposal";

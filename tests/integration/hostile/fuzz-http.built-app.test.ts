@@ -44,7 +44,7 @@ import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../../suppo
 import { rawRequest as rawRequestTo } from "../../harness/raw-http";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("fuzz-http.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error("fuzz-http.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 /** In the PostgreSQL pass of `npm test`: with fuzz-routes.test.ts's 2,500 per database, 6,500 inputs per CI run. */
@@ -130,7 +130,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-// Requests written byte by byte to the app (tests/support/raw-http.ts).
+// Requests written byte by byte to the app (tests/harness/raw-http.ts).
 const rawRequest = (head: string, body: Uint8Array | null, opts?: { halfCloseMs?: number; timeoutMs?: number }) => rawRequestTo(app.url, head, body, opts);
 
 // ---------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 // with valid ones so the writes the contract allows happen too. For every input: no 5xx, no
 // success without a session, and the database changed only as the contract allows for that
 // call (tests/support/fuzz.ts), checked row by row and by snapshot. What the built app alone
-// sees (raw bytes on the wire, path encodings, server actions) is in fuzz-http.pg.test.ts.
+// sees (raw bytes on the wire, path encodings, server actions) is in fuzz-http.built-app.test.ts.
 //
 // Replay a failure with the seed and path fast-check prints: FUZZ_SEED=<seed> FUZZ_PATH=<path>.
 import fc from "fast-check";
@@ -24,7 +24,7 @@ import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../
 import { apiViolations, auditMark, Histogram, installAudit, label, resolveRefs, rowsOf, snapshot, World, writesSince, type ApiRoute } from "../../support/fuzz";
 import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../../support/fuzz-requests";
 
-/** Inputs per database: with the PGlite and PostgreSQL passes and fuzz-http.pg.test.ts, over 5,000 per `npm test`. */
+/** Inputs per database: with the PGlite and PostgreSQL passes and fuzz-http.built-app.test.ts, over 5,000 per `npm test`. */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2500);
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;

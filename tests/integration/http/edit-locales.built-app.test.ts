@@ -13,7 +13,7 @@ import { formatDate } from "@/app/_lib/format";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error(
-    "edit-locales.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).",
+    "edit-locales.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).",
   );
 }
 

@@ -11,7 +11,7 @@ import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db
 
 let t: TestDb;
 beforeAll(async () => {
-  if (inject("dbKind") !== "postgres") throw new Error("edit-open-race.pg.test.ts needs PostgreSQL");
+  if (inject("dbKind") !== "postgres") throw new Error("edit-open-race.connections.test.ts needs PostgreSQL");
   t = await openTestDb();
 });
 afterAll(() => t?.close());

@@ -40,7 +40,7 @@ async function stream(cookie: string, leaseId: string): Promise<Stream> {
   const req = new Request(`http://127.0.0.1:3000/api/leases/${leaseId}/events`, { headers: { cookie } });
   // The client's own signal, as `next start` hands the route a signal of the connection (a
   // Request built with { signal } here did not always pass the abort on). The same cap and
-  // release through a real server: tests/integration/hostile-http.pg.test.ts.
+  // release through a real server: tests/integration/hostile/hostile-http.built-app.test.ts.
   Object.defineProperty(req, "signal", { value: controller.signal });
   const res = await eventsRoute.GET(req, { params: Promise.resolve({ id: leaseId }) });
   const s = { res, abort: () => controller.abort(), reader: res.status === 200 ? res.body!.getReader() : null };

@@ -9,7 +9,7 @@ import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db
 import { startCollector } from "../../harness/otlp-collector";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("traces.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error("traces.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const BOOT_TIMEOUT = 300_000;

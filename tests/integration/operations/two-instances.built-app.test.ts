@@ -18,7 +18,7 @@ import { eventKinds, invoiceRow, leaseRow, makeInvoice, makeUser, openTestDb, ty
 import { opened } from "../../harness/step-data";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("two-instances.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error("two-instances.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const BOOT_TIMEOUT = 300_000;

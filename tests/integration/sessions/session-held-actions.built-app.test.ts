@@ -15,7 +15,7 @@ import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../
 import { rowHolder, type RowHolder } from "../../support/row-holder";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("session-held-actions.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error("session-held-actions.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const BOOT_TIMEOUT = 300_000;

@@ -14,7 +14,7 @@ import { rowHolder, type RowHolder } from "../../support/row-holder";
 
 if (inject("dbKind") !== "postgres") {
   const example = "postgres://postgres@127.0.0.1:5432/postgres";
-  throw new Error(`session-held-routes.pg.test.ts needs PostgreSQL: set DATABASE_URL (e.g. ${example}).`);
+  throw new Error(`session-held-routes.connections.test.ts needs PostgreSQL: set DATABASE_URL (e.g. ${example}).`);
 }
 
 let t: TestDb;

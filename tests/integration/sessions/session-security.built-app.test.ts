@@ -7,7 +7,7 @@ import { startAppServer, type AppServer } from "../../harness/app-server";
 import { makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("session-security.pg.test.ts needs PostgreSQL: set DATABASE_URL.");
+  throw new Error("session-security.built-app.test.ts needs PostgreSQL: set DATABASE_URL.");
 }
 
 const BOOT_TIMEOUT = 300_000;
