@@ -303,7 +303,7 @@ describe("with the local model", () => {
       .returning();
     const leaseId = seeded!.id;
 
-    // The attack from issue 7: the generate function called directly, with memoized results
+    // The 2026-11-30 attack on a production build: the generate function called directly, with memoized results
     // (keyed by the sha1 of the step ids) that make it propose the attacker's text.
     const sha1 = (s: string) => createHash("sha1").update(s).digest("hex");
     const event = { name: "lease/opened", id: `lease-opened-${leaseId}`, ts: Date.now(), data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice" } };

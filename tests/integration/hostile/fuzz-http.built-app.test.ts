@@ -1,4 +1,4 @@
-// Fuzzing the built app over the wire (issue 8, §3): what only the real server sees. Requests
+// Fuzzing the built app over the wire (decision 0016): what only the real server sees. Requests
 // are written byte by byte on a socket, so they can lie about their length (up and down),
 // carry raw bytes, odd path encodings and headers Next.js itself reads (RSC, router state,
 // Next-Action); server actions are called by id with generated arguments in each encoding

@@ -1,4 +1,4 @@
-// Fuzzing the HTTP API through its route handlers, on both databases (issue 8, §3): every
+// Fuzzing the HTTP API through its route handlers, on both databases (decision 0016): every
 // route gets generated hostile requests (methods, path ids, cookies, content types, lying
 // content lengths, Origins, bodies of wrong types, huge and empty strings, NUL and lone
 // surrogates, deep and duplicate-key JSON, out-of-range numbers and dates, extra keys), mixed

@@ -1,5 +1,5 @@
 // The invoice page's edit form, posted as a browser without JavaScript posts it, in locales whose
-// own calendar is not the Gregorian one (issue 17, item 4): with Accept-Language
+// own calendar is not the Gregorian one (an outside review, 2026-12-01): with Accept-Language
 // am-ET-u-ca-ethiopic a counterparty-only save rewrote issued_on 2026-11-01 -> 2019-02-22. An
 // edit writes only what the user changed, and a date typed in the viewer's locale is that day.
 // PostgreSQL only, like every test of the running app (decision 0007).

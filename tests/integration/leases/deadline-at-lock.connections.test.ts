@@ -1,4 +1,4 @@
-// The deadline is judged when the lease row is ours (issue 17, item 5; decision 0045): apply
+// The deadline is judged when the lease row is ours (decision 0045): apply
 // and propose that wait on a lease row another connection holds must judge the deadline on
 // the clock once the lock is theirs, fail closed when it passed meanwhile, and date their
 // events by the moment of the transition. PostgreSQL only: holding a row while another

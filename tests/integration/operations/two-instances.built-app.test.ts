@@ -22,7 +22,7 @@ if (inject("dbKind") !== "postgres") {
 }
 
 const BOOT_TIMEOUT = 300_000;
-/** What the issue asks of the push from one instance to a stream on the other. */
+/** How soon a stream on one instance must see what the other did (asked of two instances, 2026-11-30). */
 const PUSH_BOUND_MS = 250;
 
 let t: TestDb;
@@ -130,7 +130,7 @@ describe("two app instances, one database, one Inngest server", () => {
       `[two-instances] A's apply/cancel -> B's stream frame, ms after A answered: ${JSON.stringify(afterAnswer)}; ` +
         `after A's request was sent: ${JSON.stringify(afterRequest)}`,
     );
-    // The issue's 250 ms, held by the median: a single slow frame on a loaded two-core CI
+    // The 250 ms bound, held by the median: a single slow frame on a loaded two-core CI
     // machine is not a broken push, a median past it would be.
     expect(afterAnswer.p50).toBeLessThanOrEqual(PUSH_BOUND_MS);
   });

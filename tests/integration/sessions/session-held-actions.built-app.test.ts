@@ -1,9 +1,9 @@
-// A server action holds its live session in its own transaction, as the routes do (issue 17,
-// item 1): an action that waits on a row another connection holds must either commit before a
-// sign-out of its session answers, or write nothing; and a session that runs out (by the
-// database clock) while the action waits writes nothing. Posted as a no-JavaScript form would
-// post them, to the built app. PostgreSQL only: the races need a second connection holding a
-// row, which PGlite (one connection) cannot give.
+// A server action holds its live session in its own transaction, as the routes do (an outside
+// review, 2026-12-01, applied from the page after signing out): an action that waits on a row
+// another connection holds must either commit before a sign-out of its session answers, or
+// write nothing; and a session that runs out (by the database clock) while the action waits
+// writes nothing. Posted as a no-JavaScript form would post them, to the built app. PostgreSQL
+// only: the races need a second connection holding a row, which PGlite (one connection) cannot give.
 import fs from "node:fs";
 import path from "node:path";
 import { eq, sql } from "drizzle-orm";

@@ -1,5 +1,5 @@
 // The write routes hold their live session inside the transaction that writes, as the server
-// actions do (issue 17, item 1, for `POST /api/leases/:id/cancel`, `PATCH /api/invoices/:id`
+// actions do (the same finding as the actions', for `POST /api/leases/:id/cancel`, `PATCH /api/invoices/:id`
 // and `POST /api/leases`): a request that waits on a row another connection holds either
 // commits before a sign-out of its session answers, or writes nothing; and a session that runs
 // out (by the database clock) while the request waits writes nothing and is 401 with the
