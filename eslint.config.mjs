@@ -24,7 +24,7 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
       "no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["@/tools/*", "@/tests/*", "**/tools/*", "**/tests/*"], message: "Dev tooling and tests are never imported by the app." }] },
+        { patterns: [{ group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*"], message: "Dev tooling, tests and benchmarks are never imported by the app." }] },
       ],
     },
   },
@@ -64,7 +64,41 @@ export default tseslint.config(
         {
           patterns: [
             { group: ["next", "next/*"], message: "The domain takes an actor id and a db: no Next.js imports below app/." },
-            { group: ["@/tools/*", "@/tests/*", "**/tools/*", "**/tests/*"], message: "Dev tooling and tests are never imported by the app." },
+            { group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*"], message: "Dev tooling, tests and benchmarks are never imported by the app." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // bench/ shares the tests' harness (tests/harness/: the built app, its client, the fake
+    // model; docs/decisions/0052-one-harness-for-tests-and-bench.md) and nothing else of tests/.
+    files: ["bench/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(@/|(\\.\\./)+)tests/(?!harness/)",
+              message: "bench/ imports tests/ only through tests/harness/ (the rest of tests/ is vitest's).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The harness runs outside vitest too (bench/ is plain tsx programs): no vitest, and nothing
+    // of tests/ outside the harness.
+    files: ["tests/harness/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["vitest", "vitest/*", "@vitest/*"], message: "tests/harness/ runs outside vitest too (bench/): no vitest here." },
+            { regex: "^(\\.\\./|@/tests/(?!harness/))", message: "tests/harness/ imports nothing of tests/ outside itself." },
           ],
         },
       ],

@@ -4,7 +4,7 @@ import { asc, inArray, sql } from "drizzle-orm";
 import { expect } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent, type LeaseStatus } from "@/db/schema";
 import type { TestDb } from "../support/db";
-import { IN_FLIGHT, isTransition, TERMINAL, type Detail } from "../support/lease-rules";
+import { IN_FLIGHT, isTransition, TERMINAL, type Detail } from "../harness/lease-rules";
 
 type ModelView = {
   invoices: { id: string; version: number; summary: string | null }[];

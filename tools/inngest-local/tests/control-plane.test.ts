@@ -1,5 +1,5 @@
 // The stand-in's control plane (the dashboard, its JSON and GraphQL API, the send-event
-// form, cancel) against a loopback attacker and a DNS-rebinding page (issue 17, item 11):
+// form, cancel) against a loopback attacker and a DNS-rebinding page (an outside review, 2026-12-01):
 // in self-hosted mode nothing is read, sent, cancelled or re-synced without a credential
 // (the signing key as a bearer, or the dashboard token printed at start, as a bearer or in
 // the cookie its login URL sets); no event is taken without the event key, the dashboard's
