@@ -35,8 +35,8 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "integration",
-          // The local Inngest server keeps its own tests beside it (tools/inngest-local/tests).
-          include: ["tests/integration/**/*.test.ts", "tools/inngest-local/tests/**/*.test.ts"],
+          // The local Inngest server keeps its own tests beside it (packages/inngest-local/tests).
+          include: ["tests/integration/**/*.test.ts", "packages/inngest-local/tests/**/*.test.ts"],
           exclude: onPostgres ? [] : [PG_ONLY],
           environment: "node",
           globalSetup: ["tests/support/global-setup.ts"],
