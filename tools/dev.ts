@@ -22,6 +22,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { DEMO_USERS, demoPassword } from "../db/demo";
+import { cliPath as INNGEST_LOCAL_CLI } from "@claimcheck/inngest-local";
 import { killTree } from "./dev-reaper";
 import { TSX_SERVER_FLAGS } from "./tsx-server";
 
@@ -187,7 +188,7 @@ async function main() {
   } else {
     say(`inngest-cli ${cliProblem}: using the local stand-in, packages/inngest-local.`);
     if (fs.existsSync(INNGEST_CLI)) say("(with internet, `npm rebuild --ignore-scripts=false inngest-cli` installs the real one.)");
-    inngest = start("inngest-local", TSX, ["packages/inngest-local/main.ts", "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
+    inngest = start("inngest-local", TSX, [INNGEST_LOCAL_CLI, "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
   }
 
   // Next's own binary, not `npx next`: killing npx would orphan next-server.

@@ -19,10 +19,6 @@ import { createRoutes } from "./routes";
 import { messageOf } from "./util";
 import type { InngestLocal, InngestLocalOptions } from "./types";
 
-export type { EventPayload, InngestLocal, InngestLocalOptions, RunStatus, RunSummary, StepStatus, StepSummary } from "./types";
-export { parseDelay } from "./util";
-export { eventMatches, toEvent } from "./events";
-
 export async function startInngestLocal(opts: InngestLocalOptions): Promise<InngestLocal> {
   const ctx = createContext(opts);
   const { log } = ctx;

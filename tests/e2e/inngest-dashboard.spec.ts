@@ -10,8 +10,7 @@ import { randomBytes } from "node:crypto";
 import { Inngest, NonRetriableError } from "inngest";
 import { serve } from "inngest/node";
 import type { Page } from "@playwright/test";
-import { startInngestLocal, type InngestLocal } from "../../packages/inngest-local/server";
-import { startSdkApp, type SdkApp } from "../../packages/inngest-local/sdk-app";
+import { startInngestLocal, startSdkApp, type InngestLocal, type SdkApp } from "@claimcheck/inngest-local";
 import { expect, expectAccessible, saveScreenshot, test } from "./support/fixtures";
 
 const signingKey = `signkey-test-${randomBytes(32).toString("hex")}`;

@@ -7,7 +7,7 @@
 // (A model that cannot be stopped still ends as a late completion: generation.pg.test.ts.)
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { RunSummary } from "@/packages/inngest-local/server";
+import type { RunSummary } from "@claimcheck/inngest-local";
 import { startAppServer, type AppServer } from "../support/app-server";
 import { http, signIn, sleep, waitFor } from "../support/app-client";
 import * as rows from "../support/db";

@@ -16,8 +16,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "@/packages/inngest-local/server";
-import { signBody } from "@/packages/inngest-local/signing";
+import { cliPath, signBody, startInngestLocal, type InngestLocal, type RunSummary } from "@claimcheck/inngest-local";
 import { isAlive } from "@/lib/pid";
 import { TEST_INNGEST_ENCRYPTION_KEY } from "./step-data";
 
@@ -205,7 +204,7 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
 
   const start = async () => {
     const out = logFile ? fs.createWriteStream(logFile, { flags: launches++ ? "a" : "w" }) : undefined;
-    const args = [TSX_CLI, path.join(ROOT, "packages", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--retry-scale", String(opts.retryScale ?? 0.01)];
+    const args = [TSX_CLI, cliPath, "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--retry-scale", String(opts.retryScale ?? 0.01)];
     for (const u of opts.appUrls) args.push("-u", u);
     const env: Record<string, string | undefined> = { ...process.env, INNGEST_SIGNING_KEY: signingKey, INNGEST_EVENT_KEY: eventKey };
     delete env.INNGEST_DEV;

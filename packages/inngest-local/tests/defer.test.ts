@@ -5,12 +5,12 @@
 // `inngest/deferred.schedule` event that starts the named function. Each request tells the
 // SDK which defers it already reported (`defers`), so a re-run of the code does not add
 // them twice. A real app built with the pinned SDK, served over HTTP.
-// Run: TEST_DB=pglite npx vitest run --project integration packages/inngest-local/tests/defer.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/defer.test.ts
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest } from "inngest";
 import { createDefer } from "inngest/experimental";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "../server";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
 import { sleep, startSdkApp, tapBodies, waitFor, type SdkApp } from "../sdk-app";
 
 describe("inngest-local deferred runs (defer, createDefer)", () => {

@@ -2,12 +2,12 @@
 // against a real app served by the pinned SDK, as the SDK's own dev-server test helpers
 // use them: the queries below are the ones those helpers send (Events, GetEventStream,
 // GetRunTimeline, GetRunTimelineOutput), plus eventV2 and the runs connection.
-// Run: TEST_DB=pglite npx vitest run --project integration packages/inngest-local/tests/dev-server-api.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/dev-server-api.test.ts
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, NonRetriableError } from "inngest";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "../server";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
 import { sleep, startSdkApp, waitFor, type SdkApp } from "../sdk-app";
 
 

@@ -3,12 +3,12 @@
 // the SDK reads (user, ctx.jobId, sessions), and the request sequence around parallel
 // groups (each request the app answers is recorded here, at the app). A real app built
 // with the pinned SDK, served over HTTP, driven by the stand-in.
-// Run: TEST_DB=pglite npx vitest run --project integration packages/inngest-local/tests/executor.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/executor.test.ts
 import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, referenceFunction } from "inngest";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "../server";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
 import { sleep, startSdkApp, waitFor, type SdkApp } from "../sdk-app";
 
 

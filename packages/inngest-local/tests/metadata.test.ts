@@ -4,12 +4,12 @@
 // ways: on a step's op (`metadata: [{kind, scope, op, values}]`, from inside the step) and
 // through POST /v1/runs/{runId}/metadata (from anywhere else). A real app built with the
 // pinned SDK, served over HTTP.
-// Run: TEST_DB=pglite npx vitest run --project integration packages/inngest-local/tests/metadata.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/metadata.test.ts
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest } from "inngest";
 import { scoreMiddleware } from "inngest/experimental";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "../server";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
 import { startSdkApp, tapBodies, waitFor, type SdkApp } from "../sdk-app";
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };

@@ -1,13 +1,13 @@
 // Contract tests for packages/inngest-local: a real app built with the pinned SDK,
 // served over HTTP with `serve` from inngest/node, driven by the stand-in exactly as
-// the dev server would. Run: npx vitest run --project integration packages/inngest-local/tests/server.test.ts
+// the dev server would. Run: npx vitest run --project inngest-local packages/inngest-local/tests/server.test.ts
 // Every scenario runs twice: with checkpointing (ctx.fn_id sent, the SDK's v4
 // default path) and without (one step per request).
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, NonRetriableError, RetryAfterError } from "inngest";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "../server";
+import { cliPath, startInngestLocal, type InngestLocal, type RunSummary } from "../index";
 import { parseCron, cronMatches, nextCronTime } from "../cron";
 import { compileExpression } from "../expr";
 import { startSdkApp, type SdkApp } from "../sdk-app";
@@ -502,7 +502,7 @@ describe("inngest-local CLI", () => {
   it("starts on -p, keeps retrying the sync until the app is up, and runs a function", async () => {
     const { spawn } = await import("node:child_process");
     const app = await startSdkApp();
-    const child = spawn(process.execPath, ["--import", "tsx", "packages/inngest-local/main.ts", "-u", app.url, "-p", "0", "--poll", "0", "--retry-scale", "0.01"], {
+    const child = spawn(process.execPath, ["--import", "tsx", cliPath, "-u", app.url, "-p", "0", "--poll", "0", "--retry-scale", "0.01"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
