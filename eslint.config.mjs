@@ -32,7 +32,7 @@ export default tseslint.config(
     rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["@/*", "../*"], message: STANDS_ALONE }] }] },
   },
   {
-    files: ["packages/inngest-local/tests/**"],
+    files: ["packages/inngest-local/tests/**", "packages/inngest-local/executor/**"],
     rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["@/*", "../../*"], message: STANDS_ALONE }] }] },
   },
   {
