@@ -1,6 +1,11 @@
 import inngestPlugin from "@inngest/eslint-plugin";
 import tseslint from "typescript-eslint";
 
+// The local Inngest server, a workspace package: by its name or by a path into its folder.
+const LOCAL_INNGEST = ["@claimcheck/inngest-local", "@claimcheck/inngest-local/*", "@/packages/*", "**/packages/inngest-local", "**/packages/inngest-local/*"];
+const ONE_DOOR = "Import the local Inngest server by its package name only, @claimcheck/inngest-local: its index.ts is the one door.";
+const STANDS_ALONE = "packages/inngest-local stands alone: it imports nothing from the app, its tests or its tools.";
+
 export default tseslint.config(
   { ignores: ["node_modules/", ".next*/", ".data/", "test-results/", "playwright-report/", "next-env.d.ts", "bench/results/"] },
   ...tseslint.configs.recommended,
@@ -10,6 +15,25 @@ export default tseslint.config(
       // Test helpers parse JSON of many shapes; production code keeps to unknown.
       "@typescript-eslint/no-explicit-any": "off",
     },
+  },
+  {
+    // Outside the package, no deep import (app/, lib/, db/ and inngest/ refuse it whole, below).
+    ignores: ["packages/inngest-local/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["@claimcheck/inngest-local/*", "@/packages/*", "**/packages/inngest-local", "**/packages/inngest-local/*"], message: ONE_DOOR }] },
+      ],
+    },
+  },
+  {
+    // Inside it, nothing from outside its folder (the root's `@/` alias included).
+    files: ["packages/inngest-local/*"],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["@/*", "../*"], message: STANDS_ALONE }] }] },
+  },
+  {
+    files: ["packages/inngest-local/tests/**", "packages/inngest-local/executor/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["@/*", "../../*"], message: STANDS_ALONE }] }] },
   },
   {
     // Inngest's own rules (send awaited, no step inside a step, no variable mutated inside a
@@ -24,7 +48,7 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
       "no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*"], message: "Dev tooling, tests and benchmarks are never imported by the app." }] },
+        { patterns: [{ group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST], message: "Dev tooling, tests and benchmarks are never imported by the app." }] },
       ],
     },
   },
@@ -50,7 +74,7 @@ export default tseslint.config(
           patterns: [
             { group: ["@/inngest/dispatch", "**/inngest/dispatch"], message: "app/ reaches the dispatch through @/app/_lib/leases only." },
             { group: ["@/lib/leases/*", "**/lib/leases/*"], message: "The lease module is imported by its index, @/lib/leases." },
-            { group: ["@/tools/*", "@/tests/*", "**/tools/*", "**/tests/*"], message: "Dev tooling and tests are never imported by the app." },
+            { group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST], message: "Dev tooling, tests and benchmarks are never imported by the app." },
           ],
         },
       ],
@@ -64,7 +88,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ["next", "next/*"], message: "The domain takes an actor id and a db: no Next.js imports below app/." },
-            { group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*"], message: "Dev tooling, tests and benchmarks are never imported by the app." },
+            { group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST], message: "Dev tooling, tests and benchmarks are never imported by the app." },
           ],
         },
       ],

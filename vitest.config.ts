@@ -29,6 +29,9 @@ export default defineConfig({
     onUnhandledError: (error) =>
       !(error.name === "TypeError" && error.message === "Cannot read properties of null (reading 'write')" && /postgres\/src\/connection\.js/.test(error.stack ?? "")),
     projects: [
+      // The local Inngest server's own tests (packages/inngest-local/tests), by its own config:
+      // `--project inngest-local`.
+      "packages/inngest-local",
       {
         resolve: { alias },
         test: { name: "unit", include: ["tests/unit/**/*.test.ts"], environment: "node" },
@@ -37,8 +40,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "integration",
-          // The local Inngest server keeps its own tests beside it (tools/inngest-local/tests).
-          include: ["tests/integration/**/*.test.ts", "tools/inngest-local/tests/**/*.test.ts"],
+          include: ["tests/integration/**/*.test.ts"],
           exclude: onPostgres ? [] : PG_ONLY,
           environment: "node",
           globalSetup: ["tests/support/global-setup.ts"],

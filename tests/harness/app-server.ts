@@ -1,6 +1,6 @@
 // Starts the built app as `npm start` does (server.mjs: Next.js behind its method gate) on a
 // free loopback port, in its own process group, with the local Inngest stand-in
-// (tools/inngest-local, in this process) driving its real /api/inngest route: the whole path
+// (packages/inngest-local, in this process) driving its real /api/inngest route: the whole path
 // an event takes in production against a self-hosted Inngest server, minus the browser.
 // Production never runs Inngest's unsigned dev mode, so each server gets a fresh random
 // signing key and event key, shared with its stand-in only (INNGEST_BASE_URL +
@@ -16,8 +16,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { signBody } from "@/tools/inngest-local/signing";
+import { cliPath, signBody, startInngestLocal, type InngestLocal, type RunSummary } from "@claimcheck/inngest-local";
 import { isAlive } from "@/lib/pid";
 import { TEST_INNGEST_ENCRYPTION_KEY } from "./step-data";
 
@@ -163,7 +162,7 @@ export type InngestServerOptions = {
 };
 
 /**
- * The local stand-in as a process of its own (tools/inngest-local/main.ts, self-hosted mode
+ * The local stand-in as a process of its own (packages/inngest-local/main.ts, self-hosted mode
  * with fresh random keys), so that it can be killed and started again on the same port, as
  * an Inngest server would be. Its runs live in its memory: a killed one forgets them.
  */
@@ -205,7 +204,7 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
 
   const start = async () => {
     const out = logFile ? fs.createWriteStream(logFile, { flags: launches++ ? "a" : "w" }) : undefined;
-    const args = [TSX_CLI, path.join(ROOT, "tools", "inngest-local", "main.ts"), "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--retry-scale", String(opts.retryScale ?? 0.01)];
+    const args = [TSX_CLI, cliPath, "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--retry-scale", String(opts.retryScale ?? 0.01)];
     for (const u of opts.appUrls) args.push("-u", u);
     const env: Record<string, string | undefined> = { ...process.env, INNGEST_SIGNING_KEY: signingKey, INNGEST_EVENT_KEY: eventKey };
     delete env.INNGEST_DEV;

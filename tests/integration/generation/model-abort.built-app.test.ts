@@ -7,7 +7,7 @@
 // (A model that cannot be stopped still ends as a late completion: generation.built-app.test.ts.)
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { RunSummary } from "@/tools/inngest-local/server";
+import type { RunSummary } from "@claimcheck/inngest-local";
 import { startAppServer, type AppServer } from "../../harness/app-server";
 import { http, signIn, sleep, waitFor } from "../../harness/app-client";
 import * as rows from "../../support/db";

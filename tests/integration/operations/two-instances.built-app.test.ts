@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import { expireOverdue } from "@/lib/leases";
 import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/lease-feed";
-import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
+import { startInngestLocal, type InngestLocal } from "@claimcheck/inngest-local";
 import { freePort, startAppInstance, startInngestServer, type AppInstance, type InngestServer } from "../../harness/app-server";
 import { distribution, http, openEventStream, signIn, waitFor } from "../../harness/app-client";
 import { eventKinds, invoiceRow, leaseRow, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";

@@ -1,17 +1,17 @@
-// Contract tests for tools/inngest-local: a real app built with the pinned SDK,
+// Contract tests for packages/inngest-local: a real app built with the pinned SDK,
 // served over HTTP with `serve` from inngest/node, driven by the stand-in exactly as
-// the dev server would. Run: npx vitest run --project integration tools/inngest-local/tests/server.test.ts
+// the dev server would. Run: npx vitest run --project inngest-local packages/inngest-local/tests/server.test.ts
 // Every scenario runs twice: with checkpointing (ctx.fn_id sent, the SDK's v4
 // default path) and without (one step per request).
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, NonRetriableError, RetryAfterError } from "inngest";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { parseCron, cronMatches, nextCronTime } from "@/tools/inngest-local/cron";
-import { compileExpression } from "@/tools/inngest-local/expr";
-import { startSdkApp, type SdkApp } from "./sdk-app";
-import { canonicalBody, hashSigningKey, signBody } from "@/tools/inngest-local/signing";
+import { cliPath, startInngestLocal, type InngestLocal, type RunSummary } from "../index";
+import { parseCron, cronMatches, nextCronTime } from "../cron";
+import { compileExpression } from "../expr";
+import { startSdkApp, type SdkApp } from "../sdk-app";
+import { canonicalBody, hashSigningKey, signBody } from "../signing";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -492,7 +492,7 @@ describe.each([
     expect(page.headers.get("content-type")).toMatch(/text\/html/);
     const text = await page.text();
     expect(text).toContain("contract-app-multi");
-    // The dashboard's run page (tools/inngest-local/dashboard.ts) replaced the list of steps on GET /.
+    // The dashboard's run page (packages/inngest-local/dashboard.ts) replaced the list of steps on GET /.
     const runPage = await (await fetch(`${local.url}/ui/runs/${runs[0]!.id}`)).text();
     expect(runPage).toMatch(/<h3>a<\/h3><code>step\.run<\/code><span class="badge s-completed">Completed<\/span>/);
   });
@@ -502,7 +502,7 @@ describe("inngest-local CLI", () => {
   it("starts on -p, keeps retrying the sync until the app is up, and runs a function", async () => {
     const { spawn } = await import("node:child_process");
     const app = await startSdkApp();
-    const child = spawn(process.execPath, ["--import", "tsx", "tools/inngest-local/main.ts", "-u", app.url, "-p", "0", "--poll", "0", "--retry-scale", "0.01"], {
+    const child = spawn(process.execPath, ["--import", "tsx", cliPath, "-u", app.url, "-p", "0", "--poll", "0", "--retry-scale", "0.01"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

@@ -1,16 +1,16 @@
 // Run and step metadata (the SDK's scores, `client.score` and `step.score`, and any kind the
-// SDK attaches) as tools/inngest-local keeps it and the `/v0/gql` trace shows it: a run's
+// SDK attaches) as packages/inngest-local keeps it and the `/v0/gql` trace shows it: a run's
 // metadata on the root span, a step's on its span, as the dev server does. It comes two
 // ways: on a step's op (`metadata: [{kind, scope, op, values}]`, from inside the step) and
 // through POST /v1/runs/{runId}/metadata (from anywhere else). A real app built with the
 // pinned SDK, served over HTTP.
-// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/metadata.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/metadata.test.ts
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest } from "inngest";
 import { scoreMiddleware } from "inngest/experimental";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { startSdkApp, tapBodies, waitFor, type SdkApp } from "./sdk-app";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
+import { startSdkApp, tapBodies, waitFor, type SdkApp } from "../sdk-app";
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 /** The client with scoreMiddleware in its type, so functions get `step.score`. */

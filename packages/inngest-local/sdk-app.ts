@@ -1,6 +1,6 @@
 // A tiny HTTP app that serves Inngest functions with the pinned SDK (`serve` from
 // inngest/node) on an ephemeral loopback port, for contract tests of
-// tools/inngest-local. The listener starts before the functions exist (the client
+// packages/inngest-local. The listener starts before the functions exist (the client
 // needs the stand-in's URL, and the stand-in needs ours), so until `setHandler` is
 // called every request gets 503 — which also exercises the stand-in's sync retry.
 import http from "node:http";

@@ -1,13 +1,13 @@
-// Batches (`batchEvents: {maxSize, timeout, key?}`) as tools/inngest-local runs them: events
+// Batches (`batchEvents: {maxSize, timeout, key?}`) as packages/inngest-local runs them: events
 // for the function gather per key, and one run gets the batch (`ctx.events`) when it holds
 // maxSize events or when the timeout since its first event is up. A real app built with the
 // pinned SDK, served over HTTP.
-// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/batch.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/batch.test.ts
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest } from "inngest";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
-import { sleep, startSdkApp, waitFor, type SdkApp } from "./sdk-app";
+import { startInngestLocal, type InngestLocal } from "../index";
+import { sleep, startSdkApp, waitFor, type SdkApp } from "../sdk-app";
 
 describe("inngest-local batches (batchEvents)", () => {
   let app: SdkApp;

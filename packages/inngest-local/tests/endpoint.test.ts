@@ -1,17 +1,17 @@
-// Durable endpoints (`client.endpoint`) in sync mode, as tools/inngest-local takes them: the
+// Durable endpoints (`client.endpoint`) in sync mode, as packages/inngest-local takes them: the
 // endpoint runs its steps inside its own HTTP request, creates the run with its first
 // checkpoint (POST /v1/checkpoint) and reports each step and the end to
 // /v1/checkpoint/{runId}/steps. An endpoint that would go async (a sleep: the real server then
 // calls it back) is refused, and its run fails saying why. A real endpoint built with the
 // pinned SDK (inngest/node's endpoint server), on a loopback port.
-// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/endpoint.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/endpoint.test.ts
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, step } from "inngest";
 import { createEndpointServer, endpointAdapter } from "inngest/node";
-import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
-import { waitFor } from "./sdk-app";
+import { startInngestLocal, type InngestLocal } from "../index";
+import { waitFor } from "../sdk-app";
 
 describe("inngest-local durable endpoints (sync mode)", () => {
   let local: InngestLocal;

@@ -1,12 +1,12 @@
 // CLI for the local Inngest server stand-in (see README.md beside this file).
-//   tsx tools/inngest-local/main.ts [-u http://127.0.0.1:3000/api/inngest]... [-p 8288]
+//   tsx packages/inngest-local/main.ts [-u http://127.0.0.1:3000/api/inngest]... [-p 8288]
 //       [--host 127.0.0.1] [--poll 5000] [--retry-scale 1] [--no-checkpointing]
 //       [--signing-key signkey-...] [--event-key KEY]... [--dev]
 // With a signing key and an event key (flags, or INNGEST_SIGNING_KEY / INNGEST_EVENT_KEY as
 // `inngest start` reads them) it runs self-hosted: signed calls, event key checked.
 import { startInngestLocal } from "./server";
 
-const USAGE = `usage: tsx tools/inngest-local/main.ts [options]
+const USAGE = `usage: tsx packages/inngest-local/main.ts [options]
   -u, --url <url>        app serve URL to sync and call (repeatable; default http://127.0.0.1:3000/api/inngest)
   -p, --port <n>         port to listen on (default 8288; 0 = any free port)
       --host <h>         host to bind (default 127.0.0.1)

@@ -1,15 +1,15 @@
-// How tools/inngest-local runs what the real executor runs side by side or in a set order:
+// How packages/inngest-local runs what the real executor runs side by side or in a set order:
 // parallel sleeps and waits, wildcard triggers, step.invoke, the event and header shapes
 // the SDK reads (user, ctx.jobId, sessions), and the request sequence around parallel
 // groups (each request the app answers is recorded here, at the app). A real app built
 // with the pinned SDK, served over HTTP, driven by the stand-in.
-// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/executor.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/executor.test.ts
 import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, referenceFunction } from "inngest";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { sleep, startSdkApp, waitFor, type SdkApp } from "./sdk-app";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
+import { sleep, startSdkApp, waitFor, type SdkApp } from "../sdk-app";
 
 
 /** One request the app answered: which step it was asked for, and the ops it answered with. */

@@ -1,6 +1,6 @@
 // A local stand-in for the Inngest server (`inngest-cli dev`, or `inngest start` in its
 // self-hosted mode), which cannot be downloaded here. It speaks the executor-to-SDK protocol
-// of the pinned SDK (inngest 4.24.0; see tools/inngest-local/README.md) and drives an app's
+// of the pinned SDK (inngest 4.24.0; see packages/inngest-local/README.md) and drives an app's
 // real serve route over HTTP. Self-hosted mode (a signing key and event keys) signs every
 // call to the app and checks the app's calls and events, as the real server does; dev mode
 // does neither. Dev and test tooling only: nothing in the app imports it.
@@ -18,10 +18,6 @@ import { createExecutor } from "./executor";
 import { createRoutes } from "./routes";
 import { messageOf } from "./util";
 import type { InngestLocal, InngestLocalOptions } from "./types";
-
-export type { EventPayload, InngestLocal, InngestLocalOptions, RunStatus, RunSummary, StepStatus, StepSummary } from "./types";
-export { parseDelay } from "./util";
-export { eventMatches, toEvent } from "./events";
 
 export async function startInngestLocal(opts: InngestLocalOptions): Promise<InngestLocal> {
   const ctx = createContext(opts);

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds a scratch harness that runs the Inngest JS SDK's own dev-server tests (inngest-js at a
 # tag: packages/inngest/src/test/functions/* "examples" and src/test/integration/*) UNMODIFIED
-# against tools/inngest-local, served by this repository's SDK (node_modules/inngest).
+# against packages/inngest-local, served by this repository's SDK (node_modules/inngest).
 # Nothing upstream is copied into this repository: the test files come out of a local git
 # mirror of inngest/inngest-js into DEST, outside it.
 #
-#   tools/inngest-local/upstream/build.sh <inngest-js git dir> [DEST] [TAG]
+#   packages/inngest-local/upstream/build.sh <inngest-js git dir> [DEST] [TAG]
 #   cd DEST && node run.mjs                # examples, then integration; or: node run.mjs examples
 #
 # DEST defaults to /work/scratch/upstream, TAG to inngest@4.18.1. The tests hard-code the Dev
@@ -109,7 +109,7 @@ const started = [];
 if (!(await up("http://localhost:8288/health"))) {
   const log = fs.openSync("standin.log", "w");
   // The real retry schedule at 1/15 (1 s, 2 s, 4 s… plus up to 2 s), as the figures were measured.
-  started.push(spawn(TSX, ["tools/inngest-local/main.ts", "--dev", "-u", "http://localhost:3000/api/inngest", "-p", "8288", "--poll", "0", "--retry-scale", "0.0667"], { cwd: REPO, stdio: ["ignore", log, log], detached: true }));
+  started.push(spawn(TSX, ["packages/inngest-local/main.ts", "--dev", "-u", "http://localhost:3000/api/inngest", "-p", "8288", "--poll", "0", "--retry-scale", "0.0667"], { cwd: REPO, stdio: ["ignore", log, log], detached: true }));
   const alog = fs.openSync("app.log", "w");
   started.push(spawn(TSX, ["example-app.ts"], { stdio: ["ignore", alog, alog], detached: true }));
   for (let i = 0; i < 60 && !(await up("http://localhost:8288/health")); i++) await new Promise((r) => setTimeout(r, 500));

@@ -1,14 +1,14 @@
-// The Dev Server API of tools/inngest-local (GET /dev, POST /v0/gql) and its dashboard,
+// The Dev Server API of packages/inngest-local (GET /dev, POST /v0/gql) and its dashboard,
 // against a real app served by the pinned SDK, as the SDK's own dev-server test helpers
 // use them: the queries below are the ones those helpers send (Events, GetEventStream,
 // GetRunTimeline, GetRunTimelineOutput), plus eventV2 and the runs connection.
-// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/dev-server-api.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/dev-server-api.test.ts
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest, NonRetriableError } from "inngest";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { sleep, startSdkApp, waitFor, type SdkApp } from "./sdk-app";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
+import { sleep, startSdkApp, waitFor, type SdkApp } from "../sdk-app";
 
 
 /** A raw request, so tests can set Host and Origin as a browser elsewhere would. */

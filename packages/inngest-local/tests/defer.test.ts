@@ -1,17 +1,17 @@
 // The SDK's deferred runs (`createDefer` functions, started by `defer()` in another run) as
-// tools/inngest-local runs them, after the executor (inngest/inngest, pkg/execution/defers
+// packages/inngest-local runs them, after the executor (inngest/inngest, pkg/execution/defers
 // and executor/finalize.go): a `DeferAdd` op is kept with the run, `DeferAbort` cancels it,
 // and when the run ends, however it ends, each kept defer becomes one
 // `inngest/deferred.schedule` event that starts the named function. Each request tells the
 // SDK which defers it already reported (`defers`), so a re-run of the code does not add
 // them twice. A real app built with the pinned SDK, served over HTTP.
-// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/defer.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/defer.test.ts
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest } from "inngest";
 import { createDefer } from "inngest/experimental";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal, type RunSummary } from "@/tools/inngest-local/server";
-import { sleep, startSdkApp, tapBodies, waitFor, type SdkApp } from "./sdk-app";
+import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
+import { sleep, startSdkApp, tapBodies, waitFor, type SdkApp } from "../sdk-app";
 
 describe("inngest-local deferred runs (defer, createDefer)", () => {
   let app: SdkApp;

@@ -4,15 +4,15 @@
 // (the signing key as a bearer, or the dashboard token printed at start, as a bearer or in
 // the cookie its login URL sets); no event is taken without the event key, the dashboard's
 // form included; and in both modes every route refuses a foreign Host header.
-// Run: TEST_DB=pglite npx vitest run --project integration tools/inngest-local/tests/control-plane.test.ts
+// Run: npx vitest run --project inngest-local packages/inngest-local/tests/control-plane.test.ts
 import http from "node:http";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inngest } from "inngest";
 import { serve } from "inngest/node";
-import { startInngestLocal, type InngestLocal } from "@/tools/inngest-local/server";
-import { hashSigningKey } from "@/tools/inngest-local/signing";
-import { startSdkApp, waitFor, type SdkApp } from "./sdk-app";
+import { startInngestLocal, type InngestLocal } from "../index";
+import { hashSigningKey } from "../signing";
+import { startSdkApp, waitFor, type SdkApp } from "../sdk-app";
 
 type Raw = { status: number; headers: http.IncomingHttpHeaders; text: string };
 /** A raw request, so a test can set Host, Origin and Cookie as an attacker would. */
