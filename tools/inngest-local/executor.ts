@@ -152,7 +152,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
         if (c.event !== event.name) continue;
         if (c.timeoutMs !== undefined && Date.now() - Date.parse(run.startedAt) > c.timeoutMs) continue;
         if (c.expr && c.expr.evaluate({ event: run.event, async: event }) !== true) continue;
-        cancelRun(run, `event ${event.name} ${event.id}`);
+        cancelRun(run, `event ${event.name} ${event.id}`, event.id);
         break;
       }
     }
@@ -355,13 +355,28 @@ export function createExecutor(ctx: Context, registry: Registry) {
     emit(INTERNAL.failed, { function_id: run.functionId, run_id: run.id, error: err, event: run.event });
     emit(INTERNAL.finished, { function_id: run.functionId, run_id: run.id, event: run.event, error: err });
   }
-  function cancelRun(run: Run, by: string) {
+  function cancelRun(run: Run, by: string, byEvent?: string) {
     if (run.status !== "running") return;
     run.cancelledBy = by;
+    run.cancelledByEvent = byEvent;
+    // The step the app was running, for the dashboard: the SDK names it only when it reports it.
+    if (run.inFlight !== undefined) {
+      const planned = run.inFlight !== "step" ? run.stepById.get(run.inFlight) : undefined;
+      run.interrupted = { since: new Date(run.mark ?? Date.now()).toISOString(), cancelledAt: new Date().toISOString(), ...(planned ? { stepId: planned.id, name: planned.name } : {}) };
+    }
     for (const s of run.steps) if (!s.endedAt) s.endedAt = new Date().toISOString();
     endRun(run, "cancelled");
     log(`run ${run.id} cancelled: fn ${run.functionId} by ${by}`);
     emit(INTERNAL.cancelled, { function_id: run.functionId, run_id: run.id, event: run.event });
+  }
+
+  /** A step the app reported after a cancel interrupted it: shown beside the run, never memoized. */
+  function lateReport(run: Run, ops: unknown) {
+    const i = run.interrupted;
+    if (!i || i.reportedAt || !Array.isArray(ops)) return;
+    const op = (ops as Op[]).find((o) => o && typeof o === "object" && ["StepRun", "StepFailed", "StepError"].includes(o.op) && o.id !== COMPLETE_ID);
+    if (!op) return;
+    Object.assign(i, { reportedAt: new Date().toISOString(), stepId: op.id, name: op.userland?.id ?? op.displayName ?? op.name ?? op.id, op: op.op }, op.op === "StepRun" ? { output: op.data ?? null } : { error: op.error });
   }
 
   function stepRecord(run: Run, op: Op, executed = false): StepSummary {
@@ -453,6 +468,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       // Signed when the request leaves (after any concurrency wait), so it is fresh.
       const bodyText = canonicalBody(body);
       run.mark = Date.now();
+      run.inFlight = req.stepId;
       const res = await fetch(url, {
         method: "POST",
         // x-inngest-job-id is the queue item's id, which the SDK gives functions as ctx.jobId.
@@ -482,6 +498,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       }
       return { status, headers, body: parsed, text };
     } finally {
+      run.inFlight = undefined;
       release();
     }
   }
@@ -530,6 +547,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       // Cancelled while the request was in flight: its result is discarded.
       if (run.status !== "running") {
         log(`run ${run.id} is ${run.status}: discarded the answer (HTTP ${ans.status}) of its in-flight request`);
+        lateReport(run, ans.body);
         return;
       }
       run.attempts = Math.max(run.attempts, req.attempt + 1);
@@ -769,6 +787,9 @@ export function createExecutor(ctx: Context, registry: Registry) {
       output: r.output,
       error: r.error,
       cancelledBy: r.cancelledBy,
+      cancelledByEvent: r.cancelledByEvent,
+      inFlightSince: r.status === "running" && r.inFlight !== undefined && r.mark ? new Date(r.mark).toISOString() : undefined,
+      interrupted: r.interrupted,
       metadata: r.metadata,
       startedAt: r.startedAt,
       endedAt: r.endedAt,
@@ -781,6 +802,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
     // steps at once (a 400 would be retried 5 times, ~1.5 s, before it gives up).
     if (run.status !== "running") {
       log(`run ${run.id} is ${run.status}: refused a checkpoint (409), so the SDK stops before the next step`);
+      lateReport(run, steps);
       return { ok: false, error: `run is ${run.status}` };
     }
     for (const op of steps) if (LAZY.has(op.op)) deferOp(run, op);
