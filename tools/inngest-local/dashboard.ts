@@ -289,7 +289,8 @@ function eventPage(state: LocalState, e: EventInfo): string {
     ids.length ? `<ul>${ids.map((id) => `<li><a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id)}</li>`).join("")}</ul>` : `<p class="muted">${none}</p>`;
   const cancelled = state.runs().filter((r) => r.status === "cancelled" && r.cancelledByEvent !== undefined && (r.cancelledByEvent === e.event.id || r.cancelledByEvent === e.internalId));
   const body = `<dl class="facts"><dt>Name</dt><dd><code>${esc(e.event.name)}</code></dd><dt>Id</dt><dd><code>${esc(e.event.id)}</code></dd><dt>Internal id</dt><dd><code>${esc(e.internalId)}</code></dd><dt>Received</dt><dd>${time(e.receivedAt)}</dd></dl>
-<div data-live="runs"><h2>Runs it started</h2>${list(e.runs, "None.")}<h2>Runs it cancelled</h2>${list(cancelled.map((r) => r.id), "None.")}</div>
+<div data-live="runs"><section aria-labelledby="started-h"><h2 id="started-h">Runs it started</h2>${list(e.runs, "None.")}</section>
+<section aria-labelledby="cancelled-h"><h2 id="cancelled-h">Runs it cancelled</h2>${list(cancelled.map((r) => r.id), "None.")}</section></div>
 <h2>Payload</h2><pre>${pretty(e.event)}</pre>`;
   return layout(state, "/ui/events", `Event ${e.event.name}`, body, undefined, true);
 }
@@ -308,8 +309,8 @@ function eventsPage(state: LocalState, q: URLSearchParams, notice?: string): str
       const runs = e.runs.length
         ? e.runs.map((id) => `<a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id)}`).join("<br>")
         : '<span class="muted">no runs</span>';
-      return `<tr data-key="${esc(e.internalId)}"><td data-label="Event"><a href="/ui/events/${encodeURIComponent(e.internalId)}"><code>${esc(e.event.name)}</code></a><br><span class="muted">id</span> <code>${esc(e.event.id)}</code></td><td data-label="Received">${time(e.receivedAt)}</td>
-<td data-label="Runs">${runs}</td><td data-label="Payload"><details><summary>Payload</summary><pre>${pretty(e.event)}</pre></details></td></tr>`;
+      return `<tr data-key="${esc(e.internalId)}"><td data-label="Event"><code>${esc(e.event.name)}</code><br><span class="muted">id</span> <code>${esc(e.event.id)}</code></td><td data-label="Received">${time(e.receivedAt)}</td>
+<td data-label="Runs">${runs}</td><td data-label="Payload"><details><summary>Payload</summary><pre>${pretty(e.event)}</pre></details><a href="/ui/events/${encodeURIComponent(e.internalId)}">Event page<span class="vh"> of ${esc(e.event.name)} ${esc(e.event.id)}</span></a></td></tr>`;
     })
     .join("");
   const base = new URLSearchParams(q);
