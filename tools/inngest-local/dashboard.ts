@@ -49,13 +49,14 @@ const words = (code: string) => code.replace(/[_-]+/g, " ");
 const isSealed = (v: unknown) => !!v && typeof v === "object" && (v as Record<string, unknown>).__ENCRYPTED__ === true;
 const eventOf = (state: LocalState, id: string | undefined) => (id ? state.events().find((e) => e.internalId === id || e.event.id === id) : undefined);
 /** Why a cancelled run stopped: the event (linked, with its payload's `reason`), or who pressed cancel. */
-function cancelCause(state: LocalState, run: RunSummary): { short: string; html: string } {
+function cancelCause(state: LocalState, run: RunSummary): { short: string; html: string; note: string } {
   const e = eventOf(state, run.cancelledByEvent);
-  if (!e) return { short: run.cancelledBy ?? "unknown", html: esc(run.cancelledBy ?? "unknown") };
+  if (!e) return { short: run.cancelledBy ?? "unknown", html: esc(run.cancelledBy ?? "unknown"), note: "" };
   const reason = typeof e.event.data.reason === "string" ? e.event.data.reason : undefined;
   return {
     short: `${e.event.name}${reason ? ` (${words(reason)})` : ""}`,
-    html: `event <a href="/ui/events/${encodeURIComponent(e.internalId)}">${esc(e.event.name)}</a> <code>${esc(e.event.id)}</code>${reason ? ` <span class="muted">reason in its payload:</span> <code>${esc(reason)}</code>` : ""}`,
+    html: `event <a href="/ui/events/${encodeURIComponent(e.internalId)}">${esc(e.event.name)}</a> <code>${esc(e.event.id)}</code>`,
+    note: reason ? ` <span class="muted">The reason in its payload:</span> <code>${esc(reason)}</code>` : "",
   };
 }
 /**
@@ -255,7 +256,9 @@ ${st.status === "completed" && st.error !== undefined ? `<details><summary>Error
   if (cut) {
     const since = Date.parse(cut.since);
     const ran = Date.parse(cut.cancelledAt) - since;
-    const late = cut.reportedAt
+    const late = cut.reportedAt && !cut.name
+      ? `<p class="muted">The app answered ${duration(Date.parse(cut.reportedAt) - Date.parse(cut.cancelledAt))} after the cancel without reporting a step: the request was not running one.</p>`
+      : cut.reportedAt
       ? `<p>The app reported it ${duration(Date.parse(cut.reportedAt) - Date.parse(cut.cancelledAt))} after the cancel (it ran ${duration(Date.parse(cut.reportedAt) - since)} in all); the server refused the result and the run stays cancelled.</p>${
           cut.error !== undefined ? `<p><strong>Error (discarded)</strong></p><pre>${pretty(cut.error)}</pre>` : `<p><strong>Output (discarded)</strong></p><pre>${pretty(cut.output)}</pre>`
         }`
@@ -265,7 +268,7 @@ ${st.status === "completed" && st.error !== undefined ? `<details><summary>Error
   }
   const cause = run.status === "cancelled" ? cancelCause(state, run) : undefined;
   const outcome = cause
-    ? `<h2>Cancelled</h2><p>Cancel reason: <strong>${cause.html}</strong></p>`
+    ? `<h2>Cancelled</h2><p>Cancel reason: <strong>${cause.html}</strong>${cause.note}</p>`
     : run.status === "failed"
       ? `<h2>Error</h2><pre>${pretty(run.error)}</pre>`
       : run.status === "completed"

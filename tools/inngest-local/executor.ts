@@ -361,7 +361,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
     run.cancelledByEvent = byEvent;
     // The step the app was running, for the dashboard: the SDK names it only when it reports it.
     if (run.inFlight !== undefined) {
-      const planned = run.inFlight !== "step" ? run.stepById.get(run.inFlight) : undefined;
+      const planned = runningPlannedStep(run);
       run.interrupted = { since: new Date(run.mark ?? Date.now()).toISOString(), cancelledAt: new Date().toISOString(), ...(planned ? { stepId: planned.id, name: planned.name } : {}) };
     }
     for (const s of run.steps) if (!s.endedAt) s.endedAt = new Date().toISOString();
@@ -370,12 +370,23 @@ export function createExecutor(ctx: Context, registry: Registry) {
     emit(INTERNAL.cancelled, { function_id: run.functionId, run_id: run.id, event: run.event });
   }
 
-  /** A step the app reported after a cancel interrupted it: shown beside the run, never memoized. */
-  function lateReport(run: Run, ops: unknown) {
+  /** The planned step the request out was sent to run, while it has no result: then the step running is known by name. */
+  const runningPlannedStep = (run: Run) => {
+    const s = run.inFlight !== undefined && run.inFlight !== "step" ? run.stepById.get(run.inFlight) : undefined;
+    return s && !s.endedAt ? s : undefined;
+  };
+  /**
+   * What the app reported, after a cancel, for the step it interrupted: shown beside the run,
+   * never memoized. `final`: the request's answer, after which nothing more comes.
+   */
+  function lateReport(run: Run, ops: unknown, final = false) {
     const i = run.interrupted;
-    if (!i || i.reportedAt || !Array.isArray(ops)) return;
-    const op = (ops as Op[]).find((o) => o && typeof o === "object" && ["StepRun", "StepFailed", "StepError"].includes(o.op) && o.id !== COMPLETE_ID);
-    if (!op) return;
+    if (!i || i.reportedAt) return;
+    const op = Array.isArray(ops) ? (ops as Op[]).find((o) => o && typeof o === "object" && ["StepRun", "StepFailed", "StepError"].includes(o.op) && o.id !== COMPLETE_ID) : undefined;
+    if (!op) {
+      if (final) i.reportedAt = new Date().toISOString();
+      return;
+    }
     Object.assign(i, { reportedAt: new Date().toISOString(), stepId: op.id, name: op.userland?.id ?? op.displayName ?? op.name ?? op.id, op: op.op }, op.op === "StepRun" ? { output: op.data ?? null } : { error: op.error });
   }
 
@@ -547,7 +558,7 @@ export function createExecutor(ctx: Context, registry: Registry) {
       // Cancelled while the request was in flight: its result is discarded.
       if (run.status !== "running") {
         log(`run ${run.id} is ${run.status}: discarded the answer (HTTP ${ans.status}) of its in-flight request`);
-        lateReport(run, ans.body);
+        lateReport(run, ans.body, true);
         return;
       }
       run.attempts = Math.max(run.attempts, req.attempt + 1);
@@ -788,7 +799,8 @@ export function createExecutor(ctx: Context, registry: Registry) {
       error: r.error,
       cancelledBy: r.cancelledBy,
       cancelledByEvent: r.cancelledByEvent,
-      inFlightSince: r.status === "running" && r.inFlight !== undefined && r.mark ? new Date(r.mark).toISOString() : undefined,
+      // Only while the step running is unnamed: a planned step sent to run shows as itself.
+      inFlightSince: r.status === "running" && r.inFlight !== undefined && r.mark && !runningPlannedStep(r) ? new Date(r.mark).toISOString() : undefined,
       interrupted: r.interrupted,
       metadata: r.metadata,
       startedAt: r.startedAt,
