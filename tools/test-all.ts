@@ -6,7 +6,7 @@
 //     with only Node runs every suite (docs/decisions/0031-npm-test-with-only-node.md);
 //   - else (a local server answers but DATABASE_URL is unset) the PostgreSQL suites are left
 //     out, and the end-to-end scenarios use that server, as before.
-// `npm run check` (--check): the inner loop only: types, lint, unit, integration on PGlite.
+// `npm run check` (--check): the inner loop only: types, lint, format, migrations, unit, integration on PGlite.
 //
 // CLAIMCHECK_PG_PROBE=host:port moves the "does a server answer" probe, for testing the
 // embedded path on a machine whose own server must be left running.
@@ -19,6 +19,10 @@ const bin = (name: string) => `node_modules/.bin/${name}`;
 const steps: Step[] = [
   { name: "types", cmd: [bin("tsc"), "--noEmit"] },
   { name: "lint", cmd: [bin("eslint"), "."] },
+  // `npm run format` writes what this refuses.
+  { name: "format", cmd: [bin("prettier"), "--check", "."] },
+  // The migrations agree with each other (drizzle-kit's own check of db/migrations/meta: no two migrations from the same parent).
+  { name: "migrations", cmd: [bin("drizzle-kit"), "check"] },
   { name: "unit", cmd: [bin("vitest"), "run", "--project", "unit"] },
   { name: "integration (PGlite)", cmd: [bin("vitest"), "run", "--project", "integration"], env: { TEST_DB: "pglite" } },
 ];
