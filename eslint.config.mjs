@@ -1,8 +1,16 @@
 import inngestPlugin from "@inngest/eslint-plugin";
+import nextVitals from "eslint-config-next/core-web-vitals";
 import tseslint from "typescript-eslint";
+
+// Next.js's own rules (eslint-config-next: React, the hooks rules, accessibility, Core Web
+// Vitals) on what Next.js builds; typescript-eslint's parser and rules, below, stay in charge.
+const NEXT_FILES = ["app/**/*.{ts,tsx}", "proxy.ts", "instrumentation.ts", "next.config.ts"];
 
 export default tseslint.config(
   { ignores: ["node_modules/", ".next*/", ".data/", "test-results/", "playwright-report/", "next-env.d.ts", "bench/results/"] },
+  ...nextVitals.map((config) => ({ ...config, files: NEXT_FILES })),
+  // A missing dependency is a stale value in a render: an error, as every other hooks rule is.
+  { files: NEXT_FILES, rules: { "react-hooks/exhaustive-deps": "error" } },
   ...tseslint.configs.recommended,
   {
     rules: {
