@@ -25,6 +25,7 @@ import { parseArgs } from "node:util";
  * the build's routes and to Next.js's own OPTIONS answer for each.
  */
 const ROUTE_HANDLERS = {
+  "/api/health": ["GET"],
   "/api/inngest": ["GET", "POST", "PUT"],
   "/api/invoices": ["GET"],
   "/api/invoices/[id]": ["GET", "PATCH"],
@@ -33,6 +34,7 @@ const ROUTE_HANDLERS = {
   "/api/leases/[id]/apply": ["POST"],
   "/api/leases/[id]/cancel": ["POST"],
   "/api/leases/[id]/events": ["GET"],
+  "/api/ready": ["GET"],
   "/api/session": ["DELETE", "GET", "POST"],
   "/sign-in/reset": ["GET"],
 };
