@@ -21,8 +21,8 @@ const steps: Step[] = [
   { name: "lint", cmd: [bin("eslint"), "."] },
   // `npm run format` writes what this refuses.
   { name: "format", cmd: [bin("prettier"), "--check", "."] },
-  // The migrations agree with each other (drizzle-kit's own check of db/migrations/meta: no two migrations from the same parent).
-  { name: "migrations", cmd: [bin("drizzle-kit"), "check"] },
+  // drizzle-kit check, and no schema change without its migration (tools/db-check.ts).
+  { name: "migrations", cmd: [bin("tsx"), "tools/db-check.ts"] },
   { name: "unit", cmd: [bin("vitest"), "run", "--project", "unit"] },
   { name: "integration (PGlite)", cmd: [bin("vitest"), "run", "--project", "integration"], env: { TEST_DB: "pglite" } },
 ];
