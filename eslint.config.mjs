@@ -1,13 +1,20 @@
 import inngestPlugin from "@inngest/eslint-plugin";
+import nextVitals from "eslint-config-next/core-web-vitals";
 import tseslint from "typescript-eslint";
 
 // The local Inngest server, a workspace package: by its name or by a path into its folder.
 const LOCAL_INNGEST = ["@claimcheck/inngest-local", "@claimcheck/inngest-local/*", "@/packages/*", "**/packages/inngest-local", "**/packages/inngest-local/*"];
 const ONE_DOOR = "Import the local Inngest server by its package name only, @claimcheck/inngest-local: its index.ts is the one door.";
 const STANDS_ALONE = "packages/inngest-local stands alone: it imports nothing from the app, its tests or its tools.";
+// Next.js's own rules (eslint-config-next: React, the hooks rules, accessibility, Core Web
+// Vitals) on what Next.js builds; typescript-eslint's parser and rules, below, stay in charge.
+const NEXT_FILES = ["app/**/*.{ts,tsx}", "proxy.ts", "instrumentation.ts", "next.config.ts"];
 
 export default tseslint.config(
   { ignores: ["node_modules/", ".next*/", ".data/", "test-results/", "playwright-report/", "next-env.d.ts", "bench/results/"] },
+  ...nextVitals.map((config) => ({ ...config, files: NEXT_FILES })),
+  // A missing dependency is a stale value in a render: an error, as every other hooks rule is.
+  { files: NEXT_FILES, rules: { "react-hooks/exhaustive-deps": "error" } },
   ...tseslint.configs.recommended,
   {
     rules: {

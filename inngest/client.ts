@@ -1,5 +1,6 @@
 import { Inngest } from "inngest";
 import { StepDataEncryption } from "./encryption";
+import { LeaseLogContext } from "./log-context";
 import { LeaseStepTracing } from "./tracing";
 
 // How the client finds its server is the SDK's own environment reading:
@@ -13,8 +14,9 @@ import { LeaseStepTracing } from "./tracing";
 export const inngest = new Inngest({
   id: "claimcheck",
   // Each step attempt is a span in its lease's trace (inngest/tracing.ts); step outputs and the
-  // run nonce reach the Inngest server encrypted (inngest/encryption.ts).
-  middleware: [LeaseStepTracing, StepDataEncryption],
+  // run nonce reach the Inngest server encrypted (inngest/encryption.ts); every log line of a
+  // run names its lease (inngest/log-context.ts).
+  middleware: [LeaseLogContext, LeaseStepTracing, StepDataEncryption],
   ...(process.env.NODE_ENV === "production" ? { isDev: false } : {}),
 });
 

@@ -196,6 +196,7 @@ async function main() {
     ...process.env,
     PORT: String(PORT),
     INNGEST_DEV: INNGEST_URL,
+    LOG_FORMAT: process.env.LOG_FORMAT ?? "pretty", // a terminal's reader; LOG_FORMAT=json for the lines as shipped
     NEXT_TELEMETRY_DISABLED: process.env.NEXT_TELEMETRY_DISABLED ?? "1", // offline machines; no phoning home
   });
 

@@ -8,7 +8,7 @@
 // without) JavaScript; the action sends the browser back to the page with what to say.
 // How it follows the lease is in lease-hooks.ts; every word it shows is in lease-words.ts.
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, type FormEvent, type RefObject } from "react";
+import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent, type RefObject } from "react";
 import { useFormStatus } from "react-dom";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { formatDateTime, localizeDates, type Viewer } from "@/app/_lib/format";
@@ -224,12 +224,15 @@ export function LeasePanel({
  * pages are joined only while the sent page still starts where they end; once a new event
  * pushes the page on, they are let go rather than shown with a gap.
  */
+const subscribeToNothing = () => () => {};
+
 function useEarlierEvents(view: LeaseJson | null) {
   const [loaded, setLoaded] = useState<{ anchor: string; events: LeaseEventJson[]; before: string | null } | null>(null);
   const [loading, setLoading] = useState(false);
   const [failed, setFailed] = useState(false);
-  const [canLoad, setCanLoad] = useState(false);
-  useEffect(() => setCanLoad(true), []);
+  // False in the server's HTML and while hydrating (a plain page offers no button that needs
+  // JavaScript), true once the client renders: React's way to tell the two apart.
+  const canLoad = useSyncExternalStore(subscribeToNothing, () => true, () => false);
 
   const joined = loaded && view && loaded.anchor === view.events_before ? loaded : null;
   const timeline = view ? (joined ? [...joined.events, ...view.events] : view.events) : [];
@@ -279,14 +282,14 @@ function ActionForm({
   label: string;
   secondary?: boolean;
 }) {
-  const busy = useRef(false);
+  const busyRef = useRef(false);
   const guard = (event: FormEvent<HTMLFormElement>) => {
-    if (busy.current) event.preventDefault();
-    else busy.current = true;
+    if (busyRef.current) event.preventDefault();
+    else busyRef.current = true;
   };
   return (
     <form onSubmit={guard} action={action}>
-      <ReleaseWhenDone busy={busy} />
+      <ReleaseWhenDone busyRef={busyRef} />
       {Object.entries(fields).map(([name, value]) => (
         <input key={name} type="hidden" name={name} value={value} />
       ))}
@@ -296,10 +299,10 @@ function ActionForm({
 }
 
 /** Lets the form submit again once its action has finished. */
-function ReleaseWhenDone({ busy }: { busy: RefObject<boolean> }) {
+function ReleaseWhenDone({ busyRef }: { busyRef: RefObject<boolean> }) {
   const { pending } = useFormStatus();
   useEffect(() => {
-    if (!pending) busy.current = false;
-  }, [pending, busy]);
+    if (!pending) busyRef.current = false;
+  }, [pending, busyRef]);
   return null;
 }
