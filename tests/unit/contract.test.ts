@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "@/app/_lib/http";
-import { CLOSED_REASONS } from "@/lib/lease-vocabulary";
+import { CLOSED_REASONS } from "@/lib/lease-codes";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const contract = fs.readFileSync(path.join(ROOT, "docs/contract.md"), "utf8");
