@@ -204,7 +204,7 @@ export function displayOf(lease: { status: LeaseStatus; closed_reason: ClosedRea
       return lease.status;
     default:
       if (lease.closed_reason === "invoice_changed") return "outdated";
-      return lease.closed_reason && FAILURES[lease.closed_reason] ? "failed" : "rejected";
+      return lease.closed_reason && FAILURES[lease.closed_reason] === true ? "failed" : "rejected";
   }
 }
 
