@@ -1,10 +1,15 @@
 import inngestPlugin from "@inngest/eslint-plugin";
 import tseslint from "typescript-eslint";
 
-// The import rules' patterns, composed per folder below.
+// The local Inngest server, a workspace package: by its name or by a path into its folder.
+const LOCAL_INNGEST = ["@claimcheck/inngest-local", "@claimcheck/inngest-local/*", "@/packages/*", "**/packages/inngest-local", "**/packages/inngest-local/*"];
+const ONE_DOOR = "Import the local Inngest server by its package name only, @claimcheck/inngest-local: its index.ts is the one door.";
+const STANDS_ALONE = "packages/inngest-local stands alone: it imports nothing from the app, its tests or its tools.";
+
+// The layers' import rules' patterns, composed per folder below (docs/decisions/0056).
 const DEV_ONLY = {
-  group: ["@/tools/*", "@/tests/*", "**/tools/*", "**/tests/*"],
-  message: "Dev tooling and tests are never imported by the app.",
+  group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST],
+  message: "Dev tooling, tests and benchmarks are never imported by the app.",
 };
 const NO_APP = {
   regex: "^(@/|(\\.\\./)+)app(/|$)",
@@ -13,19 +18,15 @@ const NO_APP = {
 const NO_NEXT = { group: ["next", "next/*"], message: "The domain takes an actor id and a db: no Next.js imports below app/." };
 /** The modules of lib/ that db/ may import: each imports nothing of ours. */
 const DB_LEAVES = ["log", "pid", "password", "lease-codes"];
+const DB_IMPORTS = `db/ is the bottom layer: it imports only itself and lib/{${DB_LEAVES.join(",")}} (decision 0056).`;
 const DB_ONLY_LEAVES = [
-  {
-    regex: `^@/(?!db/|lib/(${DB_LEAVES.join("|")})$)`,
-    message: `db/ is the bottom layer: it imports only itself and lib/{${DB_LEAVES.join(",")}} (decision 0052).`,
-  },
-  {
-    regex: `^\\.\\./(?!lib/(${DB_LEAVES.join("|")})$)`,
-    message: `db/ is the bottom layer: it imports only itself and lib/{${DB_LEAVES.join(",")}} (decision 0052).`,
-  },
+  { regex: `^@/(?!db/|lib/(${DB_LEAVES.join("|")})$)`, message: DB_IMPORTS },
+  { regex: `^\\.\\./(?!lib/(${DB_LEAVES.join("|")})$)`, message: DB_IMPORTS },
+  { group: ["@claimcheck/inngest-local", "@claimcheck/inngest-local/*"], message: DB_IMPORTS },
 ];
 const LEAF = {
   regex: "^(@/|\\.)",
-  message: "db/ imports this module: it imports nothing of ours, so no cycle can run through it (decision 0052).",
+  message: "db/ imports this module: it imports nothing of ours, so no cycle can run through it (decision 0056).",
 };
 
 export default tseslint.config(
@@ -39,6 +40,25 @@ export default tseslint.config(
     },
   },
   {
+    // Outside the package, no deep import (app/, lib/, db/ and inngest/ refuse it whole, below).
+    ignores: ["packages/inngest-local/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["@claimcheck/inngest-local/*", "@/packages/*", "**/packages/inngest-local", "**/packages/inngest-local/*"], message: ONE_DOOR }] },
+      ],
+    },
+  },
+  {
+    // Inside it, nothing from outside its folder (the root's `@/` alias included).
+    files: ["packages/inngest-local/*"],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["@/*", "../*"], message: STANDS_ALONE }] }] },
+  },
+  {
+    files: ["packages/inngest-local/tests/**", "packages/inngest-local/executor/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["@/*", "../../*"], message: STANDS_ALONE }] }] },
+  },
+  {
     // Inngest's own rules (send awaited, no step inside a step, no variable mutated inside a
     // step), wherever the SDK is used; as errors, since each is a bug in a durable function.
     files: ["app/**", "lib/**", "inngest/**", "tests/**"],
@@ -47,14 +67,45 @@ export default tseslint.config(
   },
   {
     files: ["app/**", "lib/**", "db/**", "inngest/**"],
-    rules: { "@typescript-eslint/no-explicit-any": "error" },
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "no-restricted-imports": ["error", { patterns: [DEV_ONLY] }],
+    },
   },
-  // Which layer may import which (docs/decisions/0052-import-rules-by-layer.md). Bottom up: db/
+  {
+    // One door from the web layer to the writes that tell the generation (open, cancel, sign-out,
+    // an edit): app/_lib/leases.ts binds them to the Inngest dispatch; nothing else in app/
+    // imports the dispatch or the domain's versions that take one.
+    // docs/decisions/0054-route-refusals-and-one-door-to-the-dispatch.md.
+    files: ["app/**"],
+    ignores: ["app/_lib/leases.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "@/lib/leases",
+              importNames: ["openLease", "cancelLease", "revokeSession", "revokeAllSessions"],
+              message: "These take a dispatch: import them (or openLeaseAs) from @/app/_lib/leases.",
+            },
+            { name: "@/lib/invoices", importNames: ["updateInvoice"], message: "It takes a dispatch: import it from @/app/_lib/leases." },
+          ],
+          patterns: [
+            { group: ["@/inngest/dispatch", "**/inngest/dispatch"], message: "app/ reaches the dispatch through @/app/_lib/leases only." },
+            { group: ["@/lib/leases/*", "**/lib/leases/*"], message: "The lease module is imported by its index, @/lib/leases." },
+            DEV_ONLY,
+          ],
+        },
+      ],
+    },
+  },
+  // Which layer may import which (docs/decisions/0056-import-rules-by-layer.md). Bottom up: db/
   // (schema, connection, seed), lib/ (the domain), inngest/ (background functions), app/ (pages,
   // routes, actions). A layer never imports one above it, so a background function or a test
   // can load the domain without the web layer. One block per folder, since a file's last
   // matching no-restricted-imports replaces the earlier ones rather than adding to them.
-  //   app/      anything of ours but tools/ and tests/.
+  //   app/      anything of ours but tools/, tests/ and bench/ (and the dispatch's one door, above).
   //   inngest/  lib/ and db/; never app/ (a background job must not depend on the web layer).
   //             Next.js's own `after` it may (inngest/dispatch.ts sends events after the answer).
   //   lib/      db/ and itself; never app/, never Next.js (the domain takes an actor id and a db).
@@ -64,10 +115,6 @@ export default tseslint.config(
   //             types, check constraint and partial indexes). Anything more of lib/ would make
   //             db/ depend on the domain that depends on it.
   //   those four leaves: nothing of ours at all, so db/ -> leaf -> db/ cannot close a cycle.
-  {
-    files: ["app/**"],
-    rules: { "no-restricted-imports": ["error", { patterns: [DEV_ONLY] }] },
-  },
   {
     files: ["inngest/**"],
     rules: { "no-restricted-imports": ["error", { patterns: [DEV_ONLY, NO_APP] }] },
@@ -83,6 +130,40 @@ export default tseslint.config(
   {
     files: DB_LEAVES.map((leaf) => `lib/${leaf}.ts`),
     rules: { "no-restricted-imports": ["error", { patterns: [DEV_ONLY, NO_APP, NO_NEXT, LEAF] }] },
+  },
+  {
+    // bench/ shares the tests' harness (tests/harness/: the built app, its client, the fake
+    // model; docs/decisions/0052-one-harness-for-tests-and-bench.md) and nothing else of tests/.
+    files: ["bench/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(@/|(\\.\\./)+)tests/(?!harness/)",
+              message: "bench/ imports tests/ only through tests/harness/ (the rest of tests/ is vitest's).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The harness runs outside vitest too (bench/ is plain tsx programs): no vitest, and nothing
+    // of tests/ outside the harness.
+    files: ["tests/harness/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["vitest", "vitest/*", "@vitest/*"], message: "tests/harness/ runs outside vitest too (bench/): no vitest here." },
+            { regex: "^(\\.\\./|@/tests/(?!harness/))", message: "tests/harness/ imports nothing of tests/ outside itself." },
+          ],
+        },
+      ],
+    },
   },
   {
     // The lease module's boundary: only lib/leases/ writes inference_lease or lease_event, so

@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 
 /**
  * The app's route handlers (app/**\/route.ts) and the methods each exports. Next.js adds HEAD
- * where there is GET, and OPTIONS. tests/integration/hostile-http.pg.test.ts holds this list to
+ * where there is GET, and OPTIONS. tests/integration/hostile/hostile-http.built-app.test.ts holds this list to
  * the build's routes and to Next.js's own OPTIONS answer for each.
  */
 const ROUTE_HANDLERS = {

@@ -9,11 +9,10 @@
 import { redirect } from "next/navigation";
 import { z } from "zod";
 import { getDb, type Db } from "@/db/client";
-import { revokeAllSessions, revokeSession } from "@/lib/leases";
 import { safeReturnPath, signInPath } from "@/lib/return-path";
 import { inFlightAtSignOut, type AtSignOut } from "@/lib/sign-out";
-import { inngestDispatch } from "@/inngest/dispatch";
 import { action } from "@/app/_lib/action";
+import { revokeAllSessions, revokeSession } from "@/app/_lib/leases";
 import { cookieSession, requestedPage, sessionClaim } from "@/app/_lib/actor";
 
 /**
@@ -66,7 +65,7 @@ export const signOutEverywhereAction = action({
     if (proposals.some((p) => !form.discard.has(p.leaseId))) {
       redirect(`/sign-out?${new URLSearchParams({ scope: "all", ...(next ? { next } : {}) })}`);
     }
-    await revokeAllSessions(db, { actorId: actor.id, sessionId: actor.sessionId }, inngestDispatch);
+    await revokeAllSessions(db, { actorId: actor.id, sessionId: actor.sessionId });
     (await cookieSession()).destroy();
     redirect(signInPath(next, { "signed-out": "all" }));
   },
@@ -74,7 +73,7 @@ export const signOutEverywhereAction = action({
 
 /** Ends the cookie's session and closes its leases (whether or not it is still live), and clears the cookie. */
 async function endSession(db: Db, claim: { actorId: string; sessionId: string } | null): Promise<void> {
-  if (claim) await revokeSession(db, claim, inngestDispatch);
+  if (claim) await revokeSession(db, claim);
   (await cookieSession()).destroy();
 }
 

@@ -2,7 +2,7 @@
 // rows alone: the DB-only sibling of tests/model/invariants.ts, which holds the same rules
 // against a model of the expected invoices and leases. Returns what is wrong, in words.
 import type postgres from "postgres";
-import { CLOSING_EVENT, isInFlight, isTransition, type Detail } from "../tests/support/lease-rules";
+import { CLOSING_EVENT, isInFlight, isTransition, type Detail } from "../tests/harness/lease-rules";
 
 type LeaseRow = {
   id: string;

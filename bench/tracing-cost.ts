@@ -15,7 +15,10 @@ const callsAt = args.indexOf("--calls");
 const CALLS = callsAt >= 0 ? Number(args[callsAt + 1]) : 200_000;
 
 const operation = async (leaseId: string) => ({ ok: true as const, leaseId });
-const wrapped = tracedLeaseOp("lease.bench", operation, ([leaseId]) => [leaseId], () => ({ "claimcheck.outcome": "ok" }));
+const wrapped = tracedLeaseOp("lease.bench", operation, {
+  leases: ([leaseId]) => [leaseId],
+  attributes: () => ({ "claimcheck.outcome": "ok" }),
+});
 
 async function microsPerCall(fn: (leaseId: string) => Promise<unknown>): Promise<number> {
   for (let i = 0; i < 10_000; i++) await fn(LEASE); // warm-up

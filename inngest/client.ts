@@ -6,7 +6,7 @@ import { LeaseStepTracing } from "./tracing";
 //   - dev (`npm run dev`): INNGEST_DEV=http://127.0.0.1:8288, the real `inngest-cli dev` or our
 //     stand-in; unsigned, so never in production (lib/env.ts refuses it at start).
 //   - production: INNGEST_SIGNING_KEY and INNGEST_EVENT_KEY, plus INNGEST_BASE_URL for a
-//     self-hosted server (`inngest start`, or tools/inngest-local in its self-hosted mode);
+//     self-hosted server (`inngest start`, or packages/inngest-local in its self-hosted mode);
 //     without it, Inngest Cloud.
 // Production is pinned to cloud mode here too, so a stray INNGEST_DEV can never switch the
 // serve route to unsigned dev mode, whatever the start-up check let through.

@@ -118,19 +118,30 @@ export function inLeaseSpan<T>(name: string, leaseId: unknown, fn: (span: Span) 
   return tracer().startActiveSpan(name, { attributes: attrs, links: linkToActive() }, parent, runInSpan(fn));
 }
 
+/** What a lease operation's spans say: which leases it touched, and how it went. */
+export type LeaseOpSpans<A extends unknown[], R> = {
+  /**
+   * The leases, from the arguments and the result (which lease a call touches may only be known
+   * once it returns: the one it opened, those a sign-out closed); the result is undefined when
+   * the call threw.
+   */
+  leases: (args: A, result: R | undefined) => readonly unknown[];
+  /** The spans' attributes, from the result (none when the call threw). */
+  attributes?: (result: R) => Attributes;
+};
+
 /**
  * Wraps a lease operation so each lease it touched gets a span in its own trace, spanning the
- * call: `leasesOf` names them from the arguments and the result (which lease a call touches
- * may only be known once it returns: the one it opened, those a sign-out closed), and
- * `attributesOf` says how it went. A call that throws gets an error span on the leases its
- * arguments name. When tracing is off it calls `fn` and nothing else.
+ * call, as `spans` says. A call that throws gets an error span on the leases its arguments name.
+ * When tracing is off it calls `fn` and nothing else. Each operation is a plain function of its
+ * module (`applyLeaseUntraced`), wrapped where it is exported (`export const applyLease = ...`).
  */
 export function tracedLeaseOp<A extends unknown[], R>(
   name: string,
   fn: (...args: A) => Promise<R>,
-  leasesOf: (args: NoInfer<A>, result: NoInfer<R> | undefined) => readonly unknown[],
-  attributesOf: (result: NoInfer<R>) => Attributes = () => ({}),
+  spans: LeaseOpSpans<NoInfer<A>, NoInfer<R>>,
 ): (...args: A) => Promise<R> {
+  const { leases: leasesOf, attributes: attributesOf = () => ({}) } = spans;
   return async (...args: A) => {
     if (!tracingOn()) return fn(...args);
     const startTime = now();

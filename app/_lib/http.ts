@@ -148,6 +148,19 @@ export type Authed = {
   session: Awaited<ReturnType<typeof requestSession>>;
 };
 
+/**
+ * A refusal for the wrapper to answer: an error code, or a result that carries one (a domain
+ * call's `{ ok: false, code }`, readBody's, refuseBody's), with `more` for what the body says
+ * beside the code (lease_in_flight's holder). Only `code` and `more` reach the answer.
+ */
+export type Refusal = ErrorCode | { ok: false; code: ErrorCode; more?: Record<string, unknown> };
+/**
+ * What an actor route's handler returns: the Response it built (its 2xx, or a refusal it
+ * answers itself, with headers of its own), or a Refusal, which the wrapper turns into
+ * `{detail: code}` with its status; `not_signed_in` is the 401 that also clears the cookie.
+ */
+export type Answer = Response | Refusal;
+
 /** A route that needs no actor (sign-in), with the same error handling. */
 export function publicRoute(handler: (req: Request, res: Response) => Promise<Response>) {
   return async (req: Request): Promise<Response> => {
@@ -183,17 +196,30 @@ function guardedRoute(body: (req: Request, context: RouteContext) => Promise<Res
   return (req: Request, context: RouteContext) => route(req, context);
 }
 
-export function authedRoute(handler: (ctx: Authed) => Promise<Response>) {
+/** A refusal's code and what its body says beside it. */
+function refusalOf(refusal: Refusal): { code: ErrorCode; more?: Record<string, unknown> } {
+  return typeof refusal === "string" ? { code: refusal } : { code: refusal.code, more: refusal.more };
+}
+
+/** The 401 of a session that is not (or no longer) live: the cookie is cleared with it. */
+function signedOut(req: Request, session: Authed["session"], cookies: Headers): Response {
+  discardSession(req, session);
+  return problem("not_signed_in", cookies);
+}
+
+export function authedRoute(handler: (ctx: Authed) => Promise<Answer>) {
   return guardedRoute(async (req, context) => {
     const res = new Response();
     const session = await requestSession(req, res);
     const db = await getDb();
     const actor = await resolveActor(db, session);
-    if (!actor) {
-      discardSession(req, session);
-      return problem("not_signed_in", res.headers);
-    }
-    return handler({ req, db, actor, params: (await context?.params) ?? {}, cookies: res.headers, session });
+    if (!actor) return signedOut(req, session, res.headers);
+    const params = (await context?.params) ?? {};
+    const answer = await handler({ req, db, actor, params, cookies: res.headers, session });
+    if (answer instanceof Response) return answer;
+    // The session was resolved above: the refusal is answered as it is.
+    const { code, more } = refusalOf(answer);
+    return code === "not_signed_in" ? signedOut(req, session, res.headers) : problem(code, undefined, more);
   });
 }
 
@@ -204,16 +230,9 @@ export type Claimed = Omit<Authed, "actor"> & {
   /**
    * `db` for the handler's writes: each transaction holds the session FOR SHARE first and judges
    * its end on the clock last, after any wait for a row (sessionHeld, as the server actions do);
-   * a session found dead there rolls the transaction back and the request answers notSignedIn().
+   * a session found dead there rolls the transaction back and the request answers 401.
    */
   held: Db;
-  /**
-   * The answer to give when the handler's own statement found the session not live, or when
-   * it refuses and must first learn whether the session is live (401 outranks every refusal).
-   */
-  notSignedIn(): Response;
-  /** 401 if the session is not live (one read), else `answer`: for refusals decided without it. */
-  unlessSignedOut(answer: Response): Promise<Response>;
 };
 
 /**
@@ -221,29 +240,31 @@ export type Claimed = Omit<Authed, "actor"> & {
  * transaction (the lease's read, open, apply; cancel and the invoice edit through `held`), so
  * the request costs one transaction, not two, and a write's session is judged in the
  * transaction that writes. The handler must check it before any write and on every path that
- * answers 2xx; a refusal goes through `unlessSignedOut`, so a dead session is 401 as under authedRoute.
+ * answers with a Response of its own. A Refusal it returns is answered here: `not_signed_in`
+ * (its statement found the session not live) is 401 at once; any other code is 401 all the
+ * same if the session is not live (one read: 401 outranks every refusal), else that code.
  */
-export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Response>) {
+export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Answer>) {
   return guardedRoute(async (req, context) => {
     const res = new Response();
     const session = await requestSession(req, res);
     const db = await getDb();
-    const notSignedIn = () => {
-      discardSession(req, session);
-      return problem("not_signed_in", res.headers);
-    };
-    if (!isUuid(session.sid) || !isUuid(session.uid)) return notSignedIn();
+    const cookies = res.headers;
+    if (!isUuid(session.sid) || !isUuid(session.uid)) return signedOut(req, session, cookies);
     const actor = { id: session.uid, sessionId: session.sid };
-    const unlessSignedOut = async (answer: Response) => ((await resolveActor(db, session)) ? answer : notSignedIn());
     const held = sessionHeld(db, { actorId: actor.id, sessionId: actor.sessionId });
     const params = (await context?.params) ?? {};
-    const cookies = res.headers;
+    let answer: Answer;
     try {
-      return await handler({ req, db, held, actor, params, cookies, session, notSignedIn, unlessSignedOut });
+      answer = await handler({ req, db, held, actor, params, cookies, session });
     } catch (error) {
-      if (error instanceof SessionEnded) return notSignedIn();
+      if (error instanceof SessionEnded) return signedOut(req, session, cookies);
       throw error;
     }
+    if (answer instanceof Response) return answer;
+    const { code, more } = refusalOf(answer);
+    if (code === "not_signed_in" || !(await resolveActor(db, session))) return signedOut(req, session, cookies);
+    return problem(code, undefined, more);
   });
 }
 

@@ -29,7 +29,17 @@ class FailClosed extends Error {}
  * `not_signed_in` and nothing is written: the route then needs no transaction of its own to
  * resolve the session. A server action passes none: its db holds the session (sessionHeld).
  */
-export const applyLease = tracedLeaseOp("lease.apply", async function applyLease(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
+export const applyLease = tracedLeaseOp("lease.apply", applyLeaseUntraced, {
+  leases: ([, , leaseId], result) => (result?.ok === false && result.code === "lease_not_found" ? [] : [leaseId]),
+  attributes: outcome,
+});
+
+async function applyLeaseUntraced(
+  db: Db,
+  actorId: string,
+  leaseId: unknown,
+  opts: { sessionId?: string } = {},
+): Promise<ApplyResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   try {
     return await db.transaction(async (tx): Promise<ApplyResult> => {
@@ -135,4 +145,4 @@ export const applyLease = tracedLeaseOp("lease.apply", async function applyLease
     }
     throw error;
   }
-}, ([, , leaseId], result) => (result?.ok === false && result.code === "lease_not_found" ? [] : [leaseId]), (result) => outcome(result));
+}

@@ -12,7 +12,17 @@ import { LeaseDispatch } from "./types";
 
 export type CancelResult = { ok: true } | { ok: false; code: CancelRefusal };
 
-export const cancelLease = tracedLeaseOp("lease.cancel", async function cancelLease(db: Db, actorId: string, leaseId: unknown, dispatch: LeaseDispatch): Promise<CancelResult> {
+export const cancelLease = tracedLeaseOp("lease.cancel", cancelLeaseUntraced, {
+  leases: ([, , leaseId], result) => (result?.ok === false && result.code === "lease_not_found" ? [] : [leaseId]),
+  attributes: outcome,
+});
+
+async function cancelLeaseUntraced(
+  db: Db,
+  actorId: string,
+  leaseId: unknown,
+  dispatch: LeaseDispatch,
+): Promise<CancelResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   const result = await db.transaction(async (tx): Promise<CancelResult> => {
     const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
@@ -33,7 +43,7 @@ export const cancelLease = tracedLeaseOp("lease.cancel", async function cancelLe
   });
   if (result.ok) await tellClosed(dispatch, [leaseId], "cancelled");
   return result;
-}, ([, , leaseId], result) => (result?.ok === false && result.code === "lease_not_found" ? [] : [leaseId]), (result) => outcome(result));
+}
 
 /**
  * Sign-out: ends the server-side session and closes, as `rejected`, the leases that
@@ -41,7 +51,11 @@ export const cancelLease = tracedLeaseOp("lease.cancel", async function cancelLe
  * session need not be live: the leases of one that ran out or was ended are closed all the
  * same (`live` says whether it still was, for the answer).
  */
-export const revokeSession = tracedLeaseOp("lease.revoke", async function revokeSession(
+export const revokeSession = tracedLeaseOp("lease.revoke", revokeSessionUntraced, {
+  leases: (_args, result) => result?.revoked ?? [],
+});
+
+async function revokeSessionUntraced(
   db: Db,
   input: { actorId: string; sessionId: string },
   dispatch: LeaseDispatch,
@@ -58,7 +72,7 @@ export const revokeSession = tracedLeaseOp("lease.revoke", async function revoke
   });
   await tellClosed(dispatch, result.revoked, "signed_out");
   return result;
-}, (_args, result) => result?.revoked ?? []);
+}
 
 /**
  * Sign out everywhere: from a live session, ends every session of its user and closes, as
@@ -67,7 +81,11 @@ export const revokeSession = tracedLeaseOp("lease.revoke", async function revoke
  * either commit before (and be closed here) or find its session revoked. From a session that
  * is not live it is refused, and only that session's leases are closed (revokeSession).
  */
-export const revokeAllSessions = tracedLeaseOp("lease.revoke", async function revokeAllSessions(
+export const revokeAllSessions = tracedLeaseOp("lease.revoke", revokeAllSessionsUntraced, {
+  leases: (_args, result) => result?.revoked ?? [],
+});
+
+async function revokeAllSessionsUntraced(
   db: Db,
   input: { actorId: string; sessionId: string },
   dispatch: LeaseDispatch,
@@ -89,7 +107,7 @@ export const revokeAllSessions = tracedLeaseOp("lease.revoke", async function re
   if (revoked === null) return { ok: false, code: "not_signed_in", revoked: (await revokeSession(db, input, dispatch)).revoked };
   await tellClosed(dispatch, revoked, "signed_out");
   return { ok: true, revoked };
-}, (_args, result) => result?.revoked ?? []);
+}
 
 /** Sign-out's closing of leases in flight (`mine` names them): overdue ones expired, the rest rejected. */
 async function closeInFlight(tx: Tx, mine: SQL | undefined): Promise<string[]> {
@@ -125,7 +143,16 @@ export async function lockLeasesInFlight(tx: Tx, invoiceId: string): Promise<voi
  * date; values are not recorded (the event may outlive the actor's access to the invoice).
  * The caller tells running generations to stop (tellClosed) after its commit.
  */
-export const withdrawOutdated = tracedLeaseOp("lease.withdraw", async function withdrawOutdated(tx: Tx, invoiceId: string, version: number, fields: string[]): Promise<string[]> {
+export const withdrawOutdated = tracedLeaseOp("lease.withdraw", withdrawOutdatedUntraced, {
+  leases: (_args, result) => result ?? [],
+});
+
+async function withdrawOutdatedUntraced(
+  tx: Tx,
+  invoiceId: string,
+  version: number,
+  fields: string[],
+): Promise<string[]> {
   const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
   await expireDue(tx, onInvoice, "edit");
   const rows = await tx
@@ -137,7 +164,7 @@ export const withdrawOutdated = tracedLeaseOp("lease.withdraw", async function w
     await recordEvent(tx, row.id, "invoice_changed", { by: "edit", lease_version: row.fence, invoice_version: version, fields });
   }
   return rows.map((r) => r.id);
-}, (_args, result) => result ?? []);
+}
 
 export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], reason: ClosedReason) {
   if (leaseIds.length === 0) return;
@@ -151,7 +178,11 @@ export async function tellClosed(dispatch: LeaseDispatch, leaseIds: string[], re
 }
 
 /** The sweep: records `expired` for overdue in-flight leases, oldest deadline first, in one bounded batch. */
-export const expireOverdue = tracedLeaseOp("lease.expire", async function expireOverdue(db: Db, batchSize: number = 200): Promise<{ expired: string[] }> {
+export const expireOverdue = tracedLeaseOp("lease.expire", expireOverdueUntraced, {
+  leases: (_args, result) => result?.expired ?? [],
+});
+
+async function expireOverdueUntraced(db: Db, batchSize: number = 200): Promise<{ expired: string[] }> {
   return db.transaction(async (tx) => {
     // Two statements on purpose: an `IN (subquery LIMIT n FOR UPDATE SKIP LOCKED)` may be
     // rescanned by the planner and touch more than n rows.
@@ -166,4 +197,4 @@ export const expireOverdue = tracedLeaseOp("lease.expire", async function expire
     const expired = await expireDue(tx, inArray(inferenceLease.id, due.map((d) => d.id)), "sweep");
     return { expired };
   });
-}, (_args, result) => result?.expired ?? []);
+}

@@ -95,7 +95,12 @@ const runMatches = (runNonce: unknown) =>
  * come from the run the lease dispatched cannot know it. Such a proposal changes nothing at
  * all, not even an overdue or mismatched lease's status, so a forger cannot close leases either.
  */
-export const proposeLease = tracedLeaseOp("lease.propose", async function proposeLease(
+export const proposeLease = tracedLeaseOp("lease.propose", proposeLeaseUntraced, {
+  leases: ([, input]) => [input.leaseId],
+  attributes: outcome,
+});
+
+async function proposeLeaseUntraced(
   db: Db,
   input: { leaseId: string; actorId: string; runNonce: string; proposal: LeaseProposal },
 ): Promise<ProposeResult> {
@@ -176,7 +181,7 @@ export const proposeLease = tracedLeaseOp("lease.propose", async function propos
   });
   if (!result.ok) log.warn("completion not proposed", { lease_id: leaseId, code: result.code, status: result.status });
   return result;
-}, ([, input]) => [input.leaseId], (result) => outcome(result));
+}
 
 /**
  * Why a generation failed, as the actor sees it: a stable code and plain words. The error
@@ -194,7 +199,12 @@ export const GENERATION_FAILURES = {
  * A generation that cannot finish closes its lease at once, so the user learns now, not at the
  * deadline. Like propose, it needs the run's nonce: any other caller writes only `run_mismatch`.
  */
-export const failGeneration = tracedLeaseOp("lease.fail_generation", async function failGeneration(
+export const failGeneration = tracedLeaseOp("lease.fail_generation", failGenerationUntraced, {
+  leases: ([, input]) => [input.leaseId],
+  attributes: (result) => ({ "claimcheck.closed": result.closed }),
+});
+
+async function failGenerationUntraced(
   db: Db,
   input: { leaseId: string; runNonce: string; code: GenerationFailureCode },
 ): Promise<{ closed: boolean; refused?: "run_mismatch" }> {
@@ -224,4 +234,4 @@ export const failGeneration = tracedLeaseOp("lease.fail_generation", async funct
     });
     return { closed: closed.length > 0 };
   });
-}, ([, input]) => [input.leaseId], (result) => ({ "claimcheck.closed": result.closed }));
+}

@@ -25,7 +25,12 @@ export type OpenResult =
 /** Thrown in open's transaction when the session ran out while it waited for a row: it rolls back. */
 class SessionRanOut extends Error {}
 
-export const openLease = tracedLeaseOp("lease.open", async function openLease(
+export const openLease = tracedLeaseOp("lease.open", openLeaseUntraced, {
+  leases: (_args, result) => (result?.ok ? [result.lease.id] : []),
+  attributes: (result) => ({ ...outcome(result), "claimcheck.created": result.ok && result.created }),
+});
+
+async function openLeaseUntraced(
   db: Db,
   input: { actorId: string; sessionId: string | null; invoiceId: unknown; purpose: unknown; ttlSeconds: number },
   dispatch: LeaseDispatch,
@@ -122,4 +127,4 @@ export const openLease = tracedLeaseOp("lease.open", async function openLease(
     return { ok: false, code: "dispatch_failed" };
   }
   return outcome;
-}, (_args, result) => (result?.ok ? [result.lease.id] : []), (result) => ({ ...outcome(result), "claimcheck.created": result.ok && result.created }));
+}

@@ -59,7 +59,7 @@ const AFTER_ALL = sql.raw("9223372036854775807::bigint");
  * entries) up to the cursor, an index range that holds at most LEASE_EVENTS_PAGE + 1 events
  * whichever scan the planner picks, however long the timeline. (A plain `order by id desc limit
  * 51` let the planner read every event of the lease and sort them, since it expects a handful a
- * lease: the test "the read is bounded" in tests/integration/api.test.ts.) The extra event only
+ * lease: the test "the read is bounded" in tests/integration/http/api.test.ts.) The extra event only
  * says that there is more. Table names are written out: drizzle renders a column of the outer
  * table unqualified here, and the subquery's own `id` would capture it.
  */

@@ -1,4 +1,5 @@
-// Issue 17 §15-17: `npm run dev` as a newcomer meets it, several times over, each in a fresh
+// A reload loop, a silent first compile and a dead inngest-cli stub (the outside review of
+// 2026-12-01): `npm run dev` as a newcomer meets it, several times over, each in a fresh
 // clone (no .next, no .data, no next-env.d.ts) with no DATABASE_URL, so the embedded
 // PGlite writes its .data/ inside the project tree while Next watches it.
 //   §15: the sign-in page loads once and stays (a reload loop, GET /sign-in ~3×/s with

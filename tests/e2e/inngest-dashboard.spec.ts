@@ -1,4 +1,4 @@
-// The local Inngest server's dashboard (tools/inngest-local/dashboard.ts) in a real browser,
+// The local Inngest server's dashboard (packages/inngest-local/dashboard.ts) in a real browser,
 // at 1280 and 375 px, against a stand-in this spec starts in self-hosted (signed) mode with a
 // tiny app served by the pinned SDK: the pages render, a run's timeline shows, Resync, Send
 // event, Rerun and Cancel work, a page on another origin cannot press Cancel, and axe finds
@@ -10,8 +10,7 @@ import { randomBytes } from "node:crypto";
 import { Inngest, NonRetriableError } from "inngest";
 import { serve } from "inngest/node";
 import type { Page } from "@playwright/test";
-import { startInngestLocal, type InngestLocal } from "../../tools/inngest-local/server";
-import { startSdkApp, type SdkApp } from "../../tools/inngest-local/tests/sdk-app";
+import { startInngestLocal, startSdkApp, type InngestLocal, type SdkApp } from "@claimcheck/inngest-local";
 import { expect, expectAccessible, saveScreenshot, test } from "./support/fixtures";
 
 const signingKey = `signkey-test-${randomBytes(32).toString("hex")}`;

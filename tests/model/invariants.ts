@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import type { LeaseStatus } from "@/lib/lease-codes";
 import type { TestDb } from "../support/db";
-import { CLOSING_EVENT, isInFlight, isTransition, type Detail } from "../support/lease-rules";
+import { CLOSING_EVENT, isInFlight, isTransition, type Detail } from "../harness/lease-rules";
 
 type ModelView = {
   invoices: { id: string; version: number; summary: string | null }[];

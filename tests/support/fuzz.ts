@@ -1,4 +1,4 @@
-// What the fuzz suites (tests/integration/fuzz-*.test.ts) share: hostile values as fast-check
+// What the fuzz suites (tests/integration/hostile/fuzz-*.test.ts) share: hostile values as fast-check
 // arbitraries, symbolic references to the world's rows (resolved just before each request, so
 // a counterexample prints readably and replays against whatever the world holds then), the
 // database snapshot, the record of every row a request wrote, and the contract's list of the

@@ -1,12 +1,11 @@
 import { getDb } from "@/db/client";
 import { requestSession } from "@/lib/sessions";
 import { authedRoute, json, problem, publicRoute, readBody, refuseBody, sessionCheckedRoute } from "@/app/_lib/http";
-import { revokeAllSessions, revokeSession } from "@/lib/leases";
+import { revokeAllSessions, revokeSession } from "@/app/_lib/leases";
 import { actorJson } from "@/app/_lib/serialize";
 import { deviceTokens, requestDevice } from "@/lib/device-cookie";
 import { clientAddress } from "@/lib/rate-limit";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
-import { inngestDispatch } from "@/inngest/dispatch";
 
 export const POST = publicRoute(async (req, res) => {
   const body = await readBody(req, SignInInput);
@@ -39,17 +38,17 @@ function signOutScope(query: URLSearchParams): "this" | "all" | null {
 // DELETE /api/session – sign out; ?scope=all signs out everywhere. The cookie's claim is enough
 // to close its session's leases even when that session is no longer live (it ran out, or was
 // ended): the answer is then 401, but nothing it opened stays in flight.
-export const DELETE = sessionCheckedRoute(async ({ req, db, actor, session, cookies, notSignedIn, unlessSignedOut }) => {
+export const DELETE = sessionCheckedRoute(async ({ req, db, actor, session, cookies }) => {
   const body = refuseBody(req);
-  if (!body.ok) return unlessSignedOut(problem(body.code));
+  if (!body.ok) return body;
   const scope = signOutScope(new URL(req.url).searchParams);
-  if (!scope) return unlessSignedOut(problem("invalid_request"));
+  if (!scope) return "invalid_request";
   const input = { actorId: actor.id, sessionId: actor.sessionId };
   const result =
     scope === "all"
-      ? await revokeAllSessions(db, input, inngestDispatch)
-      : await revokeSession(db, input, inngestDispatch).then(({ live, revoked }) => ({ ok: live, revoked }));
-  if (!result.ok) return notSignedIn();
+      ? await revokeAllSessions(db, input)
+      : await revokeSession(db, input).then(({ live, revoked }) => ({ ok: live, revoked }));
+  if (!result.ok) return "not_signed_in";
   session.destroy();
   return json({ status: "signed_out", revoked: result.revoked }, 200, cookies);
 });

@@ -12,13 +12,12 @@ import { z } from "zod";
 import { isUuid } from "@/lib/ids";
 import { signInPath } from "@/lib/return-path";
 import { formOf, positiveInt4, text } from "@/lib/input";
-import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
-import { applyLease, cancelLease } from "@/lib/leases";
-import { inngestDispatch } from "@/inngest/dispatch";
+import { getInvoice, InvoicePatch } from "@/lib/invoices";
+import { applyLease } from "@/lib/leases";
 import { action, rawField, stateAction } from "@/app/_lib/action";
 import { sendToSignIn } from "@/app/_lib/actor";
 import { datePattern, parseDate } from "@/app/_lib/format";
-import { openLeaseAs } from "@/app/_lib/open-lease";
+import { cancelLease, openLeaseAs, updateInvoice } from "@/app/_lib/leases";
 import { editRefusal, type NoticeCode } from "@/app/_lib/lease-words";
 import { localeFrom } from "@/app/_lib/viewer";
 
@@ -77,7 +76,7 @@ const close = (verb: "discard" | "cancel") =>
     input: LeaseForm,
     invalid: (raw) => backTo(rawField(raw, "invoice_id"), `${verb}.lease_not_found`),
     run: async ({ lease_id, invoice_id }, { actor, db }) => {
-      const result = await cancelLease(db, actor.id, lease_id, inngestDispatch);
+      const result = await cancelLease(db, actor.id, lease_id);
       backTo(invoice_id, result.ok ? undefined : `${verb}.${result.code}`);
     },
   });
@@ -156,7 +155,7 @@ export const editInvoiceAction = stateAction({
     if (Object.keys(changed).length === 0) backTo(invoice_id, "edit.unchanged");
     const patch = InvoicePatch.safeParse({ ...changed, expected_version });
     if (!patch.success) return { ok: false, message: editRefusal("invalid_request", pattern), values };
-    const result = await updateInvoice(db, actor.id, invoice_id, patch.data, inngestDispatch);
+    const result = await updateInvoice(db, actor.id, invoice_id, patch.data);
     if (!result.ok) return { ok: false, message: editRefusal(result.code, pattern), values };
     // The redirect goes to the address the last save went to (?notice=edit.saved): without this
     // the client router showed its page from then, the invoice as it was before this save.

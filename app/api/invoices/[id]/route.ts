@@ -1,26 +1,26 @@
-import { authedRoute, json, param, problem, readBody, sessionCheckedRoute } from "@/app/_lib/http";
-import { getInvoice, InvoicePatch, updateInvoice } from "@/lib/invoices";
+import { authedRoute, json, param, readBody, sessionCheckedRoute } from "@/app/_lib/http";
+import { getInvoice, InvoicePatch } from "@/lib/invoices";
 import { latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
-import { inngestDispatch } from "@/inngest/dispatch";
+import { updateInvoice } from "@/app/_lib/leases";
 import { invoiceDetailJson } from "@/app/_lib/serialize";
 
 export const GET = authedRoute(async ({ db, actor, params }) => {
   const invoice = await getInvoice(db, actor.id, param(params, "id"));
-  if (!invoice) return problem("invoice_not_found");
+  if (!invoice) return "invoice_not_found";
   const [latest, heldBy] = await Promise.all([latestLeaseForInvoice(db, actor.id, invoice.id), leaseHolderName(db, actor.id, invoice.id)]);
   return json(invoiceDetailJson(invoice, latest, heldBy));
 });
 
 // The session is held in the edit's own transaction (`held`), and its end judged after the
 // wait for the invoice row: a sign-out waits for the edit, and a session dead by then writes nothing.
-export const PATCH = sessionCheckedRoute(async ({ req, db, held, actor, params, unlessSignedOut }) => {
+export const PATCH = sessionCheckedRoute(async ({ req, db, held, actor, params }) => {
   const id = param(params, "id");
   // Ownership first, so a foreign id is a 404 whatever the body says.
-  if (!(await getInvoice(db, actor.id, id))) return unlessSignedOut(problem("invoice_not_found"));
+  if (!(await getInvoice(db, actor.id, id))) return "invoice_not_found";
   const body = await readBody(req, InvoicePatch);
-  if (!body.ok) return unlessSignedOut(problem(body.code));
-  const result = await updateInvoice(held, actor.id, id, body.value, inngestDispatch);
-  if (!result.ok) return unlessSignedOut(problem(result.code));
+  if (!body.ok) return body;
+  const result = await updateInvoice(held, actor.id, id, body.value);
+  if (!result.ok) return result;
   const [latest, heldBy] = await Promise.all([
     latestLeaseForInvoice(db, actor.id, result.invoice.id),
     leaseHolderName(db, actor.id, result.invoice.id),

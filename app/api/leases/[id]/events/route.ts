@@ -31,9 +31,9 @@ const DEADLINE_SLACK_MS = 250;
  */
 const SESSION_RECHECK_MS = 10_000;
 
-export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSignedIn, unlessSignedOut }) => {
+export const GET = sessionCheckedRoute(async ({ req, db, actor, params }) => {
   const leaseId = param(params, "id");
-  if (!isUuid(leaseId)) return unlessSignedOut(problem("lease_not_found"));
+  if (!isUuid(leaseId)) return "lease_not_found";
   // Listening before the first read, so that read is the only one needed to start: anything
   // recorded after it is notified. A notification that comes before the stream has started
   // is remembered and read once the first state is sent.
@@ -70,7 +70,7 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params, notSigne
   });
   if (first === "signed_out" || !first) {
     unsubscribe();
-    return first ? notSignedIn() : unlessSignedOut(problem("lease_not_found"));
+    return first ? "not_signed_in" : "lease_not_found";
   }
   const releaseSlot = takeStreamSlot(actor.sessionId);
   if (!releaseSlot) {

@@ -1,0 +1,60 @@
+import "server-only";
+// The web layer's one way to the lease writes that tell the generation: open, cancel, sign-out
+// (this session or every one) and an invoice edit, which withdraws the leases it outdates. The
+// domain (lib/leases, lib/invoices) takes the dispatch as an argument, so Inngest functions,
+// scripts and tests pass their own; here it is Inngest, sent after the response where the
+// answer need not wait (inngest/dispatch.ts). The API routes and the server actions call these,
+// never the domain's own versions nor inngest/dispatch (eslint.config.mjs holds app/ to that;
+// docs/decisions/0054-route-refusals-and-one-door-to-the-dispatch.md).
+import type { Db } from "@/db/client";
+import { appEnv } from "@/lib/env";
+import * as invoices from "@/lib/invoices";
+import * as leases from "@/lib/leases";
+import { inngestDispatch } from "@/inngest/dispatch";
+
+/** A cookie's session: whose it is and which one. */
+type SessionClaim = { actorId: string; sessionId: string };
+
+/**
+ * Opening a lease, for the API route and the Summarize action alike: the actor and session from
+ * the request's session (never from the body), the lease's time from the environment.
+ */
+export async function openLeaseAs(
+  db: Db,
+  actor: { id: string; sessionId: string | null },
+  request: { invoiceId: unknown; purpose: unknown },
+): Promise<leases.OpenResult> {
+  const input = {
+    actorId: actor.id,
+    sessionId: actor.sessionId,
+    invoiceId: request.invoiceId,
+    purpose: request.purpose,
+    ttlSeconds: appEnv().leaseTtlSeconds,
+  };
+  return leases.openLease(db, input, inngestDispatch);
+}
+
+/** Cancel (a generation) or discard (a proposal): lib/leases cancelLease. */
+export function cancelLease(db: Db, actorId: string, leaseId: unknown): Promise<leases.CancelResult> {
+  return leases.cancelLease(db, actorId, leaseId, inngestDispatch);
+}
+
+/** Sign-out of one session, live or not, and its leases closed: lib/leases revokeSession. */
+export function revokeSession(db: Db, claim: SessionClaim) {
+  return leases.revokeSession(db, claim, inngestDispatch);
+}
+
+/** Sign out everywhere, from a live session: lib/leases revokeAllSessions. */
+export function revokeAllSessions(db: Db, claim: SessionClaim) {
+  return leases.revokeAllSessions(db, claim, inngestDispatch);
+}
+
+/** An invoice edit, and the leases it outdates withdrawn: lib/invoices updateInvoice. */
+export function updateInvoice(
+  db: Db,
+  actorId: string,
+  invoiceId: unknown,
+  patch: invoices.InvoicePatch,
+): Promise<invoices.UpdateInvoiceResult> {
+  return invoices.updateInvoice(db, actorId, invoiceId, patch, inngestDispatch);
+}
