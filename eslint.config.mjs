@@ -6,7 +6,7 @@ const LOCAL_INNGEST = ["@claimcheck/inngest-local", "@claimcheck/inngest-local/*
 const ONE_DOOR = "Import the local Inngest server by its package name only, @claimcheck/inngest-local: its index.ts is the one door.";
 const STANDS_ALONE = "packages/inngest-local stands alone: it imports nothing from the app, its tests or its tools.";
 
-// The layers' import rules' patterns, composed per folder below (docs/decisions/0056).
+// The layers' import rules' patterns, composed per folder below (docs/decisions/0057).
 const DEV_ONLY = {
   group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST],
   message: "Dev tooling, tests and benchmarks are never imported by the app.",
@@ -18,7 +18,7 @@ const NO_APP = {
 const NO_NEXT = { group: ["next", "next/*"], message: "The domain takes an actor id and a db: no Next.js imports below app/." };
 /** The modules of lib/ that db/ may import: each imports nothing of ours. */
 const DB_LEAVES = ["log", "pid", "password", "lease-codes"];
-const DB_IMPORTS = `db/ is the bottom layer: it imports only itself and lib/{${DB_LEAVES.join(",")}} (decision 0056).`;
+const DB_IMPORTS = `db/ is the bottom layer: it imports only itself and lib/{${DB_LEAVES.join(",")}} (decision 0057).`;
 const DB_ONLY_LEAVES = [
   { regex: `^@/(?!db/|lib/(${DB_LEAVES.join("|")})$)`, message: DB_IMPORTS },
   { regex: `^\\.\\./(?!lib/(${DB_LEAVES.join("|")})$)`, message: DB_IMPORTS },
@@ -26,7 +26,7 @@ const DB_ONLY_LEAVES = [
 ];
 const LEAF = {
   regex: "^(@/|\\.)",
-  message: "db/ imports this module: it imports nothing of ours, so no cycle can run through it (decision 0056).",
+  message: "db/ imports this module: it imports nothing of ours, so no cycle can run through it (decision 0057).",
 };
 
 export default tseslint.config(
@@ -100,7 +100,7 @@ export default tseslint.config(
       ],
     },
   },
-  // Which layer may import which (docs/decisions/0056-import-rules-by-layer.md). Bottom up: db/
+  // Which layer may import which (docs/decisions/0057-import-rules-by-layer.md). Bottom up: db/
   // (schema, connection, seed), lib/ (the domain), inngest/ (background functions), app/ (pages,
   // routes, actions). A layer never imports one above it, so a background function or a test
   // can load the domain without the web layer. One block per folder, since a file's last

@@ -5,7 +5,7 @@
 import type http from "node:http";
 import { nextCronTime } from "./cron";
 import { appIdOf, executeGql, type LocalState } from "./gql";
-import { dashboardAction, errorPage, renderDashboard, type DashboardActions } from "./dashboard";
+import { LIVE_JS, dashboardAction, errorPage, renderDashboard, type DashboardActions } from "./dashboard";
 import { messageOf } from "./util";
 import type { Context } from "./context";
 import type { Registry } from "./registry";
@@ -25,10 +25,10 @@ type Call = {
 type Guard = (c: Call) => boolean;
 type Route = { method: "GET" | "POST"; path: string | RegExp; guards?: Guard[]; handle: (c: Call) => unknown };
 
-/** Dashboard responses: no script at all, no framing. */
+/** Dashboard responses: no script but the dashboard's own (/ui/live.js), no framing. */
 const HTML_HEADERS = {
   "content-type": "text/html; charset=utf-8",
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "content-security-policy": "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
@@ -341,6 +341,15 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
         const cookie = ctx.dashboardToken ? { "set-cookie": `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/` } : {};
         res.writeHead(303, { location: "/", "cache-control": "no-store", "referrer-policy": "no-referrer", ...cookie });
         res.end();
+      },
+    },
+    {
+      // The dashboard's live updates: a static script, no data in it (the pages it fetches are guarded).
+      method: "GET",
+      path: "/ui/live.js",
+      handle: ({ res }) => {
+        res.writeHead(200, { "content-type": "text/javascript; charset=utf-8", "x-content-type-options": "nosniff", "cache-control": "no-cache" });
+        res.end(LIVE_JS);
       },
     },
     { method: "GET", path: /^\/(?:ui\/.*)?$/, guards: [operator], handle: dashboardPage },

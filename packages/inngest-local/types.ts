@@ -42,11 +42,31 @@ export interface RunSummary {
   output?: unknown;
   error?: unknown;
   cancelledBy?: string;
+  /** The event whose `cancelOn` match cancelled the run (its id), for the dashboard's link. */
+  cancelledByEvent?: string;
+  /** While a request to the app is out: when the step it is running began (the SDK names a step only when it reports it). */
+  inFlightSince?: string;
+  /** A run cancelled while a request to the app was out: the step it was running, and what the app reported for it after the cancel (refused, not memoized). */
+  interrupted?: Interrupted;
   startedAt: string;
   endedAt?: string;
   /** Run-scoped metadata (scores, experiments), shown on the trace's root span. */
   metadata?: MetadataEntry[];
 }
+
+export type Interrupted = {
+  /** When the step began (the request left, or the result before it came in), and when the cancel came. */
+  since: string;
+  cancelledAt: string;
+  /** Known when the request was for a planned step, or once the app reports the step. */
+  stepId?: string;
+  name?: string;
+  op?: string;
+  /** When the app reported the step, after the cancel, and what it said. */
+  reportedAt?: string;
+  output?: unknown;
+  error?: unknown;
+};
 
 export type EventPayload = { name: string; id?: string; data: Record<string, unknown>; ts: number; [k: string]: unknown };
 
@@ -128,6 +148,8 @@ export type Run = RunSummary & {
   forceStepPlan: boolean;
   /** When the current request left, or its last step result came in: where the next executed step began. */
   mark?: number;
+  /** The stepId of the request to the app that is out, if one is. */
+  inFlight?: string;
   version?: number;
   /** Wakes the call loop when a request is queued, or the run ends. */
   wakeDriver?: () => void;

@@ -1,4 +1,4 @@
-// The lint rules on which folder may import which (eslint.config.mjs, docs/decisions/0056),
+// The lint rules on which folder may import which (eslint.config.mjs, docs/decisions/0057),
 // run on snippets as if they were files of the app, as tests/unit/lease-boundary.test.ts does
 // for the lease boundary.
 import { ESLint } from "eslint";

@@ -4,6 +4,7 @@
 import { toEvent } from "../events";
 import { COMPLETE_ID, ulid } from "../util";
 import type { FnEntry, Op, Run } from "../types";
+import { lateReport } from "./cancel";
 import { LAZY, deferOp } from "./defers";
 import { completeRun, failRun } from "./finish";
 import { opMetadata } from "./metadata";
@@ -16,6 +17,7 @@ export function checkpoint(ex: ExecutorState, run: Run, steps: Op[]): { ok: true
   // steps at once (a 400 would be retried 5 times, ~1.5 s, before it gives up).
   if (run.status !== "running") {
     ex.ctx.log(`run ${run.id} is ${run.status}: refused a checkpoint (409), so the SDK stops before the next step`);
+    lateReport(run, steps);
     return { ok: false, error: `run is ${run.status}` };
   }
   for (const op of steps) if (LAZY.has(op.op)) deferOp(ex, run, op);

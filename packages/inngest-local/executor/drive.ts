@@ -5,6 +5,7 @@ import { canonicalBody } from "../signing";
 import { errorOf, messageOf, ulid } from "../util";
 import type { Request, Run } from "../types";
 import { handleAnswer } from "./answers";
+import { lateReport } from "./cancel";
 import { failRun } from "./finish";
 import type { ExecutorState } from "./state";
 
@@ -48,6 +49,7 @@ export async function drive(ex: ExecutorState, run: Run) {
     // Cancelled while the request was in flight: its result is discarded.
     if (run.status !== "running") {
       ex.ctx.log(`run ${run.id} is ${run.status}: discarded the answer (HTTP ${ans.status}) of its in-flight request`);
+      lateReport(run, ans.body, true);
       return;
     }
     run.attempts = Math.max(run.attempts, req.attempt + 1);
@@ -112,6 +114,7 @@ async function callApp(ex: ExecutorState, run: Run, req: Request): Promise<Answe
     // Signed when the request leaves (after any concurrency wait), so it is fresh.
     const bodyText = canonicalBody(body);
     run.mark = Date.now();
+    run.inFlight = req.stepId;
     const res = await fetch(url, {
       method: "POST",
       // x-inngest-job-id is the queue item's id, which the SDK gives functions as ctx.jobId.
@@ -141,6 +144,7 @@ async function callApp(ex: ExecutorState, run: Run, req: Request): Promise<Answe
     }
     return { status, headers, body: parsed, text };
   } finally {
+    run.inFlight = undefined;
     release();
   }
 }

@@ -104,7 +104,17 @@ export const summary = (r: Run): RunSummary =>
     output: r.output,
     error: r.error,
     cancelledBy: r.cancelledBy,
+    cancelledByEvent: r.cancelledByEvent,
+    // Only while the step running is unnamed: a planned step sent to run shows as itself.
+    inFlightSince: r.status === "running" && r.inFlight !== undefined && r.mark && !runningPlannedStep(r) ? new Date(r.mark).toISOString() : undefined,
+    interrupted: r.interrupted,
     metadata: r.metadata,
     startedAt: r.startedAt,
     endedAt: r.endedAt,
   });
+
+/** The planned step the request out was sent to run, while it has no result: then the step running is known by name. */
+export function runningPlannedStep(run: Run) {
+  const s = run.inFlight !== undefined && run.inFlight !== "step" ? run.stepById.get(run.inFlight) : undefined;
+  return s && !s.endedAt ? s : undefined;
+}

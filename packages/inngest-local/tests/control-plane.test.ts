@@ -40,6 +40,8 @@ describe("inngest-local control plane in self-hosted mode", () => {
   let app: SdkApp;
   let local: InngestLocal;
   let runId = "";
+  /** The event that started it, whose dashboard page shows its payload (the nonce). */
+  let eventId = "";
   const bearer = () => ({ authorization: `Bearer ${signingKey}` });
 
   beforeAll(async () => {
@@ -54,7 +56,9 @@ describe("inngest-local control plane in self-hosted mode", () => {
     await waitFor("sync", () => logs.some((l) => l.startsWith('synced app "cp-app"')));
     const sent = await fetch(`${local.url}/e/${eventKey}`, { method: "POST", body: JSON.stringify({ name: "cp/opened", data: { leaseId: "L1", nonce: NONCE } }) });
     expect(sent.status).toBe(200);
-    runId = (await waitFor("the run", () => local.runs().find((r) => r.eventName === "cp/opened")))!.id;
+    const run = (await waitFor("the run", () => local.runs().find((r) => r.eventName === "cp/opened")))!;
+    runId = run.id;
+    eventId = run.eventId;
     await waitFor("its wait", () => local.runs().find((r) => r.id === runId)?.steps.some((s) => s.status === "waiting"));
   });
   afterAll(async () => {
@@ -75,6 +79,7 @@ describe("inngest-local control plane in self-hosted mode", () => {
       ["GET", "/ui/runs", {}, undefined],
       ["GET", `/ui/runs/${runId}`, {}, undefined],
       ["GET", "/ui/events", {}, undefined],
+      ["GET", `/ui/events/${eventId}`, {}, undefined],
       ["POST", "/v0/gql", { "content-type": "application/json" }, JSON.stringify({ query: "{ events(query: {}) { raw } }" })],
       ["POST", "/sync", {}, undefined],
       ["POST", `/runs/${runId}/cancel`, {}, undefined],
@@ -144,6 +149,11 @@ describe("inngest-local control plane in self-hosted mode", () => {
     const page = await raw(`${local.url}/ui/runs/${runId}`, { headers: { cookie } });
     expect(page.status).toBe(200);
     expect(page.text).toContain(NONCE);
+    const eventPage = await raw(`${local.url}/ui/events/${eventId}`, { headers: { cookie } });
+    expect(eventPage.status).toBe(200);
+    expect(eventPage.text).toContain(NONCE);
+    // The live script holds no data: it needs no credential, and its pages still do.
+    expect((await raw(`${local.url}/ui/live.js`)).status).toBe(200);
     // The token works as a bearer too (curl).
     expect((await raw(`${local.url}/events`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     // The cookie does not stand in for the dashboard's own-origin check.
