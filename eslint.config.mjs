@@ -10,6 +10,30 @@ const STANDS_ALONE = "packages/inngest-local stands alone: it imports nothing fr
 // Vitals) on what Next.js builds; typescript-eslint's parser and rules, below, stay in charge.
 const NEXT_FILES = ["app/**/*.{ts,tsx}", "proxy.ts", "instrumentation.ts", "next.config.ts"];
 
+// The layers' import rules' patterns, composed per folder below (docs/decisions/0058).
+const DEV_ONLY = {
+  group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST],
+  message: "Dev tooling, tests and benchmarks are never imported by the app.",
+};
+const NO_APP = {
+  regex: "^(@/|(\\.\\./)+)app(/|$)",
+  message: "Only app/ imports app/: move what lib/, inngest/ or db/ needs from it under lib/.",
+};
+const NO_NEXT = { group: ["next", "next/*"], message: "The domain takes an actor id and a db: no Next.js imports below app/." };
+/** The modules of lib/ that db/ may import: each imports nothing of ours. */
+const DB_LEAVES = ["log", "pid", "password", "lease-codes"];
+const DB_IMPORTS = `db/ is the bottom layer: it imports only itself and lib/{${DB_LEAVES.join(",")}} (decision 0058).`;
+// Beside DEV_ONLY, which says its own words for tools/, tests/, bench/ and packages/.
+const NOT_DB = `(?!db/|lib/(${DB_LEAVES.join("|")})$|tools/|tests/|bench/|packages/)`;
+const DB_ONLY_LEAVES = [
+  { regex: `^@/${NOT_DB}`, message: DB_IMPORTS },
+  { regex: `^(\\.\\./)+(?!\\.\\./)${NOT_DB}`, message: DB_IMPORTS },
+];
+const LEAF = {
+  regex: "^(@/|\\.)",
+  message: "db/ imports this module: it imports nothing of ours, so no cycle can run through it (decision 0058).",
+};
+
 export default tseslint.config(
   { ignores: ["node_modules/", ".next*/", ".data/", "test-results/", "playwright-report/", "next-env.d.ts", "bench/results/"] },
   ...nextVitals.map((config) => ({ ...config, files: NEXT_FILES })),
@@ -53,10 +77,7 @@ export default tseslint.config(
     files: ["app/**", "lib/**", "db/**", "inngest/**"],
     rules: {
       "@typescript-eslint/no-explicit-any": "error",
-      "no-restricted-imports": [
-        "error",
-        { patterns: [{ group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST], message: "Dev tooling, tests and benchmarks are never imported by the app." }] },
-      ],
+      "no-restricted-imports": ["error", { patterns: [DEV_ONLY] }],
     },
   },
   {
@@ -81,25 +102,42 @@ export default tseslint.config(
           patterns: [
             { group: ["@/inngest/dispatch", "**/inngest/dispatch"], message: "app/ reaches the dispatch through @/app/_lib/leases only." },
             { group: ["@/lib/leases/*", "**/lib/leases/*"], message: "The lease module is imported by its index, @/lib/leases." },
-            { group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST], message: "Dev tooling, tests and benchmarks are never imported by the app." },
+            DEV_ONLY,
           ],
         },
       ],
     },
   },
+  // Which layer may import which (docs/decisions/0058-import-rules-by-layer.md). Bottom up: db/
+  // (schema, connection, seed), lib/ (the domain), inngest/ (background functions), app/ (pages,
+  // routes, actions). A layer never imports one above it, so a background function or a test
+  // can load the domain without the web layer. One block per folder, since a file's last
+  // matching no-restricted-imports replaces the earlier ones rather than adding to them.
+  //   app/      anything of ours but tools/, tests/ and bench/ (and the dispatch's one door, above).
+  //   inngest/  lib/ and db/; never app/ (a background job must not depend on the web layer).
+  //             Next.js's own `after` it may (inngest/dispatch.ts sends events after the answer).
+  //   lib/      db/ and itself; never app/, never Next.js (the domain takes an actor id and a db).
+  //   db/       only its own files and four leaves of lib/ that import nothing of ours:
+  //             lib/log (the client logs), lib/pid (PGlite's folder lock), lib/password (the
+  //             seed hashes the demo users' passwords), lib/lease-codes (the lease columns'
+  //             types, check constraint and partial indexes). Anything more of lib/ would make
+  //             db/ depend on the domain that depends on it.
+  //   those four leaves: nothing of ours at all, so db/ -> leaf -> db/ cannot close a cycle.
   {
-    files: ["lib/**", "db/**"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            { group: ["next", "next/*"], message: "The domain takes an actor id and a db: no Next.js imports below app/." },
-            { group: ["@/tools/*", "@/tests/*", "@/bench/*", "**/tools/*", "**/tests/*", "**/bench/*", ...LOCAL_INNGEST], message: "Dev tooling, tests and benchmarks are never imported by the app." },
-          ],
-        },
-      ],
-    },
+    files: ["inngest/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [DEV_ONLY, NO_APP] }] },
+  },
+  {
+    files: ["lib/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [DEV_ONLY, NO_APP, NO_NEXT] }] },
+  },
+  {
+    files: ["db/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [DEV_ONLY, NO_NEXT, ...DB_ONLY_LEAVES] }] },
+  },
+  {
+    files: DB_LEAVES.map((leaf) => `lib/${leaf}.ts`),
+    rules: { "no-restricted-imports": ["error", { patterns: [DEV_ONLY, NO_APP, NO_NEXT, LEAF] }] },
   },
   {
     // bench/ shares the tests' harness (tests/harness/: the built app, its client, the fake

@@ -78,7 +78,7 @@ const opts = { actors: 100, duration: 60, latency: 500, streams: 500, probe: 15,
   }
 }
 
-const MAX_STREAMS_PER_SESSION = 20; // app/_lib/lease-feed.ts
+const MAX_STREAMS_PER_SESSION = 20; // app/_lib/sse.ts
 const SEED_PASSWORD = "claimcheck-load-password";
 const INVOICES_EACH = 3;
 const PURPOSE = "summarize_invoice";

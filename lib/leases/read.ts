@@ -2,9 +2,9 @@ import "server-only";
 // Reading leases: one statement for the lease, its timeline and the database clock; a write only
 // for a lease in flight past its deadline, which is recorded expired first.
 import type { Db, Tx } from "@/db/client";
-import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease, type LeaseStatus } from "@/db/schema";
+import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
-import type { ClosedReason, EventKind } from "@/lib/lease-vocabulary";
+import type { ClosedReason, EventKind, LeaseStatus } from "@/lib/lease-codes";
 import { and, asc, desc, eq, inArray, ne, not, sql } from "drizzle-orm";
 import { expireDue, inFlight, isOverdue, leaseWithNow, overdueInFlight } from "./shared";
 import { LeaseEventView, LeaseView } from "./types";

@@ -1,10 +1,10 @@
 // The lease lifecycle's rules as the checkers read them (tests/model/invariants.ts against a
 // model, bench/load-invariants.ts on a whole database): one definition for both.
 
-export const IN_FLIGHT = new Set<string>(["open", "proposed"]);
+export { isInFlight } from "@/lib/lease-codes";
 
 /** The one event that closes a lease, by status and closed reason. */
-export const TERMINAL: Record<string, string> = {
+export const CLOSING_EVENT: Record<string, string> = {
   "applied:": "applied",
   "expired:deadline_passed": "expired",
   "rejected:cancelled": "cancelled",

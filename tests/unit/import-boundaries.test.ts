@@ -22,7 +22,7 @@ describe("bench/ imports tests/ only through tests/harness/", () => {
 
   it("allows the harness, by alias or by path", async () => {
     expect(await importHits('import { startAppServer } from "@/tests/harness/app-server";', "bench/lifecycle.ts")).toEqual([]);
-    expect(await importHits('import { TERMINAL } from "../tests/harness/lease-rules";', "bench/load-invariants.ts")).toEqual([]);
+    expect(await importHits('import { CLOSING_EVENT } from "../tests/harness/lease-rules";', "bench/load-invariants.ts")).toEqual([]);
     expect(await importHits('import { http } from "@/tests/harness/app-client";', "bench/support/read-load.ts")).toEqual([]);
   });
 });

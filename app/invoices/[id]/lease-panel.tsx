@@ -18,19 +18,16 @@ import {
   channelWords,
   closedWords,
   countdown,
-  displayOf,
   eventWords,
   heldByWords,
   PANEL_WORDS,
-  summaryText,
   type LeaseEventJson,
   type LeaseJson,
   type Notice,
 } from "@/app/_lib/lease-words";
+import { displayOf, isInFlight, isTerminal, summaryOf } from "@/lib/lease-codes";
 import { applyAction, cancelAction, discardAction, summarizeAction } from "./actions";
 import { newer, useDeadlineCheck, useLeaseFeed, useServerCountdown, type Channel } from "./lease-hooks";
-
-const TERMINAL = new Set<string>(["applied", "rejected", "expired"]);
 
 export function LeasePanel({
   invoiceId,
@@ -59,7 +56,7 @@ export function LeasePanel({
 
   const leaseId = view?.lease_id ?? null;
   // A terminal lease never changes again: nothing to follow (the server ends its stream too).
-  const settled = view ? TERMINAL.has(view.status) : false;
+  const settled = view ? isTerminal(view.status) : false;
   useLeaseFeed(settled ? null : leaseId, setView, setChannel);
   useDeadlineCheck(settled ? null : view, setView);
 
@@ -87,7 +84,7 @@ export function LeasePanel({
   const earlier = useEarlierEvents(view);
 
   const display = view ? displayOf(view) : null;
-  const inFlight = display === "generating" || display === "proposed";
+  const inFlight = view ? isInFlight(view.status) : false;
   const remaining = useServerCountdown(view, inFlight);
   // A refusal says, once, why the lease is where it is: for a closed lease it takes the place
   // of the state line, which would say the same thing in other words.
@@ -158,7 +155,7 @@ export function LeasePanel({
               </div>
               <h3>{PANEL_WORDS.proposalHeading}</h3>
               <blockquote className="proposal" data-testid="proposal" suppressHydrationWarning>
-                {localizeDates(summaryText(view.proposal) ?? PANEL_WORDS.emptySummary, viewer.locale)}
+                {localizeDates(summaryOf(view.proposal) ?? PANEL_WORDS.emptySummary, viewer.locale)}
               </blockquote>
             </>
           ) : null}

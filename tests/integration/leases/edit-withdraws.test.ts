@@ -1,7 +1,7 @@
 // An edit withdraws the leases in flight on its invoice, in its own transaction
 // (docs/decisions/0013): rejected/invoice_changed with its event, the generation told to stop,
 // and apply's answer for such a lease stays 409 invoice_changed.
-import type { LeaseProposal } from "@/lib/lease-vocabulary";
+import type { LeaseProposal } from "@/lib/lease-codes";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, leaseEvent } from "@/db/schema";

@@ -1,6 +1,6 @@
 // inngest/lease-close-signal.ts on a real database (PostgreSQL or PGlite, per run): the signal
 // a generation hands its model call aborts when the lease's events say it closed (heard over
-// the process's one LISTEN, app/_lib/lease-feed.ts), or at its deadline; not for events that
+// the process's one LISTEN, lib/lease-feed.ts), or at its deadline; not for events that
 // leave the lease open, and never after release().
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

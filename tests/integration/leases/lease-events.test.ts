@@ -6,8 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { inferenceLease } from "@/db/schema";
 import * as leases from "@/lib/leases";
 import * as eventsRoute from "@/app/api/leases/[id]/events/route";
-import * as feed from "@/app/_lib/lease-feed";
-import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/lease-feed";
+import * as feed from "@/lib/lease-feed";
+import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/sse";
 import { api, signInCookie } from "../../support/api";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 
@@ -18,8 +18,8 @@ vi.mock("@/lib/leases", async (importOriginal) => {
 });
 const streamReads = () => vi.mocked(leases.readLeaseForSession).mock.calls.length;
 // LISTEN, so a test can make it fail to start (the database refusing a listener).
-vi.mock("@/app/_lib/lease-feed", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("@/app/_lib/lease-feed")>();
+vi.mock("@/lib/lease-feed", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@/lib/lease-feed")>();
   return { ...actual, subscribeLease: vi.fn(actual.subscribeLease) };
 });
 

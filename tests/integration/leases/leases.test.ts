@@ -1,5 +1,5 @@
 // The lease domain on a real database (PostgreSQL or PGlite, per run): each transition, each refusal.
-import type { LeaseProposal } from "@/lib/lease-vocabulary";
+import type { LeaseProposal } from "@/lib/lease-codes";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, invoice } from "@/db/schema";

@@ -1,6 +1,6 @@
 // Races, 50 rounds each. On PostgreSQL these are real concurrent transactions on a pool of
 // connections; on PGlite (one connection) they interleave at statement boundaries.
-import type { EventKind } from "@/lib/lease-vocabulary";
+import { TERMINAL_STATUSES, type EventKind } from "@/lib/lease-codes";
 import { eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, invoice, leaseEvent } from "@/db/schema";
@@ -53,7 +53,7 @@ describe(`races (${ROUNDS} rounds each)`, () => {
       const events = await t.db.select({ kind: leaseEvent.kind }).from(leaseEvent).where(eq(leaseEvent.leaseId, lease!.id));
       const transitions = events.map((e) => e.kind).filter((k) => k in STATUS_AFTER);
 
-      expect(["applied", "rejected", "expired"]).toContain(row!.status);
+      expect(TERMINAL_STATUSES).toContain(row!.status);
       expect(transitions).toHaveLength(1);
       expect(STATUS_AFTER[transitions[0]!]).toBe(row!.status);
       if (row!.status === "applied") {

@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
 import { expireOverdue } from "@/lib/leases";
-import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/lease-feed";
+import { MAX_STREAMS_PER_SESSION } from "@/app/_lib/sse";
 import { startInngestLocal, type InngestLocal } from "@claimcheck/inngest-local";
 import { freePort, startAppInstance, startInngestServer, type AppInstance, type InngestServer } from "../../harness/app-server";
 import { distribution, http, openEventStream, signIn, waitFor } from "../../harness/app-client";

@@ -1,12 +1,13 @@
 import "server-only";
 // One LISTEN per server process on channel `lease_event` (the trigger of
-// db/migrations/0004_lease_event_frame.sql NOTIFYs on every lease_event insert), fanned out to
-// the open event streams (and the model calls running for a lease: inngest/lease-close-signal.ts)
-// by lease id. A subscriber learns the event's kind and, when the notice carries it, the event
-// and the lease's state as its transaction left it (lib/leases/notice.ts), from which a stream
-// builds its next frame; without it, the stream reads the lease through the domain. Session
-// revocations come on the same channel (db/migrations/0004_lease_event_frame.sql), so a
-// signed-out session's streams end at once.
+// db/migrations/0004_lease_event_frame.sql NOTIFYs on every lease_event insert), fanned out by
+// lease id to the open event streams (app/api/leases/[id]/events/route.ts) and to the model
+// calls running for a lease (inngest/lease-close-signal.ts): in lib/, since both use it. A
+// subscriber learns the event's kind and, when the notice carries it, the event and the lease's
+// state as its transaction left it (lib/leases/notice.ts), from which a stream builds its next
+// frame; without it, the stream reads the lease through the domain. Session revocations come on
+// the same channel (db/migrations/0004_lease_event_frame.sql), so a signed-out session's streams
+// end at once.
 import { getDbHandle } from "@/db/client";
 import { parseLeaseNotice, type LeaseNotice } from "@/lib/leases";
 import { log } from "@/lib/log";
@@ -108,33 +109,4 @@ export async function subscribeLease(leaseId: string, onChange: Listener): Promi
 export async function watchSessionRevoked(sessionId: string, onRevoked: () => void): Promise<() => void> {
   await ensureListening();
   return addListener(feed.sessions, sessionId.toLowerCase(), onRevoked);
-}
-
-// ---------------------------------------------------------------------------------------
-// Open event streams per session
-
-/** Event streams one session may hold open at once; the next one is 429 too_many_streams. */
-export const MAX_STREAMS_PER_SESSION = 20;
-
-// In this process's memory: the cap holds per app instance, which is what it is for (each
-// stream holds a socket and a listener here). With several instances behind a balancer, a
-// session could hold 20 on each; a shared counter would need the database per stream.
-const streams = ((globalThis as unknown as { __claimcheckStreams?: Map<string, number> }).__claimcheckStreams ??= new Map());
-
-/**
- * Takes one of the session's stream slots: a release function (idempotent), or null when the
- * session already holds MAX_STREAMS_PER_SESSION.
- */
-export function takeStreamSlot(sessionId: string): (() => void) | null {
-  const held = streams.get(sessionId) ?? 0;
-  if (held >= MAX_STREAMS_PER_SESSION) return null;
-  streams.set(sessionId, held + 1);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    const now = (streams.get(sessionId) ?? 1) - 1;
-    if (now <= 0) streams.delete(sessionId);
-    else streams.set(sessionId, now);
-  };
 }
