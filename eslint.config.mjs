@@ -3,7 +3,13 @@ import nextVitals from "eslint-config-next/core-web-vitals";
 import tseslint from "typescript-eslint";
 
 // The local Inngest server, a workspace package: by its name or by a path into its folder.
-const LOCAL_INNGEST = ["@claimcheck/inngest-local", "@claimcheck/inngest-local/*", "@/packages/*", "**/packages/inngest-local", "**/packages/inngest-local/*"];
+const LOCAL_INNGEST = [
+  "@claimcheck/inngest-local",
+  "@claimcheck/inngest-local/*",
+  "@/packages/*",
+  "**/packages/inngest-local",
+  "**/packages/inngest-local/*",
+];
 const ONE_DOOR = "Import the local Inngest server by its package name only, @claimcheck/inngest-local: its index.ts is the one door.";
 const STANDS_ALONE = "packages/inngest-local stands alone: it imports nothing from the app, its tests or its tools.";
 // Next.js's own rules (eslint-config-next: React, the hooks rules, accessibility, Core Web
@@ -31,7 +37,8 @@ const DB_ONLY_LEAVES = [
 ];
 const LEAF = {
   regex: `^(?!(\\./|@/lib/)(${DB_LEAVES.join("|")})$)(@/|\\.)`,
-  message: "db/ imports this module: it imports nothing of ours but the other leaves db/ may import, so no cycle can run through it (decision 0058).",
+  message:
+    "db/ imports this module: it imports nothing of ours but the other leaves db/ may import, so no cycle can run through it (decision 0058).",
 };
 
 export default tseslint.config(
@@ -53,7 +60,14 @@ export default tseslint.config(
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["@claimcheck/inngest-local/*", "@/packages/*", "**/packages/inngest-local", "**/packages/inngest-local/*"], message: ONE_DOOR }] },
+        {
+          patterns: [
+            {
+              group: ["@claimcheck/inngest-local/*", "@/packages/*", "**/packages/inngest-local", "**/packages/inngest-local/*"],
+              message: ONE_DOOR,
+            },
+          ],
+        },
       ],
     },
   },
@@ -186,7 +200,7 @@ export default tseslint.config(
           message: "Only lib/leases/ writes leases and their events: call its transitions instead.",
         },
         {
-          selector: "TemplateElement[value.raw=/(insert\\s+into|update|delete\\s+from)\\s+\"?(inference_lease|lease_event)\\b/i]",
+          selector: 'TemplateElement[value.raw=/(insert\\s+into|update|delete\\s+from)\\s+"?(inference_lease|lease_event)\\b/i]',
           message: "Only lib/leases/ writes leases and their events: call its transitions instead.",
         },
       ],

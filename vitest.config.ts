@@ -27,7 +27,11 @@ export default defineConfig({
     // on, and db/client.ts replaces the pool it breaks. tests/integration/faults/db-faults.connections.test.ts
     // kills backends on purpose, so here it is ignored too, and only it.
     onUnhandledError: (error) =>
-      !(error.name === "TypeError" && error.message === "Cannot read properties of null (reading 'write')" && /postgres\/src\/connection\.js/.test(error.stack ?? "")),
+      !(
+        error.name === "TypeError" &&
+        error.message === "Cannot read properties of null (reading 'write')" &&
+        /postgres\/src\/connection\.js/.test(error.stack ?? "")
+      ),
     projects: [
       // The local Inngest server's own tests (packages/inngest-local/tests), by its own config:
       // `--project inngest-local`.

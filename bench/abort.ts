@@ -53,7 +53,10 @@ function distribution(values: number[]): Distribution {
 async function call(base: string, method: string, urlPath: string, opts: { cookie?: string; json?: unknown } = {}) {
   const res = await fetch(`${base}${urlPath}`, {
     method,
-    headers: { ...(opts.cookie ? { cookie: opts.cookie } : {}), ...(opts.json !== undefined ? { "content-type": "application/json" } : {}) },
+    headers: {
+      ...(opts.cookie ? { cookie: opts.cookie } : {}),
+      ...(opts.json !== undefined ? { "content-type": "application/json" } : {}),
+    },
     body: opts.json === undefined ? undefined : JSON.stringify(opts.json),
     signal: AbortSignal.timeout(30_000),
   });
@@ -66,7 +69,11 @@ async function call(base: string, method: string, urlPath: string, opts: { cooki
  * `adminUrl` (dropped afterwards) and returns the distributions. Starts and stops its own app,
  * stand-in and fake model.
  */
-export async function measureCloseToDrop(opts: { adminUrl: string; runs?: number; log?: (line: string) => void }): Promise<CloseToDropResult> {
+export async function measureCloseToDrop(opts: {
+  adminUrl: string;
+  runs?: number;
+  log?: (line: string) => void;
+}): Promise<CloseToDropResult> {
   const runs = opts.runs ?? 50;
   const log = opts.log ?? (() => {});
   const name = `cc_bench_abort_${Date.now().toString(36)}`;
@@ -93,7 +100,13 @@ export async function measureCloseToDrop(opts: { adminUrl: string; runs?: number
     app = await startAppServer({
       databaseUrl: url.toString(),
       name: "abort-bench",
-      model: { provider: "openai-compatible", baseUrl: fake.baseURL, apiKey: "sk-bench-not-a-real-key", name: "fake-model", timeoutMs: 120_000 },
+      model: {
+        provider: "openai-compatible",
+        baseUrl: fake.baseURL,
+        apiKey: "sk-bench-not-a-real-key",
+        name: "fake-model",
+        timeoutMs: 120_000,
+      },
     });
     const signedIn = await call(app.url, "POST", "/api/session", { json: { email: "abort-bench@example.test", password: PASSWORD } });
     if (signedIn.status !== 200) throw new Error(`sign-in answered ${signedIn.status}`);

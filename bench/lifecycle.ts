@@ -81,16 +81,32 @@ async function xacts(sql: postgres.Sql): Promise<number> {
   // Backends report their counters when idle, at most once a second, and a backend that
   // reported less than a second ago waits for its 10 s idle timer (PGSTAT_IDLE_INTERVAL).
   await new Promise((r) => setTimeout(r, 11_000));
-  const [row] = await sql<{ n: string }[]>`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`;
+  const [row] = await sql<
+    { n: string }[]
+  >`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`;
   return Number(row!.n);
 }
 
 // ---------------------------------------------------------------------------------------
 // Running a lifecycle in a loop on every worker for a while
 
-type Loop = { lifecycles: number; failures: number; seconds: number; perSecond: number; xactsPerLifecycle: number; cpu: CpuSpent; errors: string[] };
+type Loop = {
+  lifecycles: number;
+  failures: number;
+  seconds: number;
+  perSecond: number;
+  xactsPerLifecycle: number;
+  cpu: CpuSpent;
+  errors: string[];
+};
 
-async function loop(sql: postgres.Sql, workers: Worker[], seconds: number, once: (w: Worker) => Promise<void>, appPid?: number): Promise<Loop> {
+async function loop(
+  sql: postgres.Sql,
+  workers: Worker[],
+  seconds: number,
+  once: (w: Worker) => Promise<void>,
+  appPid?: number,
+): Promise<Loop> {
   const before = await xacts(sql);
   const cpuBefore = cpuSnapshot(appPid);
   let lifecycles = 0;
@@ -148,7 +164,9 @@ function rawLifecycle(sql: postgres.Sql) {
     await sql.begin(async (tx) => {
       const [lease] = await tx<{ invoice_version: number; proposal: { summary: string } }[]>`
         select invoice_version, proposal from inference_lease where id = ${leaseId} and actor_id = ${w.actorId} for update`;
-      const [inv] = await tx<{ version: number }[]>`select version from invoice where id = ${w.invoiceId} and owner_id = ${w.actorId} for update`;
+      const [inv] = await tx<
+        { version: number }[]
+      >`select version from invoice where id = ${w.invoiceId} and owner_id = ${w.actorId} for update`;
       if (!lease || !inv || inv.version !== lease.invoice_version) throw new Error("raw apply: fenced out");
       const [written] = await tx<{ version: number }[]>`
         update invoice set summary = ${lease.proposal.summary}, version = version + 1, updated_at = now()
@@ -172,7 +190,11 @@ function domainLifecycle(db: Db) {
       },
       async leaseClosed() {},
     };
-    const opened = await openLease(db, { actorId: w.actorId, sessionId: w.sessionId, invoiceId: w.invoiceId, purpose: PURPOSE, ttlSeconds: 90 }, dispatch);
+    const opened = await openLease(
+      db,
+      { actorId: w.actorId, sessionId: w.sessionId, invoiceId: w.invoiceId, purpose: PURPOSE, ttlSeconds: 90 },
+      dispatch,
+    );
     if (!opened.ok || !opened.created) throw new Error(`domain open: ${JSON.stringify(opened)}`);
     const outcome = await generateInProcess(db, opened.lease.id, runNonce, model);
     if (outcome !== "proposed") throw new Error(`domain generation: ${outcome}`);
@@ -184,8 +206,22 @@ function domainLifecycle(db: Db) {
 // ---------------------------------------------------------------------------------------
 // http: through the built app
 
-type HttpSamples = { clickToProposed: number[]; clickToApplied: number[]; applyToPushed: number[]; open: number[]; apply: number[]; lastLease: Map<number, string> };
-const noSamples = (): HttpSamples => ({ clickToProposed: [], clickToApplied: [], applyToPushed: [], open: [], apply: [], lastLease: new Map() });
+type HttpSamples = {
+  clickToProposed: number[];
+  clickToApplied: number[];
+  applyToPushed: number[];
+  open: number[];
+  apply: number[];
+  lastLease: Map<number, string>;
+};
+const noSamples = (): HttpSamples => ({
+  clickToProposed: [],
+  clickToApplied: [],
+  applyToPushed: [],
+  open: [],
+  apply: [],
+  lastLease: new Map(),
+});
 
 function httpLifecycle(app: AppServer, cookies: Map<number, string>, samples: HttpSamples) {
   return async (w: Worker) => {
@@ -217,9 +253,19 @@ function httpLifecycle(app: AppServer, cookies: Map<number, string>, samples: Ht
   };
 }
 
-async function readsPerSecond(app: AppServer, workers: Worker[], cookies: Map<number, string>, leases: Map<number, string>, seconds: number) {
+async function readsPerSecond(
+  app: AppServer,
+  workers: Worker[],
+  cookies: Map<number, string>,
+  leases: Map<number, string>,
+  seconds: number,
+) {
   const cpuBefore = cpuSnapshot(app.pid);
-  const run = await readLeasesFor(app.url, workers.map((w) => ({ leaseId: leases.get(w.n)!, cookie: cookies.get(w.n)! })), seconds);
+  const run = await readLeasesFor(
+    app.url,
+    workers.map((w) => ({ leaseId: leases.get(w.n)!, cookie: cookies.get(w.n)! })),
+    seconds,
+  );
   const cpu = cpuSpent(cpuBefore, cpuSnapshot(app.pid), run.reads);
   return { perSecond: round(run.reads / run.seconds), failures: run.failures, latency: distribution(run.ms), cpu };
 }
@@ -354,7 +400,10 @@ async function seed(handle: DbHandle, sql: postgres.Sql): Promise<Worker[]> {
     const [user] = await handle.db.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, email));
     const [inv] = await handle.db.select({ id: invoice.id }).from(invoice).where(eq(invoice.ownerId, user!.id));
     // raw and domain open leases under a live session, as the app does.
-    const [session] = await handle.db.insert(appSession).values({ userId: user!.id, expiresAt: dsql`now() + interval '1 day'` }).returning({ id: appSession.id });
+    const [session] = await handle.db
+      .insert(appSession)
+      .values({ userId: user!.id, expiresAt: dsql`now() + interval '1 day'` })
+      .returning({ id: appSession.id });
     workers.push({ n, email, actorId: user!.id, invoiceId: inv!.id, sessionId: session!.id });
   }
   await sql`analyze`;
@@ -363,7 +412,13 @@ async function seed(handle: DbHandle, sql: postgres.Sql): Promise<Worker[]> {
 
 function machine() {
   const cpus = os.cpus();
-  return { cpus: cpus.length, cpu_model: cpus[0]?.model ?? "?", memory_gb: round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => round(x, 2)) };
+  return {
+    cpus: cpus.length,
+    cpu_model: cpus[0]?.model ?? "?",
+    memory_gb: round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    loadavg: os.loadavg().map((x) => round(x, 2)),
+  };
 }
 
 const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -384,9 +439,7 @@ try {
     name: "bench",
     model: { provider: "local", latencyMs: 0 },
     // node refuses --cpu-prof in NODE_OPTIONS; a preloaded script profiles through the inspector.
-    ...(CPU_PROF
-      ? { env: cpuProfEnv(PROFILE_DIR) }
-      : {}),
+    ...(CPU_PROF ? { env: cpuProfEnv(PROFILE_DIR) } : {}),
   });
   const httpSamples: Record<number, HttpSamples> = {};
   let reads: Awaited<ReturnType<typeof readsPerSecond>> | undefined;
@@ -413,7 +466,13 @@ try {
     }
     const eight = workers.slice(0, 8);
     const last = httpSamples[8]?.lastLease ?? httpSamples[WORKERS.at(-1)!]!.lastLease;
-    reads = await readsPerSecond(app, eight.filter((w) => last.has(w.n)), cookies, last, SECONDS);
+    reads = await readsPerSecond(
+      app,
+      eight.filter((w) => last.has(w.n)),
+      cookies,
+      last,
+      SECONDS,
+    );
     console.info(`[bench] GET /api/leases/:id x8: ${reads.perSecond}/s`);
   } finally {
     await app.stop();
@@ -434,7 +493,12 @@ try {
   if (SCALE) {
     const httpAt8: Parameters<typeof scaleBench>[0]["httpAt8"] = async (target, seconds) => {
       const samples = noSamples();
-      const run = await loop(target.side.sql, target.side.workers.slice(0, 8), seconds, httpLifecycle({ url: target.appUrl } as AppServer, target.cookies, samples));
+      const run = await loop(
+        target.side.sql,
+        target.side.workers.slice(0, 8),
+        seconds,
+        httpLifecycle({ url: target.appUrl } as AppServer, target.cookies, samples),
+      );
       return { lifecycles: run.lifecycles, seconds: run.seconds, open: samples.open, apply: samples.apply };
     };
     const makeTwin = async () => {
@@ -460,9 +524,20 @@ try {
   }
 
   const figures = figuresNow();
-  Object.assign(result, { figures, runs, reads_8_workers: reads, statements, cancel, scale, app_cpu_profile: profile, machine_after: machine() });
+  Object.assign(result, {
+    figures,
+    runs,
+    reads_8_workers: reads,
+    statements,
+    cancel,
+    scale,
+    app_cpu_profile: profile,
+    machine_after: machine(),
+  });
 
-  console.info("\n| workers | raw/s | domain/s (ratio) | http/s (ratio) | xacts raw/domain/http | click→proposed p50/p95 | click→applied p50/p95 | apply→pushed p50/p95 |");
+  console.info(
+    "\n| workers | raw/s | domain/s (ratio) | http/s (ratio) | xacts raw/domain/http | click→proposed p50/p95 | click→applied p50/p95 | apply→pushed p50/p95 |",
+  );
   console.info("|---|---|---|---|---|---|---|---|");
   for (const f of figures) {
     const d = (x: Dist) => `${x.p50} / ${x.p95} ms`;
@@ -470,9 +545,18 @@ try {
       `| ${f.workers} | ${f.raw_per_s} | ${f.domain_per_s} (${f.domain_ratio}) | ${f.http_per_s} (${f.http_ratio}) | ${f.raw_xacts} / ${f.domain_xacts} / ${f.http_xacts} | ${d(f.click_to_proposed)} | ${d(f.click_to_applied)} | ${d(f.apply_to_pushed)} |`,
     );
   }
-  console.info(`machine: ${os.cpus().length} cpus, load average ${(result.machine_before as { loadavg: number[] }).loadavg.join(" ")} before, ${os.loadavg().map((x) => round(x, 2)).join(" ")} after`);
-  console.info(`\nstatements per lifecycle (counting proxy, ${COUNT_LIFECYCLES} in a row): domain ${statements.domain.statements}, http ${statements.http.statements}`);
-  console.info(`GET /api/leases/:id at 8 workers: ${reads.perSecond}/s (p50 ${reads.latency.p50} ms, p95 ${reads.latency.p95} ms; CPU ms a read: app ${reads.cpu.per_unit_ms.app}, postgres ${reads.cpu.per_unit_ms.postgres}, bench ${reads.cpu.per_unit_ms.bench})`);
+  console.info(
+    `machine: ${os.cpus().length} cpus, load average ${(result.machine_before as { loadavg: number[] }).loadavg.join(" ")} before, ${os
+      .loadavg()
+      .map((x) => round(x, 2))
+      .join(" ")} after`,
+  );
+  console.info(
+    `\nstatements per lifecycle (counting proxy, ${COUNT_LIFECYCLES} in a row): domain ${statements.domain.statements}, http ${statements.http.statements}`,
+  );
+  console.info(
+    `GET /api/leases/:id at 8 workers: ${reads.perSecond}/s (p50 ${reads.latency.p50} ms, p95 ${reads.latency.p95} ms; CPU ms a read: app ${reads.cpu.per_unit_ms.app}, postgres ${reads.cpu.per_unit_ms.postgres}, bench ${reads.cpu.per_unit_ms.bench})`,
+  );
   console.info("\nCPU ms per lifecycle, by process (/proc), and how busy the 2 cores were:");
   console.info("| kind | workers | app | bench (clients + Inngest stand-in) | postgres | other | total | machine busy |");
   console.info("|---|---|---|---|---|---|---|---|");
@@ -481,11 +565,18 @@ try {
       const r = runs[kind]?.[n];
       if (!r) continue;
       const c = r.cpu.per_unit_ms;
-      console.info(`| ${kind} | ${n} | ${c.app} | ${c.bench} | ${c.postgres} | ${c.other} | ${c.total} | ${Math.round(r.cpu.machine_busy * 100)} % |`);
+      console.info(
+        `| ${kind} | ${n} | ${c.app} | ${c.bench} | ${c.postgres} | ${c.other} | ${c.total} | ${Math.round(r.cpu.machine_busy * 100)} % |`,
+      );
     }
   }
-  console.info(`cancel answered during a ${CANCEL_GENERATION_MS / 1000} s generation (8 workers): p50 ${cancel.answered.p50} ms, p95 ${cancel.answered.p95} ms`);
-  if (cancel.cpu) console.info(`  CPU ms per open → cancel (the generation started and aborted): app ${cancel.cpu.per_unit_ms.app}, bench ${cancel.cpu.per_unit_ms.bench}, postgres ${cancel.cpu.per_unit_ms.postgres}`);
+  console.info(
+    `cancel answered during a ${CANCEL_GENERATION_MS / 1000} s generation (8 workers): p50 ${cancel.answered.p50} ms, p95 ${cancel.answered.p95} ms`,
+  );
+  if (cancel.cpu)
+    console.info(
+      `  CPU ms per open → cancel (the generation started and aborted): app ${cancel.cpu.per_unit_ms.app}, bench ${cancel.cpu.per_unit_ms.bench}, postgres ${cancel.cpu.per_unit_ms.postgres}`,
+    );
   console.info(
     `cancel → model request dropped: ${cancel.dropped ? `p50 ${cancel.dropped.p50} ms, p95 ${cancel.dropped.p95} ms (${cancel.notDropped} not dropped)` : "n/a (not implemented: the model call runs to its end)"}`,
   );

@@ -81,7 +81,8 @@ export async function checkDatabase(sql: postgres.Sql, opts: { expectedVersions?
     const opened = transitions.filter((k) => k === "opened").length;
     if (opened !== 1) violations.push(`${where}: ${opened} opened events`);
     const proposed = transitions.filter((k) => k === "proposed").length;
-    if (proposed !== (l.has_proposal ? 1 : 0)) violations.push(`${where}: ${proposed} proposed events, proposal ${l.has_proposal ? "written" : "absent"}`);
+    if (proposed !== (l.has_proposal ? 1 : 0))
+      violations.push(`${where}: ${proposed} proposed events, proposal ${l.has_proposal ? "written" : "absent"}`);
     if (l.status === "open" && l.has_proposal) violations.push(`${where}: open with a proposal`);
     if ((l.status === "proposed" || l.status === "applied") && !l.has_proposal) violations.push(`${where}: no proposal`);
     const closing = transitions.filter((k) => k !== "opened" && k !== "proposed");
@@ -114,7 +115,8 @@ export async function checkDatabase(sql: postgres.Sql, opts: { expectedVersions?
   for (const i of invoices) {
     if (i.summary !== i.last_applied) violations.push(`invoice ${i.id.slice(0, 8)}: summary is not its last applied lease's`);
     const expected = opts.expectedVersions?.get(i.id);
-    if (expected !== undefined && expected !== i.version) violations.push(`invoice ${i.id.slice(0, 8)}: version ${i.version}, the clients counted ${expected}`);
+    if (expected !== undefined && expected !== i.version)
+      violations.push(`invoice ${i.id.slice(0, 8)}: version ${i.version}, the clients counted ${expected}`);
   }
 
   return { leases: leases.length, events: events.length, byOutcome, inFlight, overdueInFlight, violations };

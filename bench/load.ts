@@ -41,7 +41,17 @@ const USAGE = `usage: npm run test:load -- [--actors N] [--duration S] [--latenc
   --keep-db        leave the database (its name is printed) for a look afterwards
   DATABASE_URL     the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)`;
 
-const opts = { actors: 100, duration: 60, latency: 500, streams: 500, probe: 15, probeClients: 4, leaseTtl: 45, p95Budget: 100, keepDb: false };
+const opts = {
+  actors: 100,
+  duration: 60,
+  latency: 500,
+  streams: 500,
+  probe: 15,
+  probeClients: 4,
+  leaseTtl: 45,
+  p95Budget: 100,
+  keepDb: false,
+};
 {
   const args = process.argv.slice(2);
   const numbers: Record<string, keyof typeof opts> = {
@@ -183,7 +193,14 @@ const cookieOf = (headers: Headers) =>
 // ---------------------------------------------------------------------------------------
 // The page's event stream: GET /api/leases/:id/events, read as EventSource would
 
-type LeaseJson = { lease_id: string; status: string; deadline_at: string; server_now: string; proposal: unknown; closed_reason: string | null };
+type LeaseJson = {
+  lease_id: string;
+  status: string;
+  deadline_at: string;
+  server_now: string;
+  proposal: unknown;
+  closed_reason: string | null;
+};
 
 class LeaseStream {
   lease: LeaseJson | null = null;
@@ -460,7 +477,8 @@ class Actor {
       if (!seen) {
         const now = await this.get("/api/leases/:id", lease(leaseId));
         const status = now?.body?.status as string | undefined;
-        if (status === "open" || status === "expired") anomalies.stuckOpen.push(`${leaseId} (${status}, stream ${stream.ended ? "ended" : "open"})`);
+        if (status === "open" || status === "expired")
+          anomalies.stuckOpen.push(`${leaseId} (${status}, stream ${stream.ended ? "ended" : "open"})`);
         else anomalies.streamEndedEarly.push(`${leaseId} (${status ?? "?"})`);
         return;
       }
@@ -521,13 +539,20 @@ class Actor {
     await this.get("/api/invoices/:id", `/api/invoices/${invoiceId}`);
     await this.edit(invoiceId);
     for (const end of ["apply", "cancel"]) {
-      const opened = await call(this.rec, this.base, "POST", "/api/leases", "/api/leases", { cookie: this.cookie, json: { invoice_id: invoiceId, purpose: PURPOSE }, expect: [201] });
+      const opened = await call(this.rec, this.base, "POST", "/api/leases", "/api/leases", {
+        cookie: this.cookie,
+        json: { invoice_id: invoiceId, purpose: PURPOSE },
+        expect: [201],
+      });
       const leaseId = opened?.body?.lease_id as string;
       leases.set(leaseId, { id: leaseId, invoiceId, actor: this.n, outcome: "pending" });
       const stream = await LeaseStream.open(this.rec, this.base, this.cookie, leaseId);
       if (typeof stream !== "number") await stream.waitFor((l) => l.status !== "open", 30_000);
       await this.get("/api/leases/:id", `/api/leases/${leaseId}`);
-      const res = await call(this.rec, this.base, "POST", `/api/leases/:id/${end}`, `/api/leases/${leaseId}/${end}`, { cookie: this.cookie, expect: [200] });
+      const res = await call(this.rec, this.base, "POST", `/api/leases/:id/${end}`, `/api/leases/${leaseId}/${end}`, {
+        cookie: this.cookie,
+        expect: [200],
+      });
       if (end === "apply") bump(invoiceId, res ? res.status === 200 : null);
       if (res?.status === 200) leases.get(leaseId)!.outcome = end === "apply" ? "applied" : "cancelled";
       if (typeof stream !== "number") stream.close();
@@ -536,7 +561,8 @@ class Actor {
   }
 
   private async expectStreamEnd(stream: LeaseStream, leaseId: string, why: string) {
-    if (!(await stream.endsWithin(STREAM_END_MS))) anomalies.streamNotClosed.push(`${leaseId} (${why}; the stream last sent ${stream.lease?.status ?? "nothing"})`);
+    if (!(await stream.endsWithin(STREAM_END_MS)))
+      anomalies.streamNotClosed.push(`${leaseId} (${why}; the stream last sent ${stream.lease?.status ?? "nothing"})`);
   }
 }
 
@@ -551,8 +577,10 @@ async function probe(rec: Recorder, base: string, sessions: { cookie: string; in
       const r = Math.random();
       if (r < 0.2) await call(rec, base, "GET", "/api/session", "/api/session", { cookie: s.cookie, expect: [200] });
       else if (r < 0.45) await call(rec, base, "GET", "/api/invoices", "/api/invoices", { cookie: s.cookie, expect: [200] });
-      else if (r < 0.75) await call(rec, base, "GET", "/api/invoices/:id", `/api/invoices/${pick(s.invoices)}`, { cookie: s.cookie, expect: [200] });
-      else if (s.leases.length) await call(rec, base, "GET", "/api/leases/:id", `/api/leases/${pick(s.leases)}`, { cookie: s.cookie, expect: [200] });
+      else if (r < 0.75)
+        await call(rec, base, "GET", "/api/invoices/:id", `/api/invoices/${pick(s.invoices)}`, { cookie: s.cookie, expect: [200] });
+      else if (s.leases.length)
+        await call(rec, base, "GET", "/api/leases/:id", `/api/leases/${pick(s.leases)}`, { cookie: s.cookie, expect: [200] });
       await sleep(between(20, 60));
     }
   });
@@ -582,10 +610,15 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
   // Each session opens a lease on each of its invoices (sessions of one actor share them).
   for (const s of sessions) {
     for (const invoiceId of s.invoices) {
-      const res = await call(rec, base, "POST", "/api/leases", "/api/leases", { cookie: s.cookie, json: { invoice_id: invoiceId, purpose: PURPOSE }, expect: [200, 201] });
+      const res = await call(rec, base, "POST", "/api/leases", "/api/leases", {
+        cookie: s.cookie,
+        json: { invoice_id: invoiceId, purpose: PURPOSE },
+        expect: [200, 201],
+      });
       if (res && (res.status === 200 || res.status === 201)) {
         s.leases.push(res.body.lease_id);
-        if (!leases.has(res.body.lease_id)) leases.set(res.body.lease_id, { id: res.body.lease_id, invoiceId, actor: 0, outcome: "pending" });
+        if (!leases.has(res.body.lease_id))
+          leases.set(res.body.lease_id, { id: res.body.lease_id, invoiceId, actor: 0, outcome: "pending" });
       }
     }
   }
@@ -627,7 +660,10 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
   // Discard them all: every stream must end once its lease is terminal.
   for (const s of sessions) {
     for (const leaseId of s.leases) {
-      const res = await call(rec, base, "POST", "/api/leases/:id/cancel", `/api/leases/${leaseId}/cancel`, { cookie: s.cookie, expect: [200, 409] });
+      const res = await call(rec, base, "POST", "/api/leases/:id/cancel", `/api/leases/${leaseId}/cancel`, {
+        cookie: s.cookie,
+        expect: [200, 409],
+      });
       if (res?.status === 200) leases.get(leaseId)!.outcome = "cancelled";
     }
   }
@@ -656,9 +692,21 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
     // Share of each probe's wall time the app's main thread spent runnable but waiting for a
     // CPU: a busy machine, not the app, when it is large (it sets a floor under the latencies).
     app_main_thread_runqueue_share: { without_streams: waitQuiet, with_streams: waitStreams, after_streams: waitAfter },
-    api_without_streams: { ...percentiles(probeQuiet.all()), count: probeQuiet.all().length, per_second: round(probeQuiet.all().length / opts.probe) },
-    api_with_streams: { ...percentiles(probeStreams.all()), count: probeStreams.all().length, per_second: round(probeStreams.all().length / opts.probe) },
-    api_after_streams: { ...percentiles(probeAfter.all()), count: probeAfter.all().length, per_second: round(probeAfter.all().length / opts.probe) },
+    api_without_streams: {
+      ...percentiles(probeQuiet.all()),
+      count: probeQuiet.all().length,
+      per_second: round(probeQuiet.all().length / opts.probe),
+    },
+    api_with_streams: {
+      ...percentiles(probeStreams.all()),
+      count: probeStreams.all().length,
+      per_second: round(probeStreams.all().length / opts.probe),
+    },
+    api_after_streams: {
+      ...percentiles(probeAfter.all()),
+      count: probeAfter.all().length,
+      per_second: round(probeAfter.all().length / opts.probe),
+    },
     api_with_streams_by_route: probeStreams.table(),
     streams_not_closed_after_cancel: stillOpen,
     setup_routes: rec.table(),
@@ -667,12 +715,15 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
   if (openAfter < openBefore) {
     failures.push(
       `streams phase: ${openBefore - openAfter} streams ended during the probe` +
-        (endedExpired ? ` (${endedExpired} because their lease reached its deadline: the phase took longer than --lease-ttl ${opts.leaseTtl} s on this machine)` : ""),
+        (endedExpired
+          ? ` (${endedExpired} because their lease reached its deadline: the phase took longer than --lease-ttl ${opts.leaseTtl} s on this machine)`
+          : ""),
     );
   }
   if (stillOpen) failures.push(`streams phase: ${stillOpen} streams still open 10 s after their lease was discarded`);
   const p95 = result.api_with_streams.p95 ?? Infinity;
-  if (opts.p95Budget > 0 && p95 > opts.p95Budget) failures.push(`streams phase: API p95 ${p95} ms with ${openBefore} streams open, over the ${opts.p95Budget} ms budget`);
+  if (opts.p95Budget > 0 && p95 > opts.p95Budget)
+    failures.push(`streams phase: API p95 ${p95} ms with ${openBefore} streams open, over the ${opts.p95Budget} ms budget`);
   return result;
 }
 
@@ -682,7 +733,11 @@ async function streamsPhase(base: string, emails: string[], appPid: number | nul
 async function runTool(args: string[], env: Record<string, string>) {
   const tsx = path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [tsx, ...TSX_SERVER_FLAGS, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: "inherit" });
+    const child = spawn(process.execPath, [tsx, ...TSX_SERVER_FLAGS, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: "inherit",
+    });
     child.once("error", reject);
     child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${args.join(" ")} exited with ${code}`))));
   });
@@ -748,7 +803,11 @@ function runQueueSeconds(pid: number | null): number | null {
 
 function machine() {
   const [one, five, fifteen] = os.loadavg();
-  return { loadavg: [one, five, fifteen].map((x) => Math.round(x! * 100) / 100), cpus: os.cpus().length, free_mem_mb: Math.round(os.freemem() / 2 ** 20) };
+  return {
+    loadavg: [one, five, fifteen].map((x) => Math.round(x! * 100) / 100),
+    cpus: os.cpus().length,
+    free_mem_mb: Math.round(os.freemem() / 2 ** 20),
+  };
 }
 
 async function main() {
@@ -769,7 +828,9 @@ async function main() {
       DATABASE_URL: databaseUrl,
       SEED_PASSWORD,
     });
-    const emails = (await sql<{ email: string }[]>`select email from app_user where email like 'load-%' order by email`).map((r) => r.email);
+    const emails = (await sql<{ email: string }[]>`select email from app_user where email like 'load-%' order by email`).map(
+      (r) => r.email,
+    );
     for (const i of await sql<{ id: string; version: number }[]>`select id, version from invoice`) versions.set(i.id, i.version);
 
     const logDir = path.join(ROOT, "test-results", "load");
@@ -780,14 +841,19 @@ async function main() {
       leaseTtlSeconds: opts.leaseTtl,
       model: { provider: "local", latencyMs: opts.latency },
     });
-    console.info(`[load] app at ${app.url} (logs in ${path.relative(ROOT, logDir)}/), model latency ${opts.latency} ms, lease TTL ${opts.leaseTtl} s`);
+    console.info(
+      `[load] app at ${app.url} (logs in ${path.relative(ROOT, logDir)}/), model latency ${opts.latency} ms, lease TTL ${opts.leaseTtl} s`,
+    );
 
     await new Actor(1, emails[0]!, app.url, new Recorder()).warmUp();
     const appPid = listenerPid(new URL(app.url).port);
 
     let streams: Awaited<ReturnType<typeof streamsPhase>> | null = null;
     if (opts.streams > 0) {
-      if (opts.probe + 15 > opts.leaseTtl) console.warn(`[streams] --probe ${opts.probe} s is close to the lease TTL (${opts.leaseTtl} s): leases may expire and end streams mid-probe`);
+      if (opts.probe + 15 > opts.leaseTtl)
+        console.warn(
+          `[streams] --probe ${opts.probe} s is close to the lease TTL (${opts.leaseTtl} s): leases may expire and end streams mid-probe`,
+        );
       streams = await streamsPhase(app.url, emails, appPid);
       console.info(
         `[streams] API p95 ${streams.api_without_streams.p95} ms before the streams, ${streams.api_with_streams.p95} ms with ${streams.streams_open_during_probe.at_start} open, ${streams.api_after_streams.p95} ms after`,
@@ -818,9 +884,13 @@ async function main() {
       // high on a busy machine, and then it, not the app, sets the latencies.
       app_main_thread_runqueue_wait_s: appWaited !== null && cpuBefore.waited !== null ? round(appWaited - cpuBefore.waited) : null,
     };
-    console.info(`[load] done in ${(loadMs / 1000).toFixed(1)} s; ${counts.lifecycles} lifecycles; waiting for the last deadline and a sweep...`);
+    console.info(
+      `[load] done in ${(loadMs / 1000).toFixed(1)} s; ${counts.lifecycles} lifecycles; waiting for the last deadline and a sweep...`,
+    );
 
-    const [{ last } = { last: null }] = await sql<{ last: Date | null }[]>`select max(deadline_at) as last from inference_lease where status in ('open','proposed')`;
+    const [{ last } = { last: null }] = await sql<
+      { last: Date | null }[]
+    >`select max(deadline_at) as last from inference_lease where status in ('open','proposed')`;
     const sweep = last ? await waitForSweep(app, sql, last) : "nothing in flight at the end: no sweep needed";
     console.info(`[load] sweep: ${sweep}`);
 
@@ -828,7 +898,9 @@ async function main() {
     const expectedVersions = new Map([...versions].filter((e): e is [string, number] => e[1] !== undefined));
     const report: InvariantReport = await checkDatabase(sql, { expectedVersions });
     const dbLeases = new Map(
-      (await sql<{ id: string; status: string; closed_reason: string | null }[]>`select id, status, closed_reason from inference_lease`).map((l) => [l.id, l]),
+      (
+        await sql<{ id: string; status: string; closed_reason: string | null }[]>`select id, status, closed_reason from inference_lease`
+      ).map((l) => [l.id, l]),
     );
     const lost: string[] = [];
     const misplaced: string[] = [];
@@ -862,14 +934,16 @@ async function main() {
     if (serverErrors.length) failures.push(`${serverErrors.length} answers of 5xx`);
     if (timeouts.length) failures.push(`${timeouts.length} requests failed without an answer (timeout or connection error)`);
     if (unexpected.length) failures.push(`${unexpected.length} answers the scenario did not allow`);
-    if (report.overdueInFlight.length) failures.push(`${report.overdueInFlight.length} leases still in flight past their deadline after a sweep`);
+    if (report.overdueInFlight.length)
+      failures.push(`${report.overdueInFlight.length} leases still in flight past their deadline after a sweep`);
     if (report.violations.length) failures.push(`${report.violations.length} invariant violations`);
     if (lost.length) failures.push(`${lost.length} leases a client opened are not in the database`);
     if (misplaced.length) failures.push(`${misplaced.length} leases not where their client left them`);
     if (unknownToClients.length) failures.push(`${unknownToClients.length} leases in the database no client opened`);
     if (anomalies.stuckOpen.length) failures.push(`${anomalies.stuckOpen.length} leases never proposed before their deadline`);
     if (anomalies.streamEndedEarly.length) failures.push(`${anomalies.streamEndedEarly.length} streams ended before the lease changed`);
-    if (anomalies.streamNotClosed.length) failures.push(`${anomalies.streamNotClosed.length} streams still open ${STREAM_END_MS / 1000} s after their lease closed`);
+    if (anomalies.streamNotClosed.length)
+      failures.push(`${anomalies.streamNotClosed.length} streams still open ${STREAM_END_MS / 1000} s after their lease closed`);
     if (anomalies.streamRefused.length) failures.push(`${anomalies.streamRefused.length} streams refused in the load phase`);
     if ((runStatuses.running ?? 0) > 0 || (runStatuses.failed ?? 0) > 0) {
       failures.push(`generation runs: ${JSON.stringify(runStatuses)} (none should be running or failed)`);
@@ -919,7 +993,9 @@ async function main() {
     };
 
     // Print.
-    console.info(`\nLoad: ${opts.actors} actors, ${result.load.seconds} s, ${result.load.requests} requests (${result.load.requests_per_second}/s), model ${opts.latency} ms`);
+    console.info(
+      `\nLoad: ${opts.actors} actors, ${result.load.seconds} s, ${result.load.requests} requests (${result.load.requests_per_second}/s), model ${opts.latency} ms`,
+    );
     console.info(
       `lifecycles ${counts.lifecycles}: applied ${counts.applied}, discarded ${counts.discarded}, cancelled while generating ${counts.cancelledWhileGenerating}, ` +
         `signed out while generating ${counts.signedOutWhileGenerating}, invoice changed ${counts.invoiceChanged}, abandoned ${counts.abandoned} (reopened ${counts.reopened}), expired seen ${counts.expiredSeen}`,
@@ -929,14 +1005,24 @@ async function main() {
     printTable(table);
     if (streams) {
       console.info(`\nStreams: ${streams.streams_opened} held by ${streams.sessions} sessions; API p50/p95/p99`);
-      console.info(`  without streams: ${fmt(streams.api_without_streams)} (${streams.api_without_streams.count} calls, ${streams.api_without_streams.per_second}/s)`);
-      console.info(`  with streams:    ${fmt(streams.api_with_streams)} (${streams.api_with_streams.count} calls, ${streams.api_with_streams.per_second}/s)`);
-      console.info(`  after they end:  ${fmt(streams.api_after_streams)} (${streams.api_after_streams.count} calls, ${streams.api_after_streams.per_second}/s)`);
+      console.info(
+        `  without streams: ${fmt(streams.api_without_streams)} (${streams.api_without_streams.count} calls, ${streams.api_without_streams.per_second}/s)`,
+      );
+      console.info(
+        `  with streams:    ${fmt(streams.api_with_streams)} (${streams.api_with_streams.count} calls, ${streams.api_with_streams.per_second}/s)`,
+      );
+      console.info(
+        `  after they end:  ${fmt(streams.api_after_streams)} (${streams.api_after_streams.count} calls, ${streams.api_after_streams.per_second}/s)`,
+      );
       const w = streams.app_main_thread_runqueue_share;
       const pct = (x: number | null) => (x === null ? "?" : `${Math.round(x * 100)} %`);
-      console.info(`  the app's main thread waited for a CPU ${pct(w.without_streams)} / ${pct(w.with_streams)} / ${pct(w.after_streams)} of each probe's time`);
+      console.info(
+        `  the app's main thread waited for a CPU ${pct(w.without_streams)} / ${pct(w.with_streams)} / ${pct(w.after_streams)} of each probe's time`,
+      );
     }
-    console.info(`\nDatabase: ${report.leases} leases ${JSON.stringify(report.byOutcome)}; in flight past the deadline after the sweep: ${report.overdueInFlight.length}`);
+    console.info(
+      `\nDatabase: ${report.leases} leases ${JSON.stringify(report.byOutcome)}; in flight past the deadline after the sweep: ${report.overdueInFlight.length}`,
+    );
     console.info(`machine load average: before ${machineBefore.loadavg.join(" ")}, after the load ${machineAfterLoad.loadavg.join(" ")}`);
     console.info(
       `CPU during the load (cores): app ${cpu.app_cores ?? "?"}, this process (clients and the Inngest stand-in) ${cpu.load_generator_and_inngest_cores}; ` +
@@ -969,9 +1055,20 @@ const fmt = (p: { p50: number | null; p95: number | null; p99: number | null }) 
 
 function printTable(rows: ReturnType<Recorder["table"]>) {
   const header = ["route", "count", "p50 ms", "p95 ms", "p99 ms", "max ms", "statuses"];
-  const lines = rows.map((r) => [r.route, String(r.count), String(r.p50), String(r.p95), String(r.p99), String(r.max), Object.entries(r.statuses).map(([s, n]) => `${s}:${n}`).join(" ")]);
+  const lines = rows.map((r) => [
+    r.route,
+    String(r.count),
+    String(r.p50),
+    String(r.p95),
+    String(r.p99),
+    String(r.max),
+    Object.entries(r.statuses)
+      .map(([s, n]) => `${s}:${n}`)
+      .join(" "),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const row = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const row = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   console.info(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
 }
 

@@ -31,7 +31,8 @@ type Load = { scripts: Script[]; lcpMs: number; lcpElement: string };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const total = (scripts: Script[], key: "sent" | "gzip" | "raw") => kb(scripts.reduce((s, x) => s + x[key], 0));
-const chunks = (scripts: Script[]) => [...scripts].sort((a, b) => b.gzip - a.gzip).map((s) => ({ url: s.url, gzip_kb: kb(s.gzip), raw_kb: kb(s.raw) }));
+const chunks = (scripts: Script[]) =>
+  [...scripts].sort((a, b) => b.gzip - a.gzip).map((s) => ({ url: s.url, gzip_kb: kb(s.gzip), raw_kb: kb(s.raw) }));
 
 /** One cold load of `url` in a fresh context: the scripts it fetched and its LCP entry. */
 async function loadOnce(browser: Browser, url: string, cookie?: string): Promise<Load> {
@@ -59,7 +60,10 @@ async function loadOnce(browser: Browser, url: string, cookie?: string): Promise
         new Promise<{ ms: number; element: string }>((resolve) => {
           new PerformanceObserver((list) => {
             const last = list.getEntries().at(-1) as PerformanceEntry & { element?: Element | null };
-            resolve({ ms: last.startTime, element: last.element ? `${last.element.tagName.toLowerCase()}${last.element.id ? `#${last.element.id}` : ""}` : "?" });
+            resolve({
+              ms: last.startTime,
+              element: last.element ? `${last.element.tagName.toLowerCase()}${last.element.id ? `#${last.element.id}` : ""}` : "?",
+            });
           }).observe({ type: "largest-contentful-paint", buffered: true });
           setTimeout(() => resolve({ ms: NaN, element: "none" }), 3_000);
         }),
@@ -97,7 +101,12 @@ try {
       const app = await startFloorApp(variant);
       try {
         const { scripts } = await loadOnce(browser, `${app.url}/`);
-        floor[variant] = { gzip_kb: total(scripts, "gzip"), raw_kb: total(scripts, "raw"), scripts: scripts.length, chunks: chunks(scripts) };
+        floor[variant] = {
+          gzip_kb: total(scripts, "gzip"),
+          raw_kb: total(scripts, "raw"),
+          scripts: scripts.length,
+          chunks: chunks(scripts),
+        };
       } finally {
         await app.stop();
       }
@@ -107,7 +116,12 @@ try {
   const result = {
     at: new Date().toISOString(),
     label: LABEL,
-    machine: { cpus: os.cpus().length, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100), node: process.version, chromium: browser.version() },
+    machine: {
+      cpus: os.cpus().length,
+      loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+      node: process.version,
+      chromium: browser.version(),
+    },
     page: INVOICE_PAGE,
     scripts: first.scripts.length,
     first_load_js_kb: { gzip: total(first.scripts, "gzip"), sent: total(first.scripts, "sent"), raw: total(first.scripts, "raw") },
@@ -120,17 +134,27 @@ try {
       only_in_chromium: [...loadedFiles].filter((f) => !builtFiles.has(f)),
     },
     floor,
-    lcp_ms: { median: Math.round(median(loads.map((l) => l.lcpMs))), max: Math.round(Math.max(...loads.map((l) => l.lcpMs))), samples: loads.map((l) => Math.round(l.lcpMs)), element: first.lcpElement },
+    lcp_ms: {
+      median: Math.round(median(loads.map((l) => l.lcpMs))),
+      max: Math.round(Math.max(...loads.map((l) => l.lcpMs))),
+      samples: loads.map((l) => Math.round(l.lcpMs)),
+      element: first.lcpElement,
+    },
     chunks: chunks(first.scripts),
   };
-  console.info(`first-load JS of ${INVOICE_PAGE}: ${result.first_load_js_kb.gzip} kB gzip (${result.first_load_js_kb.raw} kB raw, ${result.scripts} scripts; target ≤ ${TARGET_GZIP_KB} kB)`);
+  console.info(
+    `first-load JS of ${INVOICE_PAGE}: ${result.first_load_js_kb.gzip} kB gzip (${result.first_load_js_kb.raw} kB raw, ${result.scripts} scripts; target ≤ ${TARGET_GZIP_KB} kB)`,
+  );
   for (const c of result.chunks) console.info(`  ${String(c.gzip_kb).padStart(6)} kB gzip  ${c.url}`);
   const { build_report: b } = result;
   console.info(
     `the build's report (tools/first-load-js.ts): ${b.gzip_kb} kB in ${b.scripts} scripts, ${b.same_scripts_as_chromium ? "the same scripts Chromium loaded" : `NOT the scripts Chromium loaded (only in the build: ${b.only_in_build.join(", ") || "none"}; only in Chromium: ${b.only_in_chromium.join(", ") || "none"})`}`,
   );
-  for (const [variant, f] of Object.entries(floor)) console.info(`floor, ${variant} App Router page on this Next.js: ${f.gzip_kb} kB gzip (${f.scripts} scripts)`);
-  console.info(`LCP in Chromium (${LOADS} cold loads): median ${result.lcp_ms.median} ms, max ${result.lcp_ms.max} ms (element ${result.lcp_ms.element})`);
+  for (const [variant, f] of Object.entries(floor))
+    console.info(`floor, ${variant} App Router page on this Next.js: ${f.gzip_kb} kB gzip (${f.scripts} scripts)`);
+  console.info(
+    `LCP in Chromium (${LOADS} cold loads): median ${result.lcp_ms.median} ms, max ${result.lcp_ms.max} ms (element ${result.lcp_ms.element})`,
+  );
   const out = path.join("bench", "results", `page-${new Date().toISOString().slice(0, 10)}-${LABEL}.json`);
   fs.writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
   console.info(`wrote ${out}`);

@@ -145,7 +145,8 @@ async function domainReads(db: Db, actorId: string, leaseId: string) {
     if (!view) throw new Error("the long lease did not read");
     returned = view.events.length;
     t = performance.now();
-    const rows = await db.execute(sql`select l.*, now() as now, coalesce((select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id)
+    const rows =
+      await db.execute(sql`select l.*, now() as now, coalesce((select json_agg(json_build_object('id', e.id, 'at', e.at, 'kind', e.kind, 'detail', e.detail) order by e.id)
       from lease_event e where e.lease_id = l.id), '[]'::json) as events from inference_lease l where l.id = ${leaseId} and l.actor_id = ${actorId}`);
     const [row] = [...(rows as unknown as { events: { id: number; at: string; kind: string; detail: unknown }[] }[])];
     const events = row!.events.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail }));
@@ -164,23 +165,30 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
   const plan = long ? await readPlan(handle.db, long.actorId, long.leaseId) : null;
   if (plan) console.info(`the read's plan:\n${plan}`);
   if (domain) {
-    console.info(`domain read of a ${EVENTS}-event lease (${domain.eventsReturned} events returned): p50 ${domain.latency.p50} ms, p95 ${domain.latency.p95} ms`);
-    console.info(`  in turns with the read before paging (${domain.whole.eventsReturned} events): p50 ${domain.whole.latency.p50} ms, p95 ${domain.whole.latency.p95} ms`);
+    console.info(
+      `domain read of a ${EVENTS}-event lease (${domain.eventsReturned} events returned): p50 ${domain.latency.p50} ms, p95 ${domain.latency.p95} ms`,
+    );
+    console.info(
+      `  in turns with the read before paging (${domain.whole.eventsReturned} events): p50 ${domain.whole.latency.p50} ms, p95 ${domain.whole.latency.p95} ms`,
+    );
   }
   const app = await startAppServer({
     databaseUrl: dbUrl,
     name: "bench-reads",
     model: { provider: "local", latencyMs: 0 },
-    ...(CPU_PROF
-      ? { env: cpuProfEnv(PROFILE_DIR) }
-      : {}),
+    ...(CPU_PROF ? { env: cpuProfEnv(PROFILE_DIR) } : {}),
   });
   let bare: Awaited<ReturnType<typeof startAppServer>> | undefined;
   let kinds: Awaited<ReturnType<typeof measure>>;
   let single: { long: number[]; short: number[] } | null = null;
   try {
     if (AGAINST_NEXT_START) {
-      bare = await startAppServer({ databaseUrl: dbUrl, name: "bench-reads-next-start", model: { provider: "local", latencyMs: 0 }, bareNextStart: true });
+      bare = await startAppServer({
+        databaseUrl: dbUrl,
+        name: "bench-reads-next-start",
+        model: { provider: "local", latencyMs: 0 },
+        bareNextStart: true,
+      });
     }
     const cookie = await signIn(app.url, email, PASSWORD);
     let leaseId = long?.leaseId;
@@ -194,7 +202,10 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
       await reads(app.url, `/api/leases/${long.leaseId}`, cookie, 100, 200); // warm-up
       single = { long: [], short: [] };
       for (let i = 0; i < 200; i++) {
-        for (const [id, into] of [[long.leaseId, single.long], [short.leaseId, single.short]] as const) {
+        for (const [id, into] of [
+          [long.leaseId, single.long],
+          [short.leaseId, single.short],
+        ] as const) {
           const t = performance.now();
           const res = await http(app.url, "GET", `/api/leases/${id}`, { cookie });
           into.push(performance.now() - t);
@@ -242,14 +253,22 @@ await withOneActorDb("cc_bench_rd", PASSWORD, async ({ url: dbUrl, handle, email
     kinds,
     profile,
   };
-  console.info(`${REQUESTS} reads at ${CONCURRENCY}: ${measured.perSecond}/s (p50 ${measured.latency.p50} ms, p95 ${measured.latency.p95} ms, ${measured.failures} failed)`);
+  console.info(
+    `${REQUESTS} reads at ${CONCURRENCY}: ${measured.perSecond}/s (p50 ${measured.latency.p50} ms, p95 ${measured.latency.p95} ms, ${measured.failures} failed)`,
+  );
   if (single) {
     const [l, sh] = [distribution(single.long), distribution(single.short)];
-    console.info(`one at a time: p50 ${l.p50} ms, p95 ${l.p95} ms; in turns, a ${SHORT_EVENTS}-event lease: p50 ${sh.p50} ms, p95 ${sh.p95} ms`);
+    console.info(
+      `one at a time: p50 ${l.p50} ms, p95 ${l.p95} ms; in turns, a ${SHORT_EVENTS}-event lease: p50 ${sh.p50} ms, p95 ${sh.p95} ms`,
+    );
   }
-  console.info(`app CPU ${measured.app_cpu_ms} ms: ${perRead} ms per read, so at most ${out.ceiling_reads_per_s_one_core} reads/s on one core`);
+  console.info(
+    `app CPU ${measured.app_cpu_ms} ms: ${perRead} ms per read, so at most ${out.ceiling_reads_per_s_one_core} reads/s on one core`,
+  );
   for (const [kind, k] of Object.entries(kinds)) {
-    console.info(`  ${kind.padEnd(18)} ${String(k.perSecond).padStart(7)}/s  p50 ${k.latency.p50} ms  app CPU ${k.app_cpu_ms_per_request} ms a request  (${k.failures} unexpected)`);
+    console.info(
+      `  ${kind.padEnd(18)} ${String(k.perSecond).padStart(7)}/s  p50 ${k.latency.p50} ms  app CPU ${k.app_cpu_ms_per_request} ms a request  (${k.failures} unexpected)`,
+    );
   }
   if (profile) printProfile(profile);
   const file = path.join("bench", "results", `reads-${out.at.slice(0, 10)}-${LABEL}.json`);

@@ -34,7 +34,8 @@ function label(s: Span): string {
   const method = (a["http.method"] ?? a["http.request.method"]) as string | undefined;
   const route = (a["next.route"] ?? a["http.route"]) as string | undefined;
   const url = (a["http.url"] ?? a["url.full"]) as string | undefined;
-  if (s.name.startsWith("fetch") && url) return `fetch ${method ?? ""} ${new URL(url).pathname.replace(/[0-9A-Z]{26}|[0-9a-f-]{36}/g, ":id")}`;
+  if (s.name.startsWith("fetch") && url)
+    return `fetch ${method ?? ""} ${new URL(url).pathname.replace(/[0-9A-Z]{26}|[0-9a-f-]{36}/g, ":id")}`;
   if (route && method && !s.name.includes(" /")) return `${method} ${route}`;
   return s.name.replace(/[0-9a-f-]{36}/g, ":id");
 }
@@ -48,7 +49,15 @@ try {
       model: { provider: "local", latencyMs: 0 },
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_BSP_SCHEDULE_DELAY: "100" },
     });
-    type Marks = { click: number; opened: number; streaming: number; proposed: number; applying: number; answered: number; applied: number };
+    type Marks = {
+      click: number;
+      opened: number;
+      streaming: number;
+      proposed: number;
+      applying: number;
+      answered: number;
+      applied: number;
+    };
     const lifecycles: Marks[] = [];
     try {
       const cookie = await signIn(app.url, email, PASSWORD);
@@ -117,15 +126,27 @@ try {
     // the model's answer (the steps' checkpoints, propose, the `proposed` frame), apply to its
     // answer, and the `applied` frame with the stream's end. Ticks are 10 ms: each stage's figure is a mean over the lifecycles.
     const staged = await startAppServer({ databaseUrl: dbUrl, name: "bench-timeline-cpu", model: { provider: "local", latencyMs: 300 } });
-    const stageNames = ["open_and_run_start", "stream_first_frame", "generation_after_model", "apply_answered", "applied_frame_and_stream_end"] as const;
-    const stageCpu = Object.fromEntries(stageNames.map((k) => [k, { app: 0, bench: 0 }])) as Record<(typeof stageNames)[number], { app: number; bench: number }>;
+    const stageNames = [
+      "open_and_run_start",
+      "stream_first_frame",
+      "generation_after_model",
+      "apply_answered",
+      "applied_frame_and_stream_end",
+    ] as const;
+    const stageCpu = Object.fromEntries(stageNames.map((k) => [k, { app: 0, bench: 0 }])) as Record<
+      (typeof stageNames)[number],
+      { app: number; bench: number }
+    >;
     let stagedLifecycles = 0;
     try {
       const cookie = await signIn(staged.url, email, PASSWORD);
       const snap = () => ({ app: processTreeCpuMs(staged.pid!), bench: ownCpuMs() });
       for (let i = 0; i < LIFECYCLES + 5; i++) {
         const t0 = snap();
-        const open = await http(staged.url, "POST", "/api/leases", { cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
+        const open = await http(staged.url, "POST", "/api/leases", {
+          cookie,
+          json: { invoice_id: invoiceId, purpose: "summarize_invoice" },
+        });
         if (open.status !== 201) throw new Error(`POST /api/leases: ${open.status} ${JSON.stringify(open.body)}`);
         await new Promise((r) => setTimeout(r, 100)); // the run reaches the model, which takes 300 ms
         const t1 = snap();
@@ -157,7 +178,13 @@ try {
       await staged.stop();
     }
     const cpuByStage = Object.fromEntries(
-      stageNames.map((k) => [k, { app_ms: Math.round((stageCpu[k].app / stagedLifecycles) * 10) / 10, bench_ms: Math.round((stageCpu[k].bench / stagedLifecycles) * 10) / 10 }]),
+      stageNames.map((k) => [
+        k,
+        {
+          app_ms: Math.round((stageCpu[k].app / stagedLifecycles) * 10) / 10,
+          bench_ms: Math.round((stageCpu[k].bench / stagedLifecycles) * 10) / 10,
+        },
+      ]),
     );
 
     // Per lifecycle: the spans that started inside it, and the time covered by none of the
@@ -183,7 +210,10 @@ try {
     const rel = (t: number) => (t - median.m.click).toFixed(1).padStart(7);
     console.info(`\nthe median lifecycle (${median.total.toFixed(1)} ms), times from the click in ms:`);
     const marks = Object.entries(median.m).map(([k, t]) => ({ at: t, line: `${rel(t)}            client: ${k}` }));
-    const spanLines = median.inside.map((s) => ({ at: s.start, line: `${rel(s.start)} ${(s.end - s.start).toFixed(1).padStart(7)} ms  ${label(s)}` }));
+    const spanLines = median.inside.map((s) => ({
+      at: s.start,
+      line: `${rel(s.start)} ${(s.end - s.start).toFixed(1).padStart(7)} ms  ${label(s)}`,
+    }));
     for (const { line } of [...marks, ...spanLines].sort((a, b) => a.at - b.at)) console.info(line);
 
     // Over all lifecycles: request time by route, and the time in no request.
@@ -209,21 +239,34 @@ try {
       proposed_to_apply_answered: distribution(rows.map((r) => r.m.answered - r.m.proposed)),
       answered_to_applied_frame: distribution(rows.map((r) => r.m.applied - r.m.answered)),
     };
-    console.info(`\n${rows.length} lifecycles, one at a time: total p50 ${totals.p50} ms (p95 ${totals.p95}); in no app request p50 ${uncovered.p50} ms`);
-    for (const [k, d] of Object.entries(phases)) console.info(`  ${k.padEnd(28)} p50 ${String(d.p50).padStart(7)} ms  p95 ${String(d.p95).padStart(7)} ms`);
+    console.info(
+      `\n${rows.length} lifecycles, one at a time: total p50 ${totals.p50} ms (p95 ${totals.p95}); in no app request p50 ${uncovered.p50} ms`,
+    );
+    for (const [k, d] of Object.entries(phases))
+      console.info(`  ${k.padEnd(28)} p50 ${String(d.p50).padStart(7)} ms  p95 ${String(d.p95).padStart(7)} ms`);
     console.info("\napp requests per lifecycle (Next.js request spans):");
-    for (const r of routes) console.info(`  ${r.route.padEnd(48)} ${String(r.per_lifecycle).padStart(5)} × p50 ${String(r.ms_p50).padStart(6)} ms = ${String(r.ms_per_lifecycle).padStart(6)} ms`);
+    for (const r of routes)
+      console.info(
+        `  ${r.route.padEnd(48)} ${String(r.per_lifecycle).padStart(5)} × p50 ${String(r.ms_p50).padStart(6)} ms = ${String(r.ms_per_lifecycle).padStart(6)} ms`,
+      );
 
     const cancelMs = distribution(cancels.map((c) => c.end - c.start));
     const medianCancel = [...cancels].sort((a, b) => a.end - a.start - (b.end - b.start))[Math.floor(cancels.length / 2)]!;
     const cancelLines = collector.spans
       .filter((sp) => sp.start >= medianCancel.start - 1 && sp.start <= medianCancel.end)
       .sort((a, b) => a.start - b.start)
-      .map((sp) => `${(sp.start - medianCancel.start).toFixed(1).padStart(7)} ${(sp.end - sp.start).toFixed(1).padStart(7)} ms  ${label(sp)}`);
-    console.info(`\nCPU ms per lifecycle by stage, one at a time, the model at 300 ms (${stagedLifecycles} lifecycles; app = next start, bench = the clients and the Inngest stand-in):`);
-    for (const [k, v] of Object.entries(cpuByStage)) console.info(`  ${k.padEnd(24)} app ${String(v.app_ms).padStart(6)}   bench ${String(v.bench_ms).padStart(6)}`);
+      .map(
+        (sp) => `${(sp.start - medianCancel.start).toFixed(1).padStart(7)} ${(sp.end - sp.start).toFixed(1).padStart(7)} ms  ${label(sp)}`,
+      );
+    console.info(
+      `\nCPU ms per lifecycle by stage, one at a time, the model at 300 ms (${stagedLifecycles} lifecycles; app = next start, bench = the clients and the Inngest stand-in):`,
+    );
+    for (const [k, v] of Object.entries(cpuByStage))
+      console.info(`  ${k.padEnd(24)} app ${String(v.app_ms).padStart(6)}   bench ${String(v.bench_ms).padStart(6)}`);
 
-    console.info(`\n${cancels.length} cancels one at a time during a 4 s generation: answered p50 ${cancelMs.p50} ms, p95 ${cancelMs.p95} ms; the median (${(medianCancel.end - medianCancel.start).toFixed(1)} ms):`);
+    console.info(
+      `\n${cancels.length} cancels one at a time during a 4 s generation: answered p50 ${cancelMs.p50} ms, p95 ${cancelMs.p95} ms; the median (${(medianCancel.end - medianCancel.start).toFixed(1)} ms):`,
+    );
     for (const line of cancelLines) console.info(line);
 
     const out = {

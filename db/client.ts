@@ -29,9 +29,7 @@ export const STATEMENT_TIMEOUT_MS = 5_000;
 /** Pool connections idle this long are closed, so few stale ones wait to fail. */
 export const IDLE_TIMEOUT_S = 60;
 
-export type DbOptions =
-  | { kind: "postgres"; url: string; max?: number }
-  | { kind: "pglite"; dataDir: string | null }; // null: in memory
+export type DbOptions = { kind: "postgres"; url: string; max?: number } | { kind: "pglite"; dataDir: string | null }; // null: in memory
 
 export function dbOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): DbOptions {
   if (env.DATABASE_URL) return { kind: "postgres", url: env.DATABASE_URL };

@@ -1,17 +1,5 @@
 import { sql } from "drizzle-orm";
-import {
-  check,
-  date,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-  bigserial,
-} from "drizzle-orm/pg-core";
+import { check, date, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid, bigserial } from "drizzle-orm/pg-core";
 import {
   IN_FLIGHT_STATUSES,
   LEASE_STATUSES,
@@ -124,10 +112,7 @@ export const inferenceLease = pgTable(
       .default(sql`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
   },
   (t) => [
-    check(
-      "inference_lease_status_check",
-      sql`${t.status} in (${sqlCodes(LEASE_STATUSES)})`,
-    ),
+    check("inference_lease_status_check", sql`${t.status} in (${sqlCodes(LEASE_STATUSES)})`),
     // One lease in flight per invoice and purpose, enforced by the database.
     uniqueIndex("inference_lease_one_in_flight")
       .on(t.invoiceId, t.purpose)

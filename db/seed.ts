@@ -115,9 +115,7 @@ export async function seedDemo(db: Db, password: string = demoPassword()): Promi
           .insert(invoice)
           .values({ ...inv, ownerId: row.id, totalCents })
           .returning({ id: invoice.id });
-        await tx
-          .insert(invoiceLine)
-          .values(inv.lines.map((line, position) => ({ ...line, position, invoiceId: invRow!.id })));
+        await tx.insert(invoiceLine).values(inv.lines.map((line, position) => ({ ...line, position, invoiceId: invRow!.id })));
       }
     });
   }

@@ -39,18 +39,22 @@ async function send(payload: Parameters<typeof inngest.send>[0]) {
 /** The lease domain's outbound side, over Inngest events. Called after commits only. */
 export const inngestDispatch: LeaseDispatch = {
   async leaseOpened(lease) {
-    await within(send(leaseOpened.create(
-      {
-        leaseId: lease.id,
-        actorId: lease.actorId,
-        invoiceId: lease.invoiceId,
-        purpose: lease.purpose,
-        // The run hands it back to propose and fail; see proposeLease.
-        runNonce: lease.runNonce,
-      },
-      // Derived from the lease, so a resend is deduplicated by Inngest: one lease, one run.
-      { id: `lease-opened-${lease.id}` },
-    )));
+    await within(
+      send(
+        leaseOpened.create(
+          {
+            leaseId: lease.id,
+            actorId: lease.actorId,
+            invoiceId: lease.invoiceId,
+            purpose: lease.purpose,
+            // The run hands it back to propose and fail; see proposeLease.
+            runNonce: lease.runNonce,
+          },
+          // Derived from the lease, so a resend is deduplicated by Inngest: one lease, one run.
+          { id: `lease-opened-${lease.id}` },
+        ),
+      ),
+    );
   },
   async leaseClosed(leaseIds, reason) {
     const sending = () =>

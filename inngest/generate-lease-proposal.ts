@@ -8,13 +8,7 @@ import "server-only";
 import { NonRetriableError } from "inngest";
 import { z } from "zod";
 import { getDb, type Db } from "@/db/client";
-import {
-  failGeneration,
-  loadForGeneration,
-  proposeLease,
-  type GenerationFailureCode,
-  type GenerationInput,
-} from "@/lib/leases";
+import { failGeneration, loadForGeneration, proposeLease, type GenerationFailureCode, type GenerationInput } from "@/lib/leases";
 import { log } from "@/lib/log";
 import { getModelProvider, ModelOutputError, ModelUnavailableError, type ModelProvider } from "@/lib/model";
 import { inngest } from "./client";
@@ -27,8 +21,7 @@ import { retryCouldFinish } from "./retry-schedule";
 export const GENERATION_RETRIES = 3;
 
 export type GenerationOutcome =
-  | { leaseId: string; outcome: "proposed" }
-  | { leaseId: string; outcome: "stopped"; reason: string; status: string | null };
+  { leaseId: string; outcome: "proposed" } | { leaseId: string; outcome: "stopped"; reason: string; status: string | null };
 
 /**
  * The failed run's lease and nonce, from its lease/opened data. The SDK does not validate the

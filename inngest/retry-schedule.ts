@@ -3,9 +3,7 @@
 // this table's entry n, the last one past its end, plus 0 to 30 s of jitter (or what a
 // Retry-After said, which the app never sends). packages/inngest-local/backoff.ts imitates the
 // same table; tests/unit/retry-schedule.test.ts keeps the two equal.
-export const NEXT_RETRY_MIN_MS = [
-  15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000, 2_400_000, 3_600_000, 7_200_000,
-] as const;
+export const NEXT_RETRY_MIN_MS = [15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000, 2_400_000, 3_600_000, 7_200_000] as const;
 /** The most jitter the server adds to a wait (rand.Int31n(30_000) ms). */
 export const RETRY_JITTER_MAX_MS = 30_000;
 

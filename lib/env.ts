@@ -6,16 +6,12 @@ export const DEV_SESSION_PASSWORD = "claimcheck-dev-only-session-key-do-not-use-
 /** The same for the key that encrypts step data at the Inngest server (inngest/encryption.ts). */
 export const DEV_INNGEST_ENCRYPTION_KEY = "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production";
 
-const intFromEnv = (fallback: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
+const intFromEnv = (fallback: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 
 // An empty variable counts as unset, as the Inngest SDK treats it.
 const optionalText = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 const optionalUrl = (name: string) =>
-  z.preprocess(
-    (v) => (v === "" ? undefined : v),
-    z.url({ protocol: /^https?$/, error: `${name} must be an http(s) URL.` }).optional(),
-  );
+  z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/, error: `${name} must be an http(s) URL.` }).optional());
 
 /**
  * The shape the SDK strips and hashes: `signkey-<env>-<hex>`; Inngest Cloud and `inngest start`
@@ -39,7 +35,11 @@ const EnvSchema = z
     // Read per request by lib/rate-limit.ts; checked here so a typo stops start-up, not sign-in.
     TRUST_PROXY: z.preprocess(
       (v) => (v === "" ? undefined : v),
-      z.string().trim().regex(/^\d{1,2}$/, "TRUST_PROXY must be the number of proxies in front of the app (0-99).").optional(),
+      z
+        .string()
+        .trim()
+        .regex(/^\d{1,2}$/, "TRUST_PROXY must be the number of proxies in front of the app (0-99).")
+        .optional(),
     ),
     // Read by the Inngest SDK itself; validated here so production never serves its route unsigned.
     INNGEST_DEV: optionalText,
@@ -83,16 +83,24 @@ const EnvSchema = z
       cookieSecure: env.SESSION_COOKIE_SECURE ? env.SESSION_COOKIE_SECURE === "true" : env.NODE_ENV === "production",
       leaseTtlSeconds: env.LEASE_TTL_SECONDS,
       /** The first encrypts; every one decrypts (a rotation keeps the old key as the fallback). */
-      inngestEncryptionKeys: [env.INNGEST_ENCRYPTION_KEY ?? DEV_INNGEST_ENCRYPTION_KEY, ...(env.INNGEST_ENCRYPTION_KEY_FALLBACK ? [env.INNGEST_ENCRYPTION_KEY_FALLBACK] : [])],
+      inngestEncryptionKeys: [
+        env.INNGEST_ENCRYPTION_KEY ?? DEV_INNGEST_ENCRYPTION_KEY,
+        ...(env.INNGEST_ENCRYPTION_KEY_FALLBACK ? [env.INNGEST_ENCRYPTION_KEY_FALLBACK] : []),
+      ],
     };
   });
 
 /** Like SESSION_PASSWORD: a dev-only default, which production refuses; 32+ characters. */
-function encryptionKeyProblems(env: { NODE_ENV: string; INNGEST_ENCRYPTION_KEY?: string; INNGEST_ENCRYPTION_KEY_FALLBACK?: string }): string[] {
+function encryptionKeyProblems(env: {
+  NODE_ENV: string;
+  INNGEST_ENCRYPTION_KEY?: string;
+  INNGEST_ENCRYPTION_KEY_FALLBACK?: string;
+}): string[] {
   const problems: string[] = [];
   const production = env.NODE_ENV === "production";
   if (env.INNGEST_ENCRYPTION_KEY === undefined) {
-    if (production) problems.push("INNGEST_ENCRYPTION_KEY must be set in production (32+ characters): it encrypts step data at the Inngest server.");
+    if (production)
+      problems.push("INNGEST_ENCRYPTION_KEY must be set in production (32+ characters): it encrypts step data at the Inngest server.");
   } else if (env.INNGEST_ENCRYPTION_KEY.length < 32) {
     problems.push("INNGEST_ENCRYPTION_KEY must be at least 32 characters.");
   } else if (production && env.INNGEST_ENCRYPTION_KEY === DEV_INNGEST_ENCRYPTION_KEY) {

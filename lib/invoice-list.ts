@@ -51,7 +51,10 @@ const addDays = (isoDate: string, days: number) => new Date(Date.parse(`${isoDat
 
 export async function listInvoicesWithState(db: Db, actorId: string, query: ListQuery): Promise<InvoiceListing> {
   const [clock] = await db
-    .select({ now: sql<string>`to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`, today: sql<string>`current_date::text` })
+    .select({
+      now: sql<string>`to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+      today: sql<string>`current_date::text`,
+    })
     .from(appUser)
     .where(eq(appUser.id, actorId));
   const now = new Date(clock?.now ?? Date.now());
@@ -97,8 +100,7 @@ export async function listInvoicesWithState(db: Db, actorId: string, query: List
   const rows = all.filter(
     (r) =>
       (query.state === "all" || r.state === query.state) &&
-      (query.due === "any" ||
-        (query.due === "overdue" ? r.dueOn < today : r.dueOn >= today && dueBefore !== null && r.dueOn < dueBefore)),
+      (query.due === "any" || (query.due === "overdue" ? r.dueOn < today : r.dueOn >= today && dueBefore !== null && r.dueOn < dueBefore)),
   );
   const byDue = (a: ListRow, b: ListRow) => a.dueOn.localeCompare(b.dueOn) || a.number.localeCompare(b.number);
   if (query.sort === "due-soonest") rows.sort(byDue);

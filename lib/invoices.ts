@@ -46,8 +46,7 @@ export const InvoicePatch = z
 export type InvoicePatch = z.infer<typeof InvoicePatch>;
 
 export type UpdateInvoiceResult =
-  | { ok: true; invoice: InvoiceDetail }
-  | { ok: false; code: "invoice_not_found" | "invoice_changed" | "invalid_request" };
+  { ok: true; invoice: InvoiceDetail } | { ok: false; code: "invoice_not_found" | "invoice_changed" | "invalid_request" };
 
 /**
  * Every change increments `version`, which fences the leases opened against the old one; the
@@ -91,8 +90,7 @@ export async function updateInvoice(
   if (!outcome) {
     const [exists] = await db.select({ version: invoice.version }).from(invoice).where(mine);
     if (!exists) return { ok: false, code: "invoice_not_found" };
-    if (patch.expected_version !== undefined && exists.version !== patch.expected_version)
-      return { ok: false, code: "invoice_changed" };
+    if (patch.expected_version !== undefined && exists.version !== patch.expected_version) return { ok: false, code: "invoice_changed" };
     return { ok: false, code: "invalid_request" };
   }
   await tellClosed(dispatch, outcome.withdrawn, "invoice_changed");

@@ -73,4 +73,3 @@ async function verifyScrypt(password: string, stored: string): Promise<boolean> 
     return false;
   }
 }
-

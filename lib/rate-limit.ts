@@ -64,7 +64,10 @@ export const emailKey = (email: string) => createHash("sha256").update(email.tri
 
 export type SignInGate = { ok: true; succeeded(): Promise<void> } | { ok: false; retryAfterSeconds: number };
 
-const refusal = (refused: RateLimiterRes) => ({ ok: false as const, retryAfterSeconds: Math.max(1, Math.ceil(refused.msBeforeNext / 1000)) });
+const refusal = (refused: RateLimiterRes) => ({
+  ok: false as const,
+  retryAfterSeconds: Math.max(1, Math.ceil(refused.msBeforeNext / 1000)),
+});
 
 /**
  * Counts one sign-in attempt before the password is checked, so that a burst of parallel
@@ -76,10 +79,7 @@ const refusal = (refused: RateLimiterRes) => ({ ok: false as const, retryAfterSe
  * stays open to it; a token past its own limit counts for nothing and the attempt is counted
  * on the email as from any other browser.
  */
-export async function admitSignIn(
-  db: Db,
-  input: { email: string; address: string | null; device?: DeviceToken[] },
-): Promise<SignInGate> {
+export async function admitSignIn(db: Db, input: { email: string; address: string | null; device?: DeviceToken[] }): Promise<SignInGate> {
   const { email, address, device } = limitersFor(db);
   const key = emailKey(input.email);
   const token = input.device?.find((t) => t.user === key)?.token;

@@ -97,7 +97,19 @@ export function hasMalformedRouterState(headers: Headers): boolean {
 
 const ROUTER_STATE_MAX_LENGTH = 20 * 2000;
 const ROUTER_STATE_MAX_DEPTH = 64;
-const DYNAMIC_PARAM_TYPES = new Set(["c", "ci(..)(..)", "ci(.)", "ci(..)", "ci(...)", "oc", "d", "di(..)(..)", "di(.)", "di(..)", "di(...)"]);
+const DYNAMIC_PARAM_TYPES = new Set([
+  "c",
+  "ci(..)(..)",
+  "ci(.)",
+  "ci(..)",
+  "ci(...)",
+  "oc",
+  "d",
+  "di(..)(..)",
+  "di(.)",
+  "di(..)",
+  "di(...)",
+]);
 const REFRESH_MARKERS = new Set(["refetch", "inside-shared-layout", "metadata-only"]);
 
 const isString = (v: unknown): v is string => typeof v === "string";

@@ -80,7 +80,14 @@ export async function resolveActor(db: Db, data: SessionData): Promise<(Actor & 
     .select({ id: appUser.id, email: appUser.email, name: appUser.name, sessionId: appSession.id })
     .from(appSession)
     .innerJoin(appUser, eq(appUser.id, appSession.userId))
-    .where(and(eq(appSession.id, data.sid), eq(appSession.userId, data.uid), sql`${appSession.revokedAt} is null`, sql`${appSession.expiresAt} > now()`));
+    .where(
+      and(
+        eq(appSession.id, data.sid),
+        eq(appSession.userId, data.uid),
+        sql`${appSession.revokedAt} is null`,
+        sql`${appSession.expiresAt} > now()`,
+      ),
+    );
   return row ?? null;
 }
 

@@ -28,7 +28,10 @@ fs.cpSync(path.join(ROOT, "db", "migrations"), path.join(ROOT, copy), { recursiv
 try {
   const before = new Set(fs.readdirSync(path.join(ROOT, copy), { recursive: true }).map(String));
   const generated = kit(["generate", "--dialect", "postgresql", "--schema", "./db/schema.ts", "--out", copy]);
-  const added = fs.readdirSync(path.join(ROOT, copy), { recursive: true }).map(String).filter((f) => !before.has(f));
+  const added = fs
+    .readdirSync(path.join(ROOT, copy), { recursive: true })
+    .map(String)
+    .filter((f) => !before.has(f));
   if (generated.status !== 0 || added.length) {
     console.error(
       generated.status !== 0

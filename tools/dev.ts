@@ -158,7 +158,13 @@ async function warmPage(url: string, timeoutMs = 10 * 60_000): Promise<number | 
     const html = await res.text().catch(() => "");
     // A 5xx is a compile or render error (Next prints it): reported, not waited on.
     const scripts = res.ok ? [...html.matchAll(/<script[^>]+src="(\/_next\/[^"]+)"/g)].map((m) => new URL(m[1]!, url).toString()) : [];
-    await Promise.all(scripts.map((s) => fetch(s, { signal: AbortSignal.timeout(timeoutMs) }).then((r) => r.arrayBuffer()).catch(() => {})));
+    await Promise.all(
+      scripts.map((s) =>
+        fetch(s, { signal: AbortSignal.timeout(timeoutMs) })
+          .then((r) => r.arrayBuffer())
+          .catch(() => {}),
+      ),
+    );
     return res.status;
   }
   return null;

@@ -150,7 +150,10 @@ function statementAt(file: string, line: number): string {
       break;
     }
   }
-  return lines.slice(start, line).map((l) => l.trim()).join(" ");
+  return lines
+    .slice(start, line)
+    .map((l) => l.trim())
+    .join(" ");
 }
 
 /**
@@ -162,9 +165,15 @@ function firstFailure(worktree: string, test: JsonTest): string {
   // A test timeout has no location; the action it interrupted (the next error) has one.
   const error = errors.find((e) => e.location) ?? errors[0];
   if (!error) return "(no error recorded)";
-  const firstLine = (e: JsonError) => stripAnsi(e.message ?? "").split("\n").find((l) => l.trim()) ?? "";
+  const firstLine = (e: JsonError) =>
+    stripAnsi(e.message ?? "")
+      .split("\n")
+      .find((l) => l.trim()) ?? "";
   // A custom message hides what was found: the received value says it.
-  const received = stripAnsi(error.message ?? "").split("\n").find((l) => /^Received( string)?:/.test(l.trim()))?.trim();
+  const received = stripAnsi(error.message ?? "")
+    .split("\n")
+    .find((l) => /^Received( string)?:/.test(l.trim()))
+    ?.trim();
   const message = [...new Set([errors[0]!, error].map(firstLine)), ...(received ? [received] : [])].map((m) => m.slice(0, 120)).join(" / ");
   const location = error.location;
   if (!location) return message;
@@ -219,7 +228,8 @@ function runRegression(regression: Regression): Row[] {
       }
       const test = found[0]!.spec.tests[0]!;
       const last = test.results.at(-1)?.status ?? "none";
-      if (last === "failed" || last === "timedOut") return { ...base, result: "PASS-as-expected (scenario failed)", line: firstFailure(worktree, test) };
+      if (last === "failed" || last === "timedOut")
+        return { ...base, result: "PASS-as-expected (scenario failed)", line: firstFailure(worktree, test) };
       if (last === "passed") return { ...base, result: "FINDING: scenario passed with its fix reverted", line: "" };
       return { ...base, result: `ERROR: scenario ${last}`, line: "" };
     });
@@ -229,7 +239,10 @@ function runRegression(regression: Regression): Row[] {
   }
 }
 
-const wanted = process.argv.slice(2).filter((a) => /^\d{1,2}$/.test(a)).map((a) => a.padStart(2, "0"));
+const wanted = process.argv
+  .slice(2)
+  .filter((a) => /^\d{1,2}$/.test(a))
+  .map((a) => a.padStart(2, "0"));
 const unknown = wanted.filter((id) => !REGRESSIONS.some((r) => r.id === id));
 if (unknown.length) {
   console.error(`unknown regression(s): ${unknown.join(", ")}; known: ${REGRESSIONS.map((r) => r.id).join(" ")}`);
@@ -246,7 +259,9 @@ for (const regression of selected) {
   try {
     result = runRegression(regression);
   } catch (error) {
-    result = [{ observation: regression.observation, scenario: "-", result: "ERROR", line: String((error as Error).message).split("\n")[0]! }];
+    result = [
+      { observation: regression.observation, scenario: "-", result: "ERROR", line: String((error as Error).message).split("\n")[0]! },
+    ];
   }
   rows.push(...result);
   for (const row of result) console.log(`   ${row.result}  ${row.scenario}\n     ${row.line}`);
@@ -259,5 +274,9 @@ console.log("| Observation | Scenario | Result | First failing assertion |");
 console.log("|---|---|---|---|");
 for (const row of rows) console.log(`| ${cell(row.observation)} | ${cell(row.scenario)} | ${cell(row.result)} | ${cell(row.line)} |`);
 const bad = rows.filter((r) => !r.result.startsWith("PASS-as-expected"));
-console.log(bad.length ? `\n${bad.length} of ${rows.length} not as expected.` : `\nAll ${rows.length} scenarios failed with their fix reverted, as they must.`);
+console.log(
+  bad.length
+    ? `\n${bad.length} of ${rows.length} not as expected.`
+    : `\nAll ${rows.length} scenarios failed with their fix reverted, as they must.`,
+);
 process.exit(bad.length ? 1 : 0);

@@ -39,7 +39,14 @@ function mustRun(cmd: string, args: string[], cwd: string): string {
 }
 /** Formats the files in place with this checkout's config and ignore file; an ignored file is left as it is. */
 function format(cwd: string, files: string[]) {
-  const args = ["--config", path.join(ROOT, ".prettierrc.json"), "--ignore-path", path.join(ROOT, ".prettierignore"), "--log-level", "warn"];
+  const args = [
+    "--config",
+    path.join(ROOT, ".prettierrc.json"),
+    "--ignore-path",
+    path.join(ROOT, ".prettierignore"),
+    "--log-level",
+    "warn",
+  ];
   mustRun(process.execPath, [PRETTIER, ...args, "--write", ...files], cwd);
 }
 
@@ -58,7 +65,10 @@ function regenerate(name: string): string {
   try {
     mustRun("git", ["worktree", "add", "--detach", "--quiet", worktree, base], ROOT);
     // The formatted REV must be what the working tree holds, or the new patch would carry more.
-    format(worktree, files.filter((f) => fs.existsSync(path.join(worktree, f))));
+    format(
+      worktree,
+      files.filter((f) => fs.existsSync(path.join(worktree, f))),
+    );
     for (const f of files) {
       const ours = path.join(ROOT, f);
       const theirs = path.join(worktree, f);
@@ -100,7 +110,10 @@ function regenerate(name: string): string {
 }
 
 let failed = 0;
-for (const name of fs.readdirSync(PATCH_DIR).filter((f) => f.endsWith(".patch")).sort()) {
+for (const name of fs
+  .readdirSync(PATCH_DIR)
+  .filter((f) => f.endsWith(".patch"))
+  .sort()) {
   try {
     console.info(`${name}: ${regenerate(name)}`);
   } catch (error) {

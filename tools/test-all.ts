@@ -45,7 +45,11 @@ if (!fs.existsSync(SYSTEM_CHROMIUM) && !fs.existsSync(chromium.executablePath())
 }
 
 // The model-based test of the lease guarantee (tests/model): random schedules, shrunk on failure.
-steps.push({ name: "model (PGlite, 60 schedules)", cmd: [bin("vitest"), "run", "--project", "model"], env: { TEST_DB: "pglite", MODEL_RUNS: "60" } });
+steps.push({
+  name: "model (PGlite, 60 schedules)",
+  cmd: [bin("vitest"), "run", "--project", "model"],
+  env: { TEST_DB: "pglite", MODEL_RUNS: "60" },
+});
 
 let embedded: EmbeddedServer | null = null;
 if (!process.env.DATABASE_URL) {
@@ -55,7 +59,8 @@ if (!process.env.DATABASE_URL) {
     try {
       embedded = await startEmbeddedPostgres();
     } catch (error) {
-      const why = error instanceof EmbeddedPostgresError ? error.message : String(error instanceof Error ? error.message : error).split("\n")[0];
+      const why =
+        error instanceof EmbeddedPostgresError ? error.message : String(error instanceof Error ? error.message : error).split("\n")[0];
       console.error(`[test] The embedded PostgreSQL did not start: ${why}`);
       process.exit(1);
     }
@@ -65,7 +70,11 @@ if (!process.env.DATABASE_URL) {
 }
 if (process.env.DATABASE_URL) {
   steps.push({ name: "integration (PostgreSQL)", cmd: [bin("vitest"), "run", "--project", "integration"], env: { TEST_DB: "postgres" } });
-  steps.push({ name: "model (PostgreSQL, 500 schedules)", cmd: [bin("vitest"), "run", "--project", "model"], env: { TEST_DB: "postgres", MODEL_RUNS: "500" } });
+  steps.push({
+    name: "model (PostgreSQL, 500 schedules)",
+    cmd: [bin("vitest"), "run", "--project", "model"],
+    env: { TEST_DB: "postgres", MODEL_RUNS: "500" },
+  });
 } else {
   console.info("\n[test] DATABASE_URL is not set: integration runs on PGlite only (CI sets it, and runs both).\n");
 }
@@ -73,7 +82,10 @@ steps.push({ name: "e2e (Chromium)", cmd: [bin("playwright"), "test"] });
 
 // Only the steps named by --only (comma-separated, by the start of their names), for trying
 // this script's own set-up without the whole suite: `npm test -- --only=integration (PostgreSQL),e2e`.
-const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",");
+const only = process.argv
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",");
 const status = run(only ? steps.filter((s) => only.some((o) => s.name.startsWith(o))) : steps);
 if (embedded) await embedded.stop();
 process.exit(status);

@@ -49,7 +49,9 @@ function positive(flag: string, v: string): string {
   return v;
 }
 function fail(message: string): never {
-  console.error(`test:model: ${message}\nusage: npm run test:model -- [--runs N] [--seed S] [--path P] [--commands N] [--time-limit SECONDS] [--db pglite|postgres]`);
+  console.error(
+    `test:model: ${message}\nusage: npm run test:model -- [--runs N] [--seed S] [--path P] [--commands N] [--time-limit SECONDS] [--db pglite|postgres]`,
+  );
   process.exit(2);
 }
 

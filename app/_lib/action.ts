@@ -62,9 +62,7 @@ export function action<W extends Who, S extends z.ZodType, R>(spec: Spec<W, S, R
 }
 
 /** The same, for `useActionState`: the previous state comes first, and is not used. */
-export function stateAction<W extends Who, S extends z.ZodType, R>(
-  spec: Spec<W, S, R>,
-): (previous: R, raw: FormData) => Promise<R> {
+export function stateAction<W extends Who, S extends z.ZodType, R>(spec: Spec<W, S, R>): (previous: R, raw: FormData) => Promise<R> {
   const run = action(spec);
   return async (_previous, raw) => run(raw);
 }

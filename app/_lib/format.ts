@@ -25,21 +25,24 @@ function memo<T extends Intl.DateTimeFormat | Intl.NumberFormat>(key: string, ma
 const GREGORIAN = { calendar: "gregory", numberingSystem: "latn" } as const;
 
 const dateParts = (locale: string) =>
-  memo(`date:${locale}`, () =>
-    new Intl.DateTimeFormat(locale, {
-      ...GREGORIAN,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      timeZone: "UTC",
-    }),
+  memo(
+    `date:${locale}`,
+    () =>
+      new Intl.DateTimeFormat(locale, {
+        ...GREGORIAN,
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+        timeZone: "UTC",
+      }),
   );
 
 export function formatMoney(cents: number, currency: string, locale: string = DEFAULT_LOCALE): string {
   try {
-    return memo(`money:${locale}:${currency}`, () => new Intl.NumberFormat(locale, { style: "currency", currency, numberingSystem: "latn" })).format(
-      cents / 100,
-    );
+    return memo(
+      `money:${locale}:${currency}`,
+      () => new Intl.NumberFormat(locale, { style: "currency", currency, numberingSystem: "latn" }),
+    ).format(cents / 100);
   } catch {
     return `${(cents / 100).toFixed(2)} ${currency}`;
   }
@@ -69,20 +72,22 @@ function uses24Hours(locale: string): boolean {
 export function formatDateTime(iso: string, viewer: Viewer): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  const format = memo(`moment:${viewer.locale}:${viewer.timeZone}`, () =>
-    new Intl.DateTimeFormat(viewer.locale, {
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      // Two digits where the locale counts 24 hours ("00:52:30", as German writes it), else as
-      // the locale writes it ("9:31:02 AM").
-      hour: uses24Hours(viewer.locale) ? "2-digit" : "numeric",
-      minute: "2-digit",
-      second: "2-digit",
-      timeZone: viewer.timeZone,
-      timeZoneName: "short",
-      ...GREGORIAN,
-    }),
+  const format = memo(
+    `moment:${viewer.locale}:${viewer.timeZone}`,
+    () =>
+      new Intl.DateTimeFormat(viewer.locale, {
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+        // Two digits where the locale counts 24 hours ("00:52:30", as German writes it), else as
+        // the locale writes it ("9:31:02 AM").
+        hour: uses24Hours(viewer.locale) ? "2-digit" : "numeric",
+        minute: "2-digit",
+        second: "2-digit",
+        timeZone: viewer.timeZone,
+        timeZoneName: "short",
+        ...GREGORIAN,
+      }),
   );
   return format.format(date);
 }

@@ -172,8 +172,7 @@ function unreachable(value: never): never {
 }
 
 const APPLY_WORDS = {
-  invoice_changed:
-    "This invoice was edited after the summary was requested, so the summary was not applied. Summarize again.",
+  invoice_changed: "This invoice was edited after the summary was requested, so the summary was not applied. Summarize again.",
   lease_expired: "Time ran out on this summary before it was applied, so it was not applied. Summarize again.",
   lease_applied: "This summary has already been applied to the invoice.",
   lease_open: "The summary is still being written. You can apply it once it appears.",
@@ -198,14 +197,12 @@ export function applyRefusal(code: ApplyRefusal, closedReason?: ClosedReason | n
 const NOT_FOUND = "We could not find this summary. Reload the page to see where things stand.";
 
 const DISCARD_WORDS = {
-  lease_not_cancelable:
-    "This summary can no longer be discarded: it was already applied, discarded, or its time ran out.",
+  lease_not_cancelable: "This summary can no longer be discarded: it was already applied, discarded, or its time ran out.",
   lease_not_found: NOT_FOUND,
 } as const satisfies Record<CancelRefusal, string>;
 
 const CANCEL_WORDS = {
-  lease_not_cancelable:
-    "This summary can no longer be cancelled: it was already finished, applied, discarded, or its time ran out.",
+  lease_not_cancelable: "This summary can no longer be cancelled: it was already finished, applied, discarded, or its time ran out.",
   lease_not_found: NOT_FOUND,
 } as const satisfies Record<CancelRefusal, string>;
 
@@ -268,11 +265,7 @@ export type NoticeCode =
 
 const known = <T extends string>(table: Record<T, string>, code: string): code is T => Object.hasOwn(table, code);
 
-export function noticeOf(
-  param: string | undefined,
-  lease: Pick<LeaseJson, "closed_reason"> | null,
-  pattern?: string,
-): Notice | null {
+export function noticeOf(param: string | undefined, lease: Pick<LeaseJson, "closed_reason"> | null, pattern?: string): Notice | null {
   const [action = "", code = "", reason, ...rest] = (param ?? "").split(".");
   if (!code || rest.length || (reason !== undefined && !(action === "apply" && code === "lease_rejected"))) return null;
   const refusal = (text: string): Notice => ({ ok: false, text, action, code });

@@ -27,10 +27,7 @@ export type EventChannel = {
  * and the lifetime start (neither does if `start` closed it); `onClose` once, however it ends.
  * The stream ends when `signal` (the request's) aborts.
  */
-export function eventStream(
-  signal: AbortSignal,
-  { start, onClose }: { start(channel: EventChannel): void; onClose(): void },
-): Response {
+export function eventStream(signal: AbortSignal, { start, onClose }: { start(channel: EventChannel): void; onClose(): void }): Response {
   const encoder = new TextEncoder();
   let closed = false;
   let heartbeat: ReturnType<typeof setInterval> | undefined;

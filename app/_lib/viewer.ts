@@ -14,7 +14,12 @@ export function localeFrom(acceptLanguage: string | null): string {
     .slice(0, 20)
     .map((part, index) => {
       const [tag = "", ...params] = part.trim().split(";");
-      const q = Number(params.find((p) => p.trim().startsWith("q="))?.trim().slice(2) ?? "1");
+      const q = Number(
+        params
+          .find((p) => p.trim().startsWith("q="))
+          ?.trim()
+          .slice(2) ?? "1",
+      );
       return { tag: tag.trim(), q: Number.isFinite(q) ? q : 0, index };
     })
     .filter((entry) => entry.tag && entry.tag !== "*" && entry.q > 0)

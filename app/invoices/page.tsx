@@ -54,7 +54,8 @@ function StateLine({ row, viewer, serverNow }: { row: ListRow; viewer: Viewer; s
     case "proposed":
       words = (
         <>
-          <strong>Summary ready for review</strong> · <TimeLeft deadline={lease!.deadlineAt.toISOString()} serverNow={serverNow} /> to apply it
+          <strong>Summary ready for review</strong> · <TimeLeft deadline={lease!.deadlineAt.toISOString()} serverNow={serverNow} /> to apply
+          it
         </>
       );
       break;

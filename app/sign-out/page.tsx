@@ -32,7 +32,9 @@ export default async function SignOutPage({ searchParams }: { searchParams: Sear
     <div className="sign-in">
       <section className="card" aria-labelledby="sign-out-heading">
         <h1 id="sign-out-heading">{heading}</h1>
-        {everywhere ? <p>This ends your sessions in every browser, this one included, and stops every summary being written for you.</p> : null}
+        {everywhere ? (
+          <p>This ends your sessions in every browser, this one included, and stops every summary being written for you.</p>
+        ) : null}
         {asking ? (
           <SignOutNotice pending={pending} describedBy="sign-out-details" />
         ) : (
@@ -45,7 +47,13 @@ export default async function SignOutPage({ searchParams }: { searchParams: Sear
             Stay signed in
           </Link>
           <SubmitButton className={asking || everywhere ? "button button--danger" : "button"} pendingLabel="Signing out…">
-            {everywhere ? (asking ? "Sign out everywhere and discard" : "Sign out everywhere") : asking ? "Sign out and discard" : "Sign out"}
+            {everywhere
+              ? asking
+                ? "Sign out everywhere and discard"
+                : "Sign out everywhere"
+              : asking
+                ? "Sign out and discard"
+                : "Sign out"}
           </SubmitButton>
         </form>
       </section>

@@ -45,7 +45,13 @@ export function summarizeProfiles(dir: string, top = 15) {
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([name, ms]) => ({ name, ms: Math.round(ms), share: Math.round((ms / Math.max(1, total)) * 1000) / 10 }));
-  return { files: files.length, busy_ms: Math.round(total), wall_ms: Math.round(wall), by_owner: rank(byOwner), by_function: rank(byFunction) };
+  return {
+    files: files.length,
+    busy_ms: Math.round(total),
+    wall_ms: Math.round(wall),
+    by_owner: rank(byOwner),
+    by_function: rank(byFunction),
+  };
 }
 
 /** The environment that makes a started app profile itself into `dir` (node refuses --cpu-prof in NODE_OPTIONS). */

@@ -49,7 +49,9 @@ function run(child: ChildProcess, what: string): Promise<void> {
   child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
   return new Promise((resolve, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${what} failed (${code}):\n${output.join("").slice(-3000)}`))));
+    child.once("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${what} failed (${code}):\n${output.join("").slice(-3000)}`)),
+    );
   });
 }
 
@@ -69,14 +71,28 @@ export async function startFloorApp(variant: FloorVariant): Promise<{ url: strin
   };
   try {
     fs.mkdirSync(path.join(dir, "app"));
-    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: `floor-${variant.replace("+", "-")}`, private: true, type: "module" }));
-    fs.writeFileSync(path.join(dir, "next.config.mjs"), `export default { turbopack: { root: ${JSON.stringify(commonRoot(dir, ROOT))} } };\n`);
+    fs.writeFileSync(
+      path.join(dir, "package.json"),
+      JSON.stringify({ name: `floor-${variant.replace("+", "-")}`, private: true, type: "module" }),
+    );
+    fs.writeFileSync(
+      path.join(dir, "next.config.mjs"),
+      `export default { turbopack: { root: ${JSON.stringify(commonRoot(dir, ROOT))} } };\n`,
+    );
     fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "dir");
     fs.writeFileSync(path.join(dir, "app", "layout.jsx"), LAYOUT);
     for (const [name, text] of Object.entries(PAGES[variant])) fs.writeFileSync(path.join(dir, "app", name), text);
-    await run(spawn(process.execPath, [NEXT_BIN, "build"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] }), `next build of the ${variant} floor app`);
+    await run(
+      spawn(process.execPath, [NEXT_BIN, "build"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] }),
+      `next build of the ${variant} floor app`,
+    );
     const port = await freePort();
-    server = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], { cwd: dir, env, detached: true, stdio: "ignore" });
+    server = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
+      cwd: dir,
+      env,
+      detached: true,
+      stdio: "ignore",
+    });
     const url = `http://127.0.0.1:${port}`;
     for (let tries = 0; ; tries++) {
       try {

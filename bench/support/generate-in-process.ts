@@ -9,8 +9,18 @@ export async function generateInProcess(db: Db, leaseId: string, runNonce: strin
   // step generate: one read, then the model call
   const input = await loadForGeneration(db, leaseId);
   if (!input.ok) return input.reason;
-  const proposal = await model.generate({ purpose: input.lease.purpose, actorId: input.lease.actorId, invoice: input.invoice, signal: AbortSignal.timeout(input.lease.remainingMs) });
+  const proposal = await model.generate({
+    purpose: input.lease.purpose,
+    actorId: input.lease.actorId,
+    invoice: input.invoice,
+    signal: AbortSignal.timeout(input.lease.remainingMs),
+  });
   // step propose
-  const proposed = await proposeLease(db, { leaseId, actorId: proposal.actorId, runNonce, proposal: { summary: proposal.summary, model: proposal.model } });
+  const proposed = await proposeLease(db, {
+    leaseId,
+    actorId: proposal.actorId,
+    runNonce,
+    proposal: { summary: proposal.summary, model: proposal.model },
+  });
   return proposed.ok ? "proposed" : proposed.code;
 }

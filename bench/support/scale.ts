@@ -65,9 +65,18 @@ export async function seedHistory(db: postgres.Sql) {
   // Write the seed's dirty pages out now, so the checkpointer's write-back of the seed is not
   // part of the measurements that follow.
   await db`checkpoint`;
-  const [counts] = await db<{ leases: string; events: string }[]>`select (select count(*) from inference_lease) as leases, (select count(*) from lease_event) as events`;
-  const seeded = { seconds: Math.round((performance.now() - started) / 1000), leases: Number(counts!.leases), events: Number(counts!.events) };
-  if (seeded.leases < HISTORY_USERS * INVOICES_EACH * LEASES_EACH || seeded.events < HISTORY_USERS * INVOICES_EACH * LEASES_EACH * EVENTS_EACH) {
+  const [counts] = await db<
+    { leases: string; events: string }[]
+  >`select (select count(*) from inference_lease) as leases, (select count(*) from lease_event) as events`;
+  const seeded = {
+    seconds: Math.round((performance.now() - started) / 1000),
+    leases: Number(counts!.leases),
+    events: Number(counts!.events),
+  };
+  if (
+    seeded.leases < HISTORY_USERS * INVOICES_EACH * LEASES_EACH ||
+    seeded.events < HISTORY_USERS * INVOICES_EACH * LEASES_EACH * EVENTS_EACH
+  ) {
     throw new Error(`history seeded short: ${JSON.stringify(seeded)}`);
   }
   return seeded;
@@ -97,7 +106,8 @@ async function longTimeline(handle: DbHandle, w: Worker) {
     const view = await readLease(handle.db, w.actorId, leaseId);
     domain.push(performance.now() - t);
     // The latest page of the timeline, and a cursor for the rest (docs/decisions/0043).
-    if (view?.events.length !== LEASE_EVENTS_PAGE || view.eventsBefore === null) throw new Error(`200-event lease read ${view?.events.length} events`);
+    if (view?.events.length !== LEASE_EVENTS_PAGE || view.eventsBefore === null)
+      throw new Error(`200-event lease read ${view?.events.length} events`);
   }
   return { leaseId, domain: distribution(domain) };
 }
@@ -114,7 +124,9 @@ function inlined(query: { sql: string; params: unknown[] }): string {
 async function plans(sql: postgres.Sql, handle: DbHandle, w: Worker, leaseId: string, historyInvoice: string) {
   const statements: Record<string, string> = {
     // readLease's own statement, its parameters written in (they are ids and numbers).
-    "read a lease (GET /api/leases/:id, each push; the 200-event lease)": inlined(leaseReadStatement(handle.db, w.actorId, leaseId).toSQL()),
+    "read a lease (GET /api/leases/:id, each push; the 200-event lease)": inlined(
+      leaseReadStatement(handle.db, w.actorId, leaseId).toSQL(),
+    ),
     "open: expire the invoice's overdue lease in flight": `update inference_lease set status = 'expired' where invoice_id = '${w.invoiceId}' and purpose = 'summarize_invoice' and status in ('open','proposed') and deadline_at <= now()`,
     "apply: lock the lease": `select id, status from inference_lease where id = '${leaseId}' and actor_id = '${w.actorId}' for update`,
     "sweep: overdue leases in flight": `select id from inference_lease where status in ('open','proposed') and deadline_at <= now() order by deadline_at limit 500 for update skip locked`,
@@ -124,7 +136,8 @@ async function plans(sql: postgres.Sql, handle: DbHandle, w: Worker, leaseId: st
   // The invoice page's statements once more without the history index (dropped inside the
   // transaction, rolled back): what migration 0003 buys.
   for (const name of Object.keys(statements).filter((n) => n.startsWith("invoice page"))) {
-    statements[`${name}, without inference_lease_invoice_history_idx`] = `drop index inference_lease_invoice_history_idx; explain (analyze, costs off, timing on, summary on) ${statements[name]}`;
+    statements[`${name}, without inference_lease_invoice_history_idx`] =
+      `drop index inference_lease_invoice_history_idx; explain (analyze, costs off, timing on, summary on) ${statements[name]}`;
   }
   const out: Record<string, string> = {};
   for (const [name, text] of Object.entries(statements)) {
@@ -133,7 +146,9 @@ async function plans(sql: postgres.Sql, handle: DbHandle, w: Worker, leaseId: st
     const rollback = new Error("rollback");
     try {
       await sql.begin(async (tx) => {
-        const [drop, explained] = text.startsWith("drop index") ? text.split("; ") : [null, `explain (analyze, costs off, timing on, summary on) ${text}`];
+        const [drop, explained] = text.startsWith("drop index")
+          ? text.split("; ")
+          : [null, `explain (analyze, costs off, timing on, summary on) ${text}`];
         if (drop) await tx.unsafe(drop);
         rows = (await tx.unsafe(explained!)) as unknown as Record<string, string>[];
         throw rollback;
@@ -148,7 +163,15 @@ async function plans(sql: postgres.Sql, handle: DbHandle, w: Worker, leaseId: st
 
 /** One database the scale phase measures: its app, its actors, signed in. */
 export type ScaleSide = { dbUrl: string; sql: postgres.Sql; handle: DbHandle; workers: Worker[] };
-type Measured = { lifecycles: number; seconds: number; open: number[]; apply: number[]; reads: number; readSeconds: number; readMs: number[] };
+type Measured = {
+  lifecycles: number;
+  seconds: number;
+  open: number[];
+  apply: number[];
+  reads: number;
+  readSeconds: number;
+  readMs: number[];
+};
 
 const ROUNDS = 4;
 
@@ -168,7 +191,11 @@ export async function scaleBench(input: ScaleInput) {
     const targets = {} as Record<keyof typeof sides, { appUrl: string; cookies: Map<number, string>; side: ScaleSide }>;
     for (const name of ["empty", "history"] as const) {
       const side = sides[name];
-      const app = await startAppServer({ databaseUrl: side.dbUrl, name: `bench-scale-${name}`, model: { provider: "local", latencyMs: 0 } });
+      const app = await startAppServer({
+        databaseUrl: side.dbUrl,
+        name: `bench-scale-${name}`,
+        model: { provider: "local", latencyMs: 0 },
+      });
       apps.push(app);
       const cookies = new Map<number, string>();
       for (const w of side.workers.slice(0, 8)) cookies.set(w.n, await signIn(app.url, w.email, password));
@@ -224,7 +251,16 @@ export async function scaleBench(input: ScaleInput) {
       read_200_events_domain_p95_ms: long.domain.p95,
       read_200_events_http_p95_ms: distribution(longHttp).p95,
     };
-    return { seeded, summary, open, apply, sweep_ms: sweep, long_timeline: { domain: long.domain, http: distribution(longHttp) }, reads_ms: reads, plans: explained };
+    return {
+      seeded,
+      summary,
+      open,
+      apply,
+      sweep_ms: sweep,
+      long_timeline: { domain: long.domain, http: distribution(longHttp) },
+      reads_ms: reads,
+      plans: explained,
+    };
   } finally {
     for (const app of apps) await app.stop();
     await twin.close();
@@ -235,7 +271,9 @@ export async function scaleBench(input: ScaleInput) {
 async function readsAt8(target: { appUrl: string; cookies: Map<number, string>; side: ScaleSide }, seconds: number) {
   const clients: { leaseId: string; cookie: string }[] = [];
   for (const w of target.side.workers.slice(0, 8)) {
-    const [l] = await target.side.sql<{ id: string }[]>`select id from inference_lease where actor_id = ${w.actorId} and status = 'applied' order by created_at desc limit 1`;
+    const [l] = await target.side.sql<
+      { id: string }[]
+    >`select id from inference_lease where actor_id = ${w.actorId} and status = 'applied' order by created_at desc limit 1`;
     if (l) clients.push({ leaseId: l.id, cookie: target.cookies.get(w.n)! });
   }
   return readLeasesFor(target.appUrl, clients, seconds);

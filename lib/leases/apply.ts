@@ -34,12 +34,7 @@ export const applyLease = tracedLeaseOp("lease.apply", applyLeaseUntraced, {
   attributes: outcome,
 });
 
-async function applyLeaseUntraced(
-  db: Db,
-  actorId: string,
-  leaseId: unknown,
-  opts: { sessionId?: string } = {},
-): Promise<ApplyResult> {
+async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   try {
     return await db.transaction(async (tx): Promise<ApplyResult> => {
@@ -66,8 +61,7 @@ async function applyLeaseUntraced(
       };
       // The row is ours from here, however long we waited for it: past its deadline by the
       // clock now, it is recorded `expired` in this same transaction, and refused.
-      const expiredNow = async () =>
-        (await expireDue(tx, eq(inferenceLease.id, lease.id), "apply", clockNow)).length > 0;
+      const expiredNow = async () => (await expireDue(tx, eq(inferenceLease.id, lease.id), "apply", clockNow)).length > 0;
       if (lease.status === "open") return refuse((await expiredNow()) ? "lease_expired" : "lease_open");
       // Withdrawn by an edit (withdrawOutdated): the answer says why, as it did when apply found it.
       if (lease.status === "rejected" && lease.closedReason === "invoice_changed") return refuse("invoice_changed");
@@ -128,9 +122,7 @@ async function applyLeaseUntraced(
       const written = await tx
         .update(invoice)
         .set({ summary, version: sql`${invoice.version} + 1`, updatedAt: clockNow })
-        .where(
-          and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId), eq(invoice.version, inv.version)),
-        )
+        .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId), eq(invoice.version, inv.version)))
         .returning({ version: invoice.version });
       // Thrown, so the lease's update above rolls back with the transaction.
       if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);

@@ -17,12 +17,7 @@ export const cancelLease = tracedLeaseOp("lease.cancel", cancelLeaseUntraced, {
   attributes: outcome,
 });
 
-async function cancelLeaseUntraced(
-  db: Db,
-  actorId: string,
-  leaseId: unknown,
-  dispatch: LeaseDispatch,
-): Promise<CancelResult> {
+async function cancelLeaseUntraced(db: Db, actorId: string, leaseId: unknown, dispatch: LeaseDispatch): Promise<CancelResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   const result = await db.transaction(async (tx): Promise<CancelResult> => {
     const mine = and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId));
@@ -95,7 +90,14 @@ async function revokeAllSessionsUntraced(
     const [asking] = await tx
       .update(appSession)
       .set({ revokedAt: dbNow })
-      .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`, sql`${appSession.expiresAt} > now()`))
+      .where(
+        and(
+          eq(appSession.id, sessionId),
+          eq(appSession.userId, actorId),
+          sql`${appSession.revokedAt} is null`,
+          sql`${appSession.expiresAt} > now()`,
+        ),
+      )
       .returning({ id: appSession.id });
     if (!asking) return null;
     await tx
@@ -147,12 +149,7 @@ export const withdrawOutdated = tracedLeaseOp("lease.withdraw", withdrawOutdated
   leases: (_args, result) => result ?? [],
 });
 
-async function withdrawOutdatedUntraced(
-  tx: Tx,
-  invoiceId: string,
-  version: number,
-  fields: string[],
-): Promise<string[]> {
+async function withdrawOutdatedUntraced(tx: Tx, invoiceId: string, version: number, fields: string[]): Promise<string[]> {
   const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
   await expireDue(tx, onInvoice, "edit");
   const rows = await tx
@@ -194,7 +191,14 @@ async function expireOverdueUntraced(db: Db, batchSize: number = 200): Promise<{
       .limit(batchSize)
       .for("update", { skipLocked: true });
     if (due.length === 0) return { expired: [] };
-    const expired = await expireDue(tx, inArray(inferenceLease.id, due.map((d) => d.id)), "sweep");
+    const expired = await expireDue(
+      tx,
+      inArray(
+        inferenceLease.id,
+        due.map((d) => d.id),
+      ),
+      "sweep",
+    );
     return { expired };
   });
 }

@@ -76,8 +76,7 @@ async function readForGeneration(db: Db, leaseId: string, recorded: boolean): Pr
 }
 
 export type ProposeResult =
-  | { ok: true }
-  | { ok: false; code: "lease_not_found" | "run_mismatch" | "actor_mismatch" | "late_completion"; status?: LeaseStatus };
+  { ok: true } | { ok: false; code: "lease_not_found" | "run_mismatch" | "actor_mismatch" | "late_completion"; status?: LeaseStatus };
 
 /** The lease's run nonce equals `runNonce`, compared in the database: the nonce is never read out. */
 const runMatches = (runNonce: unknown) =>

@@ -53,7 +53,9 @@ export function applyLeaseNotice(view: LeaseView, notice: LeaseNotice): LeaseVie
   if (notice.lease_id.toLowerCase() !== view.id.toLowerCase()) return null;
   const { event, lease } = notice;
   if (view.events.some((e) => e.id === event.id)) return view;
-  const joined = [...view.events, { id: event.id, at: event.at, kind: event.kind, detail: event.detail ?? null }].sort((a, b) => a.id - b.id);
+  const joined = [...view.events, { id: event.id, at: event.at, kind: event.kind, detail: event.detail ?? null }].sort(
+    (a, b) => a.id - b.id,
+  );
   const events = joined.slice(-LEASE_EVENTS_PAGE);
   const eventsBefore = joined.length > LEASE_EVENTS_PAGE || view.eventsBefore !== null ? events[0]!.id : null;
   const now = event.at > view.now ? event.at : view.now;

@@ -49,56 +49,59 @@ async function openLeaseUntraced(
   // then one more attempt opens afresh.
   let outcome: OpenResult | "closed_meanwhile" = "closed_meanwhile";
   for (let attempt = 0; attempt < 2 && outcome === "closed_meanwhile"; attempt++) {
-    outcome = await db.transaction(async (tx): Promise<OpenResult | "closed_meanwhile"> => {
-      // Holds sign-out back until this lease is committed (its UPDATE of the session row
-      // waits on this share lock), so sign-out then sees the lease and closes it; and a
-      // session signed out (or past its end) a moment ago opens nothing.
-      if (sessionId && !(await holdLiveSession(tx, actorId, sessionId))) return { ok: false, code: "not_signed_in" };
-      // Shared lock: an edit running beside us either commits first (we read its version) or
-      // waits for our commit and then sees this lease, which it withdraws (withdrawOutdated).
-      const [inv] = await tx
-        .select({ id: invoice.id, version: invoice.version })
-        .from(invoice)
-        .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)))
-        .for("share");
-      if (!inv) return { ok: false, code: "invoice_not_found" };
+    outcome = await db
+      .transaction(async (tx): Promise<OpenResult | "closed_meanwhile"> => {
+        // Holds sign-out back until this lease is committed (its UPDATE of the session row
+        // waits on this share lock), so sign-out then sees the lease and closes it; and a
+        // session signed out (or past its end) a moment ago opens nothing.
+        if (sessionId && !(await holdLiveSession(tx, actorId, sessionId))) return { ok: false, code: "not_signed_in" };
+        // Shared lock: an edit running beside us either commits first (we read its version) or
+        // waits for our commit and then sees this lease, which it withdraws (withdrawOutdated).
+        const [inv] = await tx
+          .select({ id: invoice.id, version: invoice.version })
+          .from(invoice)
+          .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)))
+          .for("share");
+        if (!inv) return { ok: false, code: "invoice_not_found" };
 
-      // A lease past its deadline no longer holds the in-flight slot.
-      const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
-      await expireDue(tx, scope, "open");
+        // A lease past its deadline no longer holds the in-flight slot.
+        const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
+        await expireDue(tx, scope, "open");
 
-      // The partial unique index decides who wins a race of opens: the losers' inserts wait
-      // for the winner to commit, then do nothing, and read the winner's row below.
-      const [inserted] = await tx
-        .insert(inferenceLease)
-        .values({
-          actorId,
-          invoiceId,
-          purpose,
-          status: "open",
-          deadlineAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
-          sessionId,
-          invoiceVersion: inv.version,
-        })
-        .onConflictDoNothing()
-        .returning(leaseAndSession);
-      if (inserted) {
-        const { sessionLive: live, ...created } = inserted;
+        // The partial unique index decides who wins a race of opens: the losers' inserts wait
+        // for the winner to commit, then do nothing, and read the winner's row below.
+        const [inserted] = await tx
+          .insert(inferenceLease)
+          .values({
+            actorId,
+            invoiceId,
+            purpose,
+            status: "open",
+            deadlineAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
+            sessionId,
+            invoiceVersion: inv.version,
+          })
+          .onConflictDoNothing()
+          .returning(leaseAndSession);
+        if (inserted) {
+          const { sessionLive: live, ...created } = inserted;
+          if (!live) throw new SessionRanOut();
+          await recordEvent(tx, created.id, "opened", { ttl_seconds: ttlSeconds, invoice_version: inv.version });
+          return { ok: true, created: true, lease: created };
+        }
+        const [found] = await tx.select(leaseAndSession).from(inferenceLease).where(and(scope, inFlight));
+        if (!found) return "closed_meanwhile";
+        const { sessionLive: live, ...existing } = found;
+        // Another user's lease: the route asks whether the session lives before it answers 409.
+        if (existing.actorId !== actorId)
+          return { ok: false, code: "lease_in_flight", heldBy: await leaseHolderName(tx, actorId, invoiceId) };
         if (!live) throw new SessionRanOut();
-        await recordEvent(tx, created.id, "opened", { ttl_seconds: ttlSeconds, invoice_version: inv.version });
-        return { ok: true, created: true, lease: created };
-      }
-      const [found] = await tx.select(leaseAndSession).from(inferenceLease).where(and(scope, inFlight));
-      if (!found) return "closed_meanwhile";
-      const { sessionLive: live, ...existing } = found;
-      // Another user's lease: the route asks whether the session lives before it answers 409.
-      if (existing.actorId !== actorId) return { ok: false, code: "lease_in_flight", heldBy: await leaseHolderName(tx, actorId, invoiceId) };
-      if (!live) throw new SessionRanOut();
-      return { ok: true, created: false, lease: existing };
-    }).catch((error: unknown) => {
-      if (error instanceof SessionRanOut) return { ok: false as const, code: "not_signed_in" as const };
-      throw error;
-    });
+        return { ok: true, created: false, lease: existing };
+      })
+      .catch((error: unknown) => {
+        if (error instanceof SessionRanOut) return { ok: false as const, code: "not_signed_in" as const };
+        throw error;
+      });
   }
 
   // Twice a lease in flight closed under us: someone else's, since ours would have been returned.

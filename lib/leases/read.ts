@@ -76,11 +76,18 @@ const leaseWithTimeline = (page: EventsPage) => ({ ...leaseWithNow, overdueInFli
 
 /** The lease as its readers see it, with one page of its timeline read after it (in the same transaction). */
 async function view(tx: Tx, lease: InferenceLease & { now: Date }, page: EventsPage): Promise<LeaseView> {
-  const [row] = await tx.select({ events: eventsJson(page) }).from(inferenceLease).where(eq(inferenceLease.id, lease.id));
+  const [row] = await tx
+    .select({ events: eventsJson(page) })
+    .from(inferenceLease)
+    .where(eq(inferenceLease.id, lease.id));
   return toView(lease, pageOf(eventsOf(row?.events ?? [])));
 }
 
-type LeaseWithTimeline = InferenceLease & { now: Date; overdueInFlight: boolean; events: { id: number; at: string; kind: EventKind; detail: unknown }[] };
+type LeaseWithTimeline = InferenceLease & {
+  now: Date;
+  overdueInFlight: boolean;
+  events: { id: number; at: string; kind: EventKind; detail: unknown }[];
+};
 
 const eventsOf = (rows: LeaseWithTimeline["events"]): LeaseEventView[] =>
   rows.map((e) => ({ id: Number(e.id), at: new Date(e.at), kind: e.kind, detail: e.detail }));
@@ -231,7 +238,12 @@ export async function invoiceAttempts(
       ? await tx
           .select({ leaseId: leaseEvent.leaseId, id: leaseEvent.id, at: leaseEvent.at, kind: leaseEvent.kind, detail: leaseEvent.detail })
           .from(leaseEvent)
-          .where(inArray(leaseEvent.leaseId, leases.map((l) => l.id)))
+          .where(
+            inArray(
+              leaseEvent.leaseId,
+              leases.map((l) => l.id),
+            ),
+          )
           .orderBy(asc(leaseEvent.id))
       : [];
     return {

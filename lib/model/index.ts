@@ -19,11 +19,7 @@ import type { InvoiceForModel, ModelProvider } from "./types";
 
 export * from "./types";
 export { createLocalProvider, summarizeInvoice, LOCAL_MODEL_ID, type LocalProviderOptions } from "./local";
-export {
-  createOpenAICompatibleProvider,
-  DEFAULT_TIMEOUT_MS,
-  type OpenAICompatibleOptions,
-} from "./openai-compatible";
+export { createOpenAICompatibleProvider, DEFAULT_TIMEOUT_MS, type OpenAICompatibleOptions } from "./openai-compatible";
 
 export const MODEL_PROVIDERS = ["local", "openai-compatible"] as const;
 export type ModelProviderName = (typeof MODEL_PROVIDERS)[number];
@@ -46,10 +42,7 @@ const intVar = (name: string, min: number, fallback: number) =>
   );
 
 const requiredVar = (name: string) =>
-  z.preprocess(
-    unsetIfEmpty,
-    z.string({ error: `${name} is required when MODEL_PROVIDER=openai-compatible` }).trim(),
-  );
+  z.preprocess(unsetIfEmpty, z.string({ error: `${name} is required when MODEL_PROVIDER=openai-compatible` }).trim());
 
 const LocalSchema = z.object({
   MODEL_PROVIDER: z.literal("local"),

@@ -96,11 +96,7 @@ const CompletionSchema = z.object({
 });
 
 const AnswerSchema = z.object({
-  summary: z
-    .string()
-    .trim()
-    .min(1, "summary is empty")
-    .max(SUMMARY_MAX_CHARS, `summary is longer than ${SUMMARY_MAX_CHARS} characters`),
+  summary: z.string().trim().min(1, "summary is empty").max(SUMMARY_MAX_CHARS, `summary is longer than ${SUMMARY_MAX_CHARS} characters`),
   actor_id: z.string().min(1, "actor_id is empty"),
 });
 

@@ -4,9 +4,7 @@
 // stand-in uses it as it is, so a run's retries take as long here as in production; tests
 // shrink the whole schedule, jitter included, with one documented factor (retryScale).
 
-export const RETRY_TABLE_MS = [
-  15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000, 2_400_000, 3_600_000, 7_200_000,
-] as const;
+export const RETRY_TABLE_MS = [15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000, 2_400_000, 3_600_000, 7_200_000] as const;
 /** The real server adds rand.Int31n(30_000) ms: 0 to 29,999. */
 export const RETRY_JITTER_MS = 30_000;
 

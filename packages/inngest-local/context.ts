@@ -53,7 +53,11 @@ export function createContext(opts: InngestLocalOptions) {
     operatorAuthorized: (req: http.IncomingMessage, cookie: string | undefined) => {
       if (!signingKey || !dashboardToken) return true;
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
-      if (token !== undefined && (sameSecret(token, signingKey) || sameSecret(token, dashboardToken) || bearerMatches(req.headers.authorization, [signingKey]))) return true;
+      if (
+        token !== undefined &&
+        (sameSecret(token, signingKey) || sameSecret(token, dashboardToken) || bearerMatches(req.headers.authorization, [signingKey]))
+      )
+        return true;
       return cookie !== undefined && sameSecret(cookie, dashboardToken);
     },
     dashboardTokenOk: (token: string) => dashboardToken !== undefined && sameSecret(token, dashboardToken),

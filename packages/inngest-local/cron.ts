@@ -92,9 +92,7 @@ function dayMatches(c: CronSchedule, d: Date): boolean {
 }
 
 export function cronMatches(c: CronSchedule, d: Date): boolean {
-  return (
-    c.minute.has(d.getUTCMinutes()) && c.hour.has(d.getUTCHours()) && c.month.has(d.getUTCMonth() + 1) && dayMatches(c, d)
-  );
+  return c.minute.has(d.getUTCMinutes()) && c.hour.has(d.getUTCHours()) && c.month.has(d.getUTCMonth() + 1) && dayMatches(c, d);
 }
 
 /** The first minute strictly after `after` that matches, or null if none within ~5 years. */

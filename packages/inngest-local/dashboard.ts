@@ -34,20 +34,33 @@ export const esc = (v: unknown): string =>
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
   );
 const pretty = (v: unknown) => esc(v === undefined ? "undefined" : JSON.stringify(v, null, 2));
-const time = (iso?: string | null) => (iso ? `<time datetime="${esc(iso)}">${esc(iso.replace("T", " ").replace("Z", " UTC"))}</time>` : "—");
+const time = (iso?: string | null) =>
+  iso ? `<time datetime="${esc(iso)}">${esc(iso.replace("T", " ").replace("Z", " UTC"))}</time>` : "—";
 function duration(ms: number | null | undefined): string {
   if (ms == null) return "—";
   if (ms < 1000) return `${ms} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
-const STATUS_WORD: Record<string, string> = { running: "Running", completed: "Completed", failed: "Failed", cancelled: "Cancelled", QUEUED: "Queued", RUNNING: "Running", WAITING: "Waiting", COMPLETED: "Completed", FAILED: "Failed", CANCELLED: "Cancelled" };
+const STATUS_WORD: Record<string, string> = {
+  running: "Running",
+  completed: "Completed",
+  failed: "Failed",
+  cancelled: "Cancelled",
+  QUEUED: "Queued",
+  RUNNING: "Running",
+  WAITING: "Waiting",
+  COMPLETED: "Completed",
+  FAILED: "Failed",
+  CANCELLED: "Cancelled",
+};
 const badge = (status: string) => `<span class="badge s-${esc(status.toLowerCase())}">${esc(STATUS_WORD[status] ?? status)}</span>`;
 /** A code as words: `late_completion` → `late completion`. */
 const words = (code: string) => code.replace(/[_-]+/g, " ");
 /** A value the SDK's encryption middleware sealed: the server cannot read it. */
 const isSealed = (v: unknown) => !!v && typeof v === "object" && (v as Record<string, unknown>).__ENCRYPTED__ === true;
-const eventOf = (state: LocalState, id: string | undefined) => (id ? state.events().find((e) => e.internalId === id || e.event.id === id) : undefined);
+const eventOf = (state: LocalState, id: string | undefined) =>
+  id ? state.events().find((e) => e.internalId === id || e.event.id === id) : undefined;
 /** Why a cancelled run stopped: the event (linked, with its payload's `reason`), or who pressed cancel. */
 function cancelCause(state: LocalState, run: RunSummary): { short: string; html: string; note: string } {
   const e = eventOf(state, run.cancelledByEvent);
@@ -79,8 +92,14 @@ function runBadge(state: LocalState, run: RunSummary): string {
 }
 /** Whether a run's page can still change: running, or cancelled with its interrupted step not reported yet (for up to 5 min). */
 const stillChanging = (run: RunSummary) =>
-  run.status === "running" || (!!run.interrupted && !run.interrupted.reportedAt && Date.now() - Date.parse(run.interrupted.cancelledAt) < 5 * 60_000);
-const OP_WORD: Record<string, string> = { RUN: "step.run", SLEEP: "step.sleep", WAIT_FOR_EVENT: "step.waitForEvent", INVOKE: "step.invoke" };
+  run.status === "running" ||
+  (!!run.interrupted && !run.interrupted.reportedAt && Date.now() - Date.parse(run.interrupted.cancelledAt) < 5 * 60_000);
+const OP_WORD: Record<string, string> = {
+  RUN: "step.run",
+  SLEEP: "step.sleep",
+  WAIT_FOR_EVENT: "step.waitForEvent",
+  INVOKE: "step.invoke",
+};
 const isCron = (r: RunSummary) => r.eventName === CRON_EVENT;
 const NOTICES: Record<string, string> = {
   resynced: "Apps resynced.",
@@ -201,7 +220,9 @@ function runsPage(state: LocalState, q: URLSearchParams): string {
 <div><button type="submit">Apply filters</button></div></form>`;
   const rows = shown
     .map((r) => {
-      const trigger = isCron(r) ? `Cron <code>${esc((r.event.data as { cron?: unknown }).cron)}</code>` : `<code>${esc(r.eventName)}</code>`;
+      const trigger = isCron(r)
+        ? `Cron <code>${esc((r.event.data as { cron?: unknown }).cron)}</code>`
+        : `<code>${esc(r.eventName)}</code>`;
       return `<tr><td data-label="Run"><a href="/ui/runs/${encodeURIComponent(r.id)}"><code>${esc(r.id)}</code></a></td><td data-label="Function">${esc(r.functionName)}</td>
 <td data-label="Trigger">${trigger}</td><td data-label="Status">${runBadge(state, r)}</td><td data-label="Started">${time(r.startedAt)}</td><td data-label="Duration">${duration(r.endedAt ? Date.parse(r.endedAt) - Date.parse(r.startedAt) : null)}</td></tr>`;
     })
@@ -226,7 +247,8 @@ function runPage(state: LocalState, run: RunSummary, notice?: string): string {
   const total = Math.max(1, end - start);
   const bar = (from: number, len: number) =>
     `<div class="bar" aria-hidden="true"><span style="left:${((from / total) * 100).toFixed(2)}%;width:${Math.max(0.5, (len / total) * 100).toFixed(2)}%"></span></div>`;
-  const started = (iso: string) => `<div><dt>Started</dt><dd>${time(iso)} <span class="muted">(+${duration(Date.parse(iso) - start)})</span></dd></div>`;
+  const started = (iso: string) =>
+    `<div><dt>Started</dt><dd>${time(iso)} <span class="muted">(+${duration(Date.parse(iso) - start)})</span></dd></div>`;
   const cut = run.interrupted;
   const steps = trace.childrenSpans
     // The step a cancel interrupted is shown once, below, with what the app reported after.
@@ -256,13 +278,16 @@ ${st.status === "completed" && st.error !== undefined ? `<details><summary>Error
   if (cut) {
     const since = Date.parse(cut.since);
     const ran = Date.parse(cut.cancelledAt) - since;
-    const late = cut.reportedAt && !cut.name
-      ? `<p class="muted">The app answered ${duration(Date.parse(cut.reportedAt) - Date.parse(cut.cancelledAt))} after the cancel without reporting a step: the request was not running one.</p>`
-      : cut.reportedAt
-      ? `<p>The app reported it ${duration(Date.parse(cut.reportedAt) - Date.parse(cut.cancelledAt))} after the cancel (it ran ${duration(Date.parse(cut.reportedAt) - since)} in all); the server refused the result and the run stays cancelled.</p>${
-          cut.error !== undefined ? `<p><strong>Error (discarded)</strong></p><pre>${pretty(cut.error)}</pre>` : `<p><strong>Output (discarded)</strong></p><pre>${pretty(cut.output)}</pre>`
-        }`
-      : `<p class="muted">The app has not reported it yet: the SDK names a step when it reports the step's result.</p>`;
+    const late =
+      cut.reportedAt && !cut.name
+        ? `<p class="muted">The app answered ${duration(Date.parse(cut.reportedAt) - Date.parse(cut.cancelledAt))} after the cancel without reporting a step: the request was not running one.</p>`
+        : cut.reportedAt
+          ? `<p>The app reported it ${duration(Date.parse(cut.reportedAt) - Date.parse(cut.cancelledAt))} after the cancel (it ran ${duration(Date.parse(cut.reportedAt) - since)} in all); the server refused the result and the run stays cancelled.</p>${
+              cut.error !== undefined
+                ? `<p><strong>Error (discarded)</strong></p><pre>${pretty(cut.error)}</pre>`
+                : `<p><strong>Output (discarded)</strong></p><pre>${pretty(cut.output)}</pre>`
+            }`
+          : `<p class="muted">The app has not reported it yet: the SDK names a step when it reports the step's result.</p>`;
     steps.push(`<li data-key="interrupted"><div class="step-head"><h3>${esc(cut.name ?? "A step not reported yet")}</h3><code>step.run</code><span class="badge s-cancelled">Cancelled while running</span></div>
 <dl class="inline">${started(cut.since)}<div><dt>Duration</dt><dd>had run ${duration(ran)} when the run was cancelled</dd></div></dl>${bar(since - start, ran)}${late}</li>`);
   }
@@ -275,9 +300,13 @@ ${st.status === "completed" && st.error !== undefined ? `<details><summary>Error
         ? `<h2>Output</h2><pre>${pretty(run.output)}</pre>${isSealed(run.output) ? '<p class="muted">The app encrypted its output before sending it: this server cannot read how the run ended.</p>' : ""}`
         : `<p class="muted">Still running: this page shows new steps as they come.<noscript> Reload it to see them.</noscript></p>`;
   const buttons = `<div class="actions">${
-    run.status === "running" ? `<form class="inline" method="post" action="/ui/runs/${encodeURIComponent(run.id)}/cancel"><button type="submit" class="danger">Cancel run</button></form>` : ""
+    run.status === "running"
+      ? `<form class="inline" method="post" action="/ui/runs/${encodeURIComponent(run.id)}/cancel"><button type="submit" class="danger">Cancel run</button></form>`
+      : ""
   }<form class="inline" method="post" action="/ui/runs/${encodeURIComponent(run.id)}/rerun"><button type="submit" class="secondary">Rerun</button></form></div>`;
-  const trigger = isCron(run) ? `Cron <code>${esc((run.event.data as { cron?: unknown }).cron)}</code>` : `<code>${esc(run.eventName)}</code> <span class="muted">event</span> <code>${esc(run.eventId)}</code>`;
+  const trigger = isCron(run)
+    ? `Cron <code>${esc((run.event.data as { cron?: unknown }).cron)}</code>`
+    : `<code>${esc(run.eventName)}</code> <span class="muted">event</span> <code>${esc(run.eventId)}</code>`;
   const body = `<div data-live="actions">${buttons}</div><div data-live="facts"><dl class="facts"><dt>Run</dt><dd><code>${esc(run.id)}</code></dd><dt>Function</dt><dd>${esc(run.functionName)} <code>${esc(run.functionId)}</code></dd>
 <dt>Status</dt><dd>${runBadge(state, run)}</dd><dt>Trigger</dt><dd>${trigger}</dd><dt>Started</dt><dd>${time(run.startedAt)}</dd><dt>Ended</dt><dd>${time(run.endedAt)}</dd>
 <dt>Duration</dt><dd>${duration(run.endedAt ? end - start : null)}</dd><dt>Attempts</dt><dd>${run.attempts} of at most ${run.maxAttempts} per step</dd></dl></div>
@@ -289,11 +318,23 @@ ${st.status === "completed" && st.error !== undefined ? `<details><summary>Error
 /** One event: its payload, the runs it started and the runs it cancelled. */
 function eventPage(state: LocalState, e: EventInfo): string {
   const list = (ids: string[], none: string) =>
-    ids.length ? `<ul>${ids.map((id) => `<li><a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id)}</li>`).join("")}</ul>` : `<p class="muted">${none}</p>`;
-  const cancelled = state.runs().filter((r) => r.status === "cancelled" && r.cancelledByEvent !== undefined && (r.cancelledByEvent === e.event.id || r.cancelledByEvent === e.internalId));
+    ids.length
+      ? `<ul>${ids.map((id) => `<li><a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id)}</li>`).join("")}</ul>`
+      : `<p class="muted">${none}</p>`;
+  const cancelled = state
+    .runs()
+    .filter(
+      (r) =>
+        r.status === "cancelled" &&
+        r.cancelledByEvent !== undefined &&
+        (r.cancelledByEvent === e.event.id || r.cancelledByEvent === e.internalId),
+    );
   const body = `<dl class="facts"><dt>Name</dt><dd><code>${esc(e.event.name)}</code></dd><dt>Id</dt><dd><code>${esc(e.event.id)}</code></dd><dt>Internal id</dt><dd><code>${esc(e.internalId)}</code></dd><dt>Received</dt><dd>${time(e.receivedAt)}</dd></dl>
 <div data-live="runs"><section aria-labelledby="started-h"><h2 id="started-h">Runs it started</h2>${list(e.runs, "None.")}</section>
-<section aria-labelledby="cancelled-h"><h2 id="cancelled-h">Runs it cancelled</h2>${list(cancelled.map((r) => r.id), "None.")}</section></div>
+<section aria-labelledby="cancelled-h"><h2 id="cancelled-h">Runs it cancelled</h2>${list(
+    cancelled.map((r) => r.id),
+    "None.",
+  )}</section></div>
 <h2>Payload</h2><pre>${pretty(e.event)}</pre>`;
   return layout(state, "/ui/events", `Event ${e.event.name}`, body, undefined, true);
 }
@@ -310,7 +351,9 @@ function eventsPage(state: LocalState, q: URLSearchParams, notice?: string): str
   const items = shown
     .map((e) => {
       const runs = e.runs.length
-        ? e.runs.map((id) => `<a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id)}`).join("<br>")
+        ? e.runs
+            .map((id) => `<a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id)}`)
+            .join("<br>")
         : '<span class="muted">no runs</span>';
       return `<tr data-key="${esc(e.internalId)}"><td data-label="Event"><code>${esc(e.event.name)}</code><br><span class="muted">id</span> <code>${esc(e.event.id)}</code></td><td data-label="Received">${time(e.receivedAt)}</td>
 <td data-label="Runs">${runs}</td><td data-label="Payload"><details><summary>Payload</summary><pre>${pretty(e.event)}</pre></details><a href="/ui/events/${encodeURIComponent(e.internalId)}">Event page<span class="vh"> of ${esc(e.event.name)} ${esc(e.event.id)}</span></a></td></tr>`;
@@ -337,12 +380,16 @@ export function renderDashboard(state: LocalState, path: string, q: URLSearchPar
   const ev = path.match(/^\/ui\/events\/([^/]+)$/);
   if (ev) {
     const e = eventOf(state, decode(ev[1]!));
-    return e ? { status: 200, html: eventPage(state, e) } : { status: 404, html: layout(state, "/ui/events", "Event not found", '<p><a href="/ui/events">All events</a></p>') };
+    return e
+      ? { status: 200, html: eventPage(state, e) }
+      : { status: 404, html: layout(state, "/ui/events", "Event not found", '<p><a href="/ui/events">All events</a></p>') };
   }
   const m = path.match(/^\/ui\/runs\/([^/]+)$/);
   if (m) {
     const run = state.run(decode(m[1]!));
-    return run ? { status: 200, html: runPage(state, run, notice) } : { status: 404, html: layout(state, "/ui/runs", "Run not found", '<p><a href="/ui/runs">All runs</a></p>') };
+    return run
+      ? { status: 200, html: runPage(state, run, notice) }
+      : { status: 404, html: layout(state, "/ui/runs", "Run not found", '<p><a href="/ui/runs">All runs</a></p>') };
   }
   return undefined;
 }
@@ -351,7 +398,11 @@ export function renderDashboard(state: LocalState, path: string, q: URLSearchPar
  * A dashboard write (the caller has checked that it comes from this origin). Returns where
  * to send the browser next (303), or a 4xx with a message.
  */
-export async function dashboardAction(actions: DashboardActions, path: string, form: URLSearchParams): Promise<{ location: string } | { status: number; message: string } | undefined> {
+export async function dashboardAction(
+  actions: DashboardActions,
+  path: string,
+  form: URLSearchParams,
+): Promise<{ location: string } | { status: number; message: string } | undefined> {
   if (path === "/ui/sync") {
     try {
       await actions.resync();
@@ -363,7 +414,8 @@ export async function dashboardAction(actions: DashboardActions, path: string, f
   if (path === "/ui/events") {
     const name = (form.get("name") ?? "").trim();
     // Checked first, so a request without the key learns nothing about the rest of its form.
-    if (!actions.eventKeyOk(form.get("eventKey") ?? "")) return { status: 401, message: "Events need this server's event key, here as on POST /e/:key." };
+    if (!actions.eventKeyOk(form.get("eventKey") ?? ""))
+      return { status: 401, message: "Events need this server's event key, here as on POST /e/:key." };
     if (!name) return { status: 400, message: "The event needs a name." };
     let data: unknown;
     try {
@@ -390,7 +442,12 @@ export async function dashboardAction(actions: DashboardActions, path: string, f
 }
 
 export function errorPage(state: LocalState, status: number, message: string): string {
-  return layout(state, "", status === 401 ? "Credential needed" : status === 403 ? "Refused" : "Not accepted", `<p>${esc(message)}</p><p><a href="/">Back to the dashboard</a></p>`);
+  return layout(
+    state,
+    "",
+    status === 401 ? "Credential needed" : status === 403 ? "Refused" : "Not accepted",
+    `<p>${esc(message)}</p><p><a href="/">Back to the dashboard</a></p>`,
+  );
 }
 
 /**

@@ -24,7 +24,8 @@ export function toEvent(given: Record<string, unknown>, internalId: string): Eve
     const { sessions: manual, propagated_sessions: propagated, ...rest } = given.meta;
     const sessions: Record<string, string> = {};
     if (manual !== null) {
-      for (const [k, v] of Object.entries(isObject(propagated) ? propagated : {})) if (v !== null && v !== undefined) sessions[k] = String(v);
+      for (const [k, v] of Object.entries(isObject(propagated) ? propagated : {}))
+        if (v !== null && v !== undefined) sessions[k] = String(v);
       for (const [k, v] of Object.entries(isObject(manual) ? manual : {})) {
         if (v === null) delete sessions[k];
         else sessions[k] = String(v);
@@ -38,4 +39,5 @@ export function toEvent(given: Record<string, unknown>, internalId: string): Eve
 }
 
 /** A trigger's event name matches itself, or as `prefix/*` every event under the prefix. */
-export const eventMatches = (pattern: string, name: string) => pattern === name || (pattern.endsWith("/*") && name.startsWith(pattern.slice(0, -1)));
+export const eventMatches = (pattern: string, name: string) =>
+  pattern === name || (pattern.endsWith("/*") && name.startsWith(pattern.slice(0, -1)));

@@ -19,7 +19,16 @@ export type FnInfo = {
   concurrency: number;
   problems: string[];
 };
-export type AppInfo = { id: string; url: string; name: string; syncedAt?: string; sdk?: string; framework?: string; functionIds: string[]; pending: boolean };
+export type AppInfo = {
+  id: string;
+  url: string;
+  name: string;
+  syncedAt?: string;
+  sdk?: string;
+  framework?: string;
+  functionIds: string[];
+  pending: boolean;
+};
 export type EventInfo = { internalId: string; event: EventPayload; receivedAt: string; runs: string[] };
 
 /** What the API and the dashboard read; server.ts provides it. */
@@ -67,7 +76,15 @@ export type Span = {
 };
 
 const RUN_STATUS = { running: "RUNNING", completed: "COMPLETED", failed: "FAILED", cancelled: "CANCELLED" } as const;
-const STEP_OP: Record<string, Span["stepOp"]> = { StepRun: "RUN", StepFailed: "RUN", StepError: "RUN", StepPlanned: "RUN", Sleep: "SLEEP", WaitForEvent: "WAIT_FOR_EVENT", InvokeFunction: "INVOKE" };
+const STEP_OP: Record<string, Span["stepOp"]> = {
+  StepRun: "RUN",
+  StepFailed: "RUN",
+  StepError: "RUN",
+  StepPlanned: "RUN",
+  Sleep: "SLEEP",
+  WaitForEvent: "WAIT_FOR_EVENT",
+  InvokeFunction: "INVOKE",
+};
 
 function stepStatus(s: StepSummary, run: RunSummary): SpanStatus {
   if (s.status === "completed") return "COMPLETED";
@@ -184,19 +201,70 @@ const SDL = /* GraphQL */ `
     runTraceSpanOutputByID(outputID: String!): RunTraceSpanOutput!
   }
 
-  input EventQuery { workspaceId: ID = "local", eventId: ID! }
-  input EventsQuery { workspaceId: ID = "local", lastEventId: ID }
-  input FunctionQuery { workspaceId: ID = "local", functionSlug: String! }
-  input FunctionRunQuery { workspaceId: ID = "local", functionRunId: ID! }
-  input StreamQuery { after: ID, before: ID, limit: Int! = 20, includeInternalEvents: Boolean }
-  input RunsFilterV2 { from: Time, until: Time, status: [FunctionRunStatus!], functionIDs: [String!], appIDs: [UUID!] }
+  input EventQuery {
+    workspaceId: ID = "local"
+    eventId: ID!
+  }
+  input EventsQuery {
+    workspaceId: ID = "local"
+    lastEventId: ID
+  }
+  input FunctionQuery {
+    workspaceId: ID = "local"
+    functionSlug: String!
+  }
+  input FunctionRunQuery {
+    workspaceId: ID = "local"
+    functionRunId: ID!
+  }
+  input StreamQuery {
+    after: ID
+    before: ID
+    limit: Int! = 20
+    includeInternalEvents: Boolean
+  }
+  input RunsFilterV2 {
+    from: Time
+    until: Time
+    status: [FunctionRunStatus!]
+    functionIDs: [String!]
+    appIDs: [UUID!]
+  }
 
-  enum StreamType { EVENT CRON }
-  enum FunctionRunStatus { COMPLETED FAILED CANCELLED RUNNING QUEUED }
-  enum FunctionTriggerTypes { EVENT CRON }
-  enum AppMethod { SERVE CONNECT }
-  enum RunTraceSpanStatus { FAILED QUEUED RUNNING COMPLETED WAITING CANCELLED }
-  enum StepOp { INVOKE RUN SLEEP WAIT_FOR_EVENT AI_GATEWAY }
+  enum StreamType {
+    EVENT
+    CRON
+  }
+  enum FunctionRunStatus {
+    COMPLETED
+    FAILED
+    CANCELLED
+    RUNNING
+    QUEUED
+  }
+  enum FunctionTriggerTypes {
+    EVENT
+    CRON
+  }
+  enum AppMethod {
+    SERVE
+    CONNECT
+  }
+  enum RunTraceSpanStatus {
+    FAILED
+    QUEUED
+    RUNNING
+    COMPLETED
+    WAITING
+    CANCELLED
+  }
+  enum StepOp {
+    INVOKE
+    RUN
+    SLEEP
+    WAIT_FOR_EVENT
+    AI_GATEWAY
+  }
 
   type App {
     id: ID!
@@ -214,7 +282,12 @@ const SDL = /* GraphQL */ `
     functionCount: Int!
     autodiscovered: Boolean!
   }
-  type FunctionTrigger { type: FunctionTriggerTypes!, value: String!, condition: String, nextRun: Time }
+  type FunctionTrigger {
+    type: FunctionTriggerTypes!
+    value: String!
+    condition: String
+    nextRun: Time
+  }
   type Function {
     id: String!
     name: String!
@@ -226,7 +299,14 @@ const SDL = /* GraphQL */ `
     appID: String!
     app: App!
   }
-  type StreamItem { id: ID!, trigger: String!, type: StreamType!, createdAt: Time!, runs: [FunctionRun], inBatch: Boolean! }
+  type StreamItem {
+    id: ID!
+    trigger: String!
+    type: StreamType!
+    createdAt: Time!
+    runs: [FunctionRun]
+    inBatch: Boolean!
+  }
   type Event {
     id: ULID!
     externalID: String
@@ -278,9 +358,21 @@ const SDL = /* GraphQL */ `
     trace(preview: Boolean): RunTraceSpan
     hasAI: Boolean!
   }
-  type PageInfo { hasNextPage: Boolean!, hasPreviousPage: Boolean!, startCursor: String, endCursor: String }
-  type FunctionRunV2Edge { node: FunctionRunV2!, cursor: String! }
-  type RunsV2Connection { edges: [FunctionRunV2Edge!]!, pageInfo: PageInfo!, totalCount: Int! }
+  type PageInfo {
+    hasNextPage: Boolean!
+    hasPreviousPage: Boolean!
+    startCursor: String
+    endCursor: String
+  }
+  type FunctionRunV2Edge {
+    node: FunctionRunV2!
+    cursor: String!
+  }
+  type RunsV2Connection {
+    edges: [FunctionRunV2Edge!]!
+    pageInfo: PageInfo!
+    totalCount: Int!
+  }
   type RunTraceSpan {
     appID: UUID!
     functionID: String!
@@ -304,17 +396,43 @@ const SDL = /* GraphQL */ `
     isUserland: Boolean!
     metadata: [SpanMetadata!]!
   }
-  type SpanMetadata { scope: SpanMetadataScope!, kind: SpanMetadataKind!, values: SpanMetadataValues!, updatedAt: Time! }
-  type StepError { message: String!, name: String, stack: String, cause: Unknown }
-  type RunTraceSpanOutput { input: Bytes, data: Bytes, error: StepError }
-  type RunTraceTrigger { eventName: String, IDs: [ULID!]!, payloads: [Bytes!]!, timestamp: Time!, isBatch: Boolean!, cron: String }
+  type SpanMetadata {
+    scope: SpanMetadataScope!
+    kind: SpanMetadataKind!
+    values: SpanMetadataValues!
+    updatedAt: Time!
+  }
+  type StepError {
+    message: String!
+    name: String
+    stack: String
+    cause: Unknown
+  }
+  type RunTraceSpanOutput {
+    input: Bytes
+    data: Bytes
+    error: StepError
+  }
+  type RunTraceTrigger {
+    eventName: String
+    IDs: [ULID!]!
+    payloads: [Bytes!]!
+    timestamp: Time!
+    isBatch: Boolean!
+    cron: String
+  }
 `;
 
 let schema: GraphQLSchema | undefined;
 const json = (v: unknown) => JSON.stringify(v === undefined ? null : v);
 const stepError = (e: unknown) => {
   const o = (e && typeof e === "object" ? e : { message: String(e) }) as Record<string, unknown>;
-  return { name: o.name == null ? "Error" : String(o.name), message: String(o.message ?? json(e)), stack: o.stack == null ? null : String(o.stack), cause: o.cause === undefined ? null : o.cause };
+  return {
+    name: o.name == null ? "Error" : String(o.name),
+    message: String(o.message ?? json(e)),
+    stack: o.stack == null ? null : String(o.stack),
+    cause: o.cause === undefined ? null : o.cause,
+  };
 };
 
 /** Resolvers as plain objects: graphql-js's default resolver reads properties and calls functions. */
@@ -335,7 +453,11 @@ function rootFor(state: LocalState) {
       url: a.url,
       checksum: null,
       error: a.pending ? "app not reachable yet" : null,
-      functions: () => state.functions().filter((f) => f.appUrl === a.url).map(fn),
+      functions: () =>
+        state
+          .functions()
+          .filter((f) => f.appUrl === a.url)
+          .map(fn),
       method: "SERVE",
       connected: !a.pending,
       functionCount: a.functionIds.length,
@@ -352,7 +474,11 @@ function rootFor(state: LocalState) {
     slug: f.id,
     config: json(f.raw),
     concurrency: f.concurrency,
-    triggers: f.triggers.map((t) => ("cron" in t ? { type: "CRON", value: t.cron, condition: null, nextRun: t.next ?? null } : { type: "EVENT", value: t.event, condition: t.if ?? null, nextRun: null })),
+    triggers: f.triggers.map((t) =>
+      "cron" in t
+        ? { type: "CRON", value: t.cron, condition: null, nextRun: t.next ?? null }
+        : { type: "EVENT", value: t.event, condition: t.if ?? null, nextRun: null },
+    ),
     url: f.url,
     appID: appIdOf(f.appUrl),
     app: () => appOf(f.appUrl),
@@ -429,17 +555,35 @@ function rootFor(state: LocalState) {
       const f = fnById().get(query.functionSlug);
       return f ? fn(f) : null;
     },
-    stream: ({ query }: { query: { limit: number; includeInternalEvents?: boolean | null; before?: string | null; after?: string | null } }) => {
+    stream: ({
+      query,
+    }: {
+      query: { limit: number; includeInternalEvents?: boolean | null; before?: string | null; after?: string | null };
+    }) => {
       const items = [
         ...state
           .events()
           .filter((e) => query.includeInternalEvents || !internal(e.event.name))
-          .map((e) => ({ id: e.internalId, trigger: e.event.name, type: "EVENT", createdAt: e.receivedAt, runs: () => e.runs.flatMap((id) => (state.run(id) ? [runV1(state.run(id)!)] : [])), inBatch: false })),
+          .map((e) => ({
+            id: e.internalId,
+            trigger: e.event.name,
+            type: "EVENT",
+            createdAt: e.receivedAt,
+            runs: () => e.runs.flatMap((id) => (state.run(id) ? [runV1(state.run(id)!)] : [])),
+            inBatch: false,
+          })),
         // Scheduled runs have no event of their own in the stream; the dev server lists them as CRON items.
         ...state
           .runs()
           .filter((r) => r.eventName === CRON_EVENT && !state.events().some((e) => e.internalId === r.eventId))
-          .map((r) => ({ id: r.eventId, trigger: cronOf(r) ?? "", type: "CRON", createdAt: r.startedAt, runs: () => [runV1(r)], inBatch: false })),
+          .map((r) => ({
+            id: r.eventId,
+            trigger: cronOf(r) ?? "",
+            type: "CRON",
+            createdAt: r.startedAt,
+            runs: () => [runV1(r)],
+            inBatch: false,
+          })),
       ]
         .filter((i) => (!query.before || i.id < query.before) && (!query.after || i.id > query.after))
         .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
@@ -472,7 +616,15 @@ function rootFor(state: LocalState) {
       const r = state.run(query.functionRunId);
       return r ? runV1(r) : null;
     },
-    runs: ({ first, after, filter }: { first: number; after?: string | null; filter?: { from?: string; until?: string; status?: string[]; functionIDs?: string[]; appIDs?: string[] } | null }) => {
+    runs: ({
+      first,
+      after,
+      filter,
+    }: {
+      first: number;
+      after?: string | null;
+      filter?: { from?: string; until?: string; status?: string[]; functionIDs?: string[]; appIDs?: string[] } | null;
+    }) => {
       const fns = fnById();
       const all = [...state.runs()].reverse().filter((r) => {
         if (filter?.status?.length && !filter.status.includes(RUN_STATUS[r.status])) return false;
@@ -486,7 +638,12 @@ function rootFor(state: LocalState) {
       const page = all.slice(start, start + Math.max(0, Math.min(first, 1000)));
       return {
         edges: page.map((r) => ({ node: runV2(r), cursor: r.id })),
-        pageInfo: { hasNextPage: start + page.length < all.length, hasPreviousPage: start > 0, startCursor: page[0]?.id ?? null, endCursor: page.at(-1)?.id ?? null },
+        pageInfo: {
+          hasNextPage: start + page.length < all.length,
+          hasPreviousPage: start > 0,
+          startCursor: page[0]?.id ?? null,
+          endCursor: page.at(-1)?.id ?? null,
+        },
         totalCount: all.length,
       };
     },
@@ -502,7 +659,14 @@ function rootFor(state: LocalState) {
     runTrigger: ({ runID }: { runID: string }) => {
       const r = state.run(runID);
       if (!r) throw new Error(`run not found: ${runID}`);
-      return { eventName: r.eventName, IDs: [r.eventId], payloads: [json(r.event)], timestamp: new Date(r.event.ts).toISOString(), isBatch: false, cron: cronOf(r) };
+      return {
+        eventName: r.eventName,
+        IDs: [r.eventId],
+        payloads: [json(r.event)],
+        timestamp: new Date(r.event.ts).toISOString(),
+        isBatch: false,
+        cron: cronOf(r),
+      };
     },
     runTraceSpanOutputByID: ({ outputID }: { outputID: string }) => {
       const [runId, stepId] = outputID.split(".");
@@ -529,5 +693,8 @@ export async function executeGql(state: LocalState, body: GqlRequest): Promise<{
     variableValues: body.variables && typeof body.variables === "object" ? (body.variables as Record<string, unknown>) : undefined,
     operationName: typeof body.operationName === "string" ? body.operationName : undefined,
   });
-  return { ...(result.data !== undefined ? { data: result.data } : {}), ...(result.errors ? { errors: result.errors.map((e) => ({ message: e.message, path: e.path })) } : {}) };
+  return {
+    ...(result.data !== undefined ? { data: result.data } : {}),
+    ...(result.errors ? { errors: result.errors.map((e) => ({ message: e.message, path: e.path })) } : {}),
+  };
 }

@@ -126,7 +126,9 @@ async function main() {
   // Self-hosted, the dashboard needs its login URL (logged above by the server), the JSON API a bearer.
   const open = local.loginUrl ?? `${local.url}/`;
   const auth = local.loginUrl ? " with Authorization: Bearer <signing key>" : "";
-  console.log(`${stamp()} [inngest-local] dashboard: ${open}  (JSON${auth}: ${local.url}/runs; GraphQL: POST ${local.url}/v0/gql; re-sync: POST ${local.url}/sync)`);
+  console.log(
+    `${stamp()} [inngest-local] dashboard: ${open}  (JSON${auth}: ${local.url}/runs; GraphQL: POST ${local.url}/v0/gql; re-sync: POST ${local.url}/sync)`,
+  );
   const stop = async (signal: string) => {
     console.log(`${stamp()} [inngest-local] ${signal}: shutting down`);
     await local.close();

@@ -32,7 +32,9 @@ export function createRegistry(ctx: Context) {
     log(`synced app "${appName}" at ${appUrl}: ${ids.length} function(s)`);
     for (const id of ids) {
       const f = fns.get(id)!;
-      const trig = f.triggers.map((t) => ("cron" in t ? `cron "${t.cron.source}"` : `event "${t.event}"${t.expr ? ` if ${t.expr.source}` : ""}`));
+      const trig = f.triggers.map((t) =>
+        "cron" in t ? `cron "${t.cron.source}"` : `event "${t.event}"${t.expr ? ` if ${t.expr.source}` : ""}`,
+      );
       log(`  fn ${id} <- ${trig.join(", ") || "(no triggers)"}; max attempts ${f.maxAttempts}`);
       for (const p of f.problems) log(`ERROR fn ${id}: ${p}; its runs will fail`);
     }
@@ -42,7 +44,8 @@ export function createRegistry(ctx: Context) {
   function toFnEntry(appUrl: string, c: Record<string, unknown>): FnEntry {
     const id = String(c.id);
     const problems: string[] = [];
-    const step = (c.steps as Record<string, { runtime?: { type?: string; url?: string }; retries?: { attempts?: number } }> | undefined)?.step;
+    const step = (c.steps as Record<string, { runtime?: { type?: string; url?: string }; retries?: { attempts?: number } }> | undefined)
+      ?.step;
     if (step?.runtime?.type && step.runtime.type !== "http") problems.push(`runtime "${step.runtime.type}" is not supported (http only)`);
     const compile = (src: string, roots: string[], what: string) => {
       try {
@@ -63,7 +66,8 @@ export function createRegistry(ctx: Context) {
         }
       } else if (t.event !== undefined) {
         // `prefix/*` is the only wildcard the real server has; any other `*` would never match.
-        if (t.event.includes("*") && !/^[^*]+\/\*$/.test(t.event)) problems.push(`trigger "${t.event}": a wildcard must be a whole last segment ("prefix/*")`);
+        if (t.event.includes("*") && !/^[^*]+\/\*$/.test(t.event))
+          problems.push(`trigger "${t.event}": a wildcard must be a whole last segment ("prefix/*")`);
         triggers.push({ event: t.event, expr: t.expression ? compile(t.expression, ["event"], "trigger expression") : undefined });
       }
     }
@@ -76,7 +80,8 @@ export function createRegistry(ctx: Context) {
     const rawConc = c.concurrency === undefined ? [] : Array.isArray(c.concurrency) ? c.concurrency : [c.concurrency];
     for (const cc of rawConc as (number | { limit: number; key?: string; scope?: string })[]) {
       const o = typeof cc === "number" ? { limit: cc } : cc;
-      if (o.limit > 0) concurrency.push({ limit: o.limit, scope: o.scope ?? "fn", key: o.key ? compile(o.key, ["event"], "concurrency key") : undefined });
+      if (o.limit > 0)
+        concurrency.push({ limit: o.limit, scope: o.scope ?? "fn", key: o.key ? compile(o.key, ["event"], "concurrency key") : undefined });
     }
     // Config that changes which runs happen or what they see: never ignore silently.
     let batch: FnEntry["batch"];
@@ -84,8 +89,15 @@ export function createRegistry(ctx: Context) {
     if (b) {
       const maxSize = Number(b.maxSize);
       const timeoutMs = parseDelay(String(b.timeout ?? ""), 0);
-      if (!Number.isInteger(maxSize) || maxSize < 1 || !Number.isFinite(timeoutMs) || timeoutMs <= 0) problems.push(`batchEvents ${JSON.stringify(b)}: needs a maxSize of 1 or more and a timeout`);
-      else batch = { maxSize, timeoutMs, key: b.key ? compile(b.key, ["event"], "batchEvents key") : undefined, if: b.if ? compile(b.if, ["event"], "batchEvents if") : undefined };
+      if (!Number.isInteger(maxSize) || maxSize < 1 || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
+        problems.push(`batchEvents ${JSON.stringify(b)}: needs a maxSize of 1 or more and a timeout`);
+      else
+        batch = {
+          maxSize,
+          timeoutMs,
+          key: b.key ? compile(b.key, ["event"], "batchEvents key") : undefined,
+          if: b.if ? compile(b.if, ["event"], "batchEvents if") : undefined,
+        };
     }
     for (const key of ["rateLimit", "throttle", "debounce", "singleton", "timeouts"]) {
       if (c[key] !== undefined && c[key] !== null) problems.push(`config "${key}" is not supported by inngest-local`);
@@ -118,13 +130,24 @@ export function createRegistry(ctx: Context) {
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`PUT ${appUrl} answered ${res.status}: ${text.slice(0, 300)}`);
-    const body = JSON.parse(text) as { app_id?: string; functions?: unknown[]; sdk_language?: string; sdk_version?: string; framework?: string };
+    const body = JSON.parse(text) as {
+      app_id?: string;
+      functions?: unknown[];
+      sdk_language?: string;
+      sdk_version?: string;
+      framework?: string;
+    };
     if (res.headers.get("x-inngest-sync-kind") === "in_band" && Array.isArray(body.functions)) {
-      register(appUrl, body.app_id ?? "app", body.functions, { sdk: body.sdk_language ? `${body.sdk_language}:v${body.sdk_version ?? "?"}` : undefined, framework: body.framework });
+      register(appUrl, body.app_id ?? "app", body.functions, {
+        sdk: body.sdk_language ? `${body.sdk_language}:v${body.sdk_version ?? "?"}` : undefined,
+        framework: body.framework,
+      });
     } else if (!appFns.has(appUrl)) {
       // Out-of-band: the SDK POSTed /fn/register to its own base URL. If that was
       // not us, we know nothing about its functions; say so.
-      throw new Error(`app at ${appUrl} synced out-of-band and did not register here; point its INNGEST_DEV / INNGEST_BASE_URL at this server`);
+      throw new Error(
+        `app at ${appUrl} synced out-of-band and did not register here; point its INNGEST_DEV / INNGEST_BASE_URL at this server`,
+      );
     }
   }
 
@@ -152,7 +175,9 @@ export function createRegistry(ctx: Context) {
   /** GET /dev: the dev server's info, in its shape (functions as synced, with their step URLs). */
   function devInfo() {
     const functions = [...fns.values()].map((f) => {
-      const steps = Object.values((f.raw.steps as Record<string, { id: string; name: string; runtime?: { url?: string }; retries?: unknown }>) ?? {}).map((s) => ({
+      const steps = Object.values(
+        (f.raw.steps as Record<string, { id: string; name: string; runtime?: { url?: string }; retries?: unknown }>) ?? {},
+      ).map((s) => ({
         id: s.id,
         name: s.name,
         uri: s.runtime?.url ?? f.url,
@@ -165,14 +190,18 @@ export function createRegistry(ctx: Context) {
       authed: false,
       startOpts: { sdkURLs: opts.appUrls, poll: Boolean(opts.pollMs), noDiscovery: true },
       functions,
-      handlers: [...appFns.entries()].map(([u, a]) => ({ url: u, sdk: { language: a.sdk?.split(":")[0] ?? "js", version: a.sdk?.split(":")[1] ?? "" }, functionIDs: a.ids, updatedAt: a.syncedAt })),
+      handlers: [...appFns.entries()].map(([u, a]) => ({
+        url: u,
+        sdk: { language: a.sdk?.split(":")[0] ?? "js", version: a.sdk?.split(":")[1] ?? "" },
+        functionIDs: a.ids,
+        updatedAt: a.syncedAt,
+      })),
       isSingleNodeService: false,
       isMissingSigningKey: false,
       isMissingEventKeys: false,
       features: {},
     };
   }
-
 
   /** Re-sync every app once; throws naming each that failed. */
   async function syncAll() {

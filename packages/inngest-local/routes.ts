@@ -28,7 +28,8 @@ type Route = { method: "GET" | "POST"; path: string | RegExp; guards?: Guard[]; 
 /** Dashboard responses: no script but the dashboard's own (/ui/live.js), no framing. */
 const HTML_HEADERS = {
   "content-type": "text/html; charset=utf-8",
-  "content-security-policy": "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
@@ -50,7 +51,14 @@ async function readBody(req: http.IncomingMessage): Promise<unknown> {
   return text ? JSON.parse(text) : undefined;
 }
 
-export function createRoutes(ctx: Context, registry: Registry, executor: Executor, state: LocalState, actions: DashboardActions, address: () => { host: string; port: number }) {
+export function createRoutes(
+  ctx: Context,
+  registry: Registry,
+  executor: Executor,
+  state: LocalState,
+  actions: DashboardActions,
+  address: () => { host: string; port: number },
+) {
   const { log } = ctx;
   const { fns } = registry;
   const { runs } = executor;
@@ -99,7 +107,9 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
   };
   const dashboardForm: Guard = ({ req, res, url }) => {
     if (!sameOrigin(req, true) || (req.headers["sec-fetch-site"] && req.headers["sec-fetch-site"] !== "same-origin")) {
-      log(`ERROR refused a dashboard ${req.method} ${url.pathname} from another origin (${String(req.headers.origin ?? "no Origin")}) (403)`);
+      log(
+        `ERROR refused a dashboard ${req.method} ${url.pathname} from another origin (${String(req.headers.origin ?? "no Origin")}) (403)`,
+      );
       res.writeHead(403, HTML_HEADERS);
       res.end(errorPage(state, 403, "This button works from the dashboard's own page only."));
       return true;
@@ -122,7 +132,9 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
     (what: string, body: Record<string, unknown>): Guard =>
     ({ req, url, json }) => {
       if (ctx.sdkAuthorized(req)) return false;
-      log(`ERROR refused ${what === "register" ? "a register call" : `${req.method} ${url.pathname}`} without the signing key's bearer (401)`);
+      log(
+        `ERROR refused ${what === "register" ? "a register call" : `${req.method} ${url.pathname}`} without the signing key's bearer (401)`,
+      );
       json(401, body);
       return true;
     };
@@ -143,8 +155,12 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
   ];
   const notFound = ({ req, url, json }: Pick<Call, "req" | "url" | "json">) => {
     const feature = UNSUPPORTED.find(([re]) => re.test(url.pathname))?.[1];
-    const what = feature ? `inngest-local does not support ${feature}: ${req.method} ${url.pathname}` : `inngest-local does not implement ${req.method} ${url.pathname}`;
-    log(`ERROR unsupported route ${req.method} ${url.pathname}: ${feature ? `${feature} not supported` : "not implemented"} by inngest-local`);
+    const what = feature
+      ? `inngest-local does not support ${feature}: ${req.method} ${url.pathname}`
+      : `inngest-local does not implement ${req.method} ${url.pathname}`;
+    log(
+      `ERROR unsupported route ${req.method} ${url.pathname}: ${feature ? `${feature} not supported` : "not implemented"} by inngest-local`,
+    );
     json(404, { error: what, status: 404 });
   };
 
@@ -205,7 +221,9 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
         if ("error" in out) return json(501, { error: out.error });
         const { run } = out;
         // No `token`: the SDK needs one only to go async, which the stand-in does not do.
-        return json(200, { data: { fn_id: run.functionId, app_id: appIdOf(run.fn.appUrl), run_id: run.id, realtime_token: "inngest-local-has-no-realtime" } });
+        return json(200, {
+          data: { fn_id: run.functionId, app_id: appIdOf(run.fn.appUrl), run_id: run.id, realtime_token: "inngest-local-has-no-realtime" },
+        });
       },
     },
     {
@@ -240,14 +258,16 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
       method: "GET",
       path: "/dev",
       // As `inngest start` (self-hosted), which answers 404 here; the dev server answers its info.
-      handle: ({ json }) => (ctx.signingKey ? json(404, { error: "GET /dev is the dev server's; this server runs self-hosted" }) : json(200, registry.devInfo())),
+      handle: ({ json }) =>
+        ctx.signingKey ? json(404, { error: "GET /dev is the dev server's; this server runs self-hosted" }) : json(200, registry.devInfo()),
     },
     {
       method: "POST",
       path: "/v0/gql",
       guards: [operator],
       handle: async ({ req, json }) => {
-        if (!/^application\/json\b/i.test(String(req.headers["content-type"] ?? ""))) return json(415, { errors: [{ message: "expected content-type application/json" }] });
+        if (!/^application\/json\b/i.test(String(req.headers["content-type"] ?? "")))
+          return json(415, { errors: [{ message: "expected content-type application/json" }] });
         let body: unknown;
         try {
           body = await readBody(req);
@@ -267,7 +287,17 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
       handle: ({ url, json }) => {
         const q = url.searchParams;
         const fn = q.get("function");
-        return json(200, executor.listRuns().filter((r) => (!fn || r.functionId === fn || r.functionId.endsWith(`-${fn}`)) && (!q.get("status") || r.status === q.get("status")) && (!q.get("event") || r.eventName === q.get("event"))));
+        return json(
+          200,
+          executor
+            .listRuns()
+            .filter(
+              (r) =>
+                (!fn || r.functionId === fn || r.functionId.endsWith(`-${fn}`)) &&
+                (!q.get("status") || r.status === q.get("status")) &&
+                (!q.get("event") || r.eventName === q.get("event")),
+            ),
+        );
       },
     },
     {
@@ -279,13 +309,36 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
         return run ? json(200, executor.summary(run)) : json(404, { error: "no such run" });
       },
     },
-    { method: "GET", path: "/events", guards: [operator], handle: ({ json }) => json(200, executor.events.map((e) => ({ ...e.event, internal_id: e.internalId, received_at: e.receivedAt, runs: e.runs }))) },
+    {
+      method: "GET",
+      path: "/events",
+      guards: [operator],
+      handle: ({ json }) =>
+        json(
+          200,
+          executor.events.map((e) => ({ ...e.event, internal_id: e.internalId, received_at: e.receivedAt, runs: e.runs })),
+        ),
+    },
     {
       method: "GET",
       path: "/functions",
       guards: [operator],
       handle: ({ json }) =>
-        json(200, [...fns.values()].map((f) => ({ id: f.id, name: f.name, app: f.appUrl, maxAttempts: f.maxAttempts, triggers: f.triggers.map((t) => ("cron" in t ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() } : { event: t.event, if: t.expr?.source })), problems: f.problems }))),
+        json(
+          200,
+          [...fns.values()].map((f) => ({
+            id: f.id,
+            name: f.name,
+            app: f.appUrl,
+            maxAttempts: f.maxAttempts,
+            triggers: f.triggers.map((t) =>
+              "cron" in t
+                ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() }
+                : { event: t.event, if: t.expr?.source },
+            ),
+            problems: f.problems,
+          })),
+        ),
     },
 
     // JSON control.
@@ -348,7 +401,11 @@ export function createRoutes(ctx: Context, registry: Registry, executor: Executo
       method: "GET",
       path: "/ui/live.js",
       handle: ({ res }) => {
-        res.writeHead(200, { "content-type": "text/javascript; charset=utf-8", "x-content-type-options": "nosniff", "cache-control": "no-cache" });
+        res.writeHead(200, {
+          "content-type": "text/javascript; charset=utf-8",
+          "x-content-type-options": "nosniff",
+          "cache-control": "no-cache",
+        });
         res.end(LIVE_JS);
       },
     },

@@ -43,7 +43,10 @@ export async function startSdkApp(path = "/api/inngest"): Promise<SdkApp> {
  * Wraps a serve handler to hand each POST's JSON body (and the request) to `onBody` once read,
  * without taking the body from the SDK: it copies the chunks as the socket pushes them.
  */
-export function tapBodies(handler: http.RequestListener, onBody: (req: http.IncomingMessage, body: Record<string, unknown>) => void): http.RequestListener {
+export function tapBodies(
+  handler: http.RequestListener,
+  onBody: (req: http.IncomingMessage, body: Record<string, unknown>) => void,
+): http.RequestListener {
   return (req, res) => {
     if (req.method !== "POST") return handler(req, res);
     const chunks: Buffer[] = [];
@@ -65,7 +68,11 @@ export function tapBodies(handler: http.RequestListener, onBody: (req: http.Inco
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Polls `fn` every 25 ms until it gives a truthy value, or fails naming `what`. */
-export async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 8000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 8000,
+): Promise<T> {
   const start = Date.now();
   for (;;) {
     const v = await fn();

@@ -35,18 +35,29 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
         appUrl: f.appUrl,
         raw: f.raw,
         url: f.url,
-        triggers: f.triggers.map((t) => ("cron" in t ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() } : { event: t.event, if: t.expr?.source })),
+        triggers: f.triggers.map((t) =>
+          "cron" in t
+            ? { cron: t.cron.source, next: nextCronTime(t.cron, new Date())?.toISOString() }
+            : { event: t.event, if: t.expr?.source },
+        ),
         maxAttempts: f.maxAttempts,
         concurrency: f.concurrency.length ? Math.min(...f.concurrency.map((c) => c.limit)) : 0,
         problems: f.problems,
       })),
     apps: () =>
-      opts.appUrls
-        .concat([...registry.appFns.keys()].filter((u) => !opts.appUrls.includes(u)))
-        .map((u) => {
-          const a = registry.appFns.get(u);
-          return { id: appIdOf(u), url: u, name: a?.appName ?? "(not synced yet)", syncedAt: a?.syncedAt, sdk: a?.sdk, framework: a?.framework, functionIds: a?.ids ?? [], pending: !a || registry.pendingSync.has(u) };
-        }),
+      opts.appUrls.concat([...registry.appFns.keys()].filter((u) => !opts.appUrls.includes(u))).map((u) => {
+        const a = registry.appFns.get(u);
+        return {
+          id: appIdOf(u),
+          url: u,
+          name: a?.appName ?? "(not synced yet)",
+          syncedAt: a?.syncedAt,
+          sdk: a?.sdk,
+          framework: a?.framework,
+          functionIds: a?.ids ?? [],
+          pending: !a || registry.pendingSync.has(u),
+        };
+      }),
     runs: executor.listRuns,
     run: (id) => {
       const r = executor.runs.get(id);
@@ -93,7 +104,9 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   });
   port = (server.address() as { port: number }).port;
   const url = `http://${host}:${port}`;
-  log(`listening on ${url} in ${ctx.mode} mode${ctx.signingKey ? " (calls signed; events need the event key)" : " (unsigned)"} (retry schedule ×${ctx.retryScale}, checkpointing ${ctx.checkpointing ? "on" : "off"})`);
+  log(
+    `listening on ${url} in ${ctx.mode} mode${ctx.signingKey ? " (calls signed; events need the event key)" : " (unsigned)"} (retry schedule ×${ctx.retryScale}, checkpointing ${ctx.checkpointing ? "on" : "off"})`,
+  );
 
   const loginUrl = ctx.dashboardToken ? `${url}/ui/login?token=${ctx.dashboardToken}` : undefined;
   if (loginUrl) log(`dashboard login (sets its cookie; the JSON API takes the signing key or this token as a bearer): ${loginUrl}`);
@@ -104,7 +117,11 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
     const poll = () => {
       ctx.later(opts.pollMs!, () => {
         if (ctx.closed) return;
-        void Promise.allSettled(opts.appUrls.filter((u) => !registry.pendingSync.has(u)).map((u) => registry.syncApp(u).catch((e) => log(`re-sync of ${u} failed: ${messageOf(e)}`)))).then(poll);
+        void Promise.allSettled(
+          opts.appUrls
+            .filter((u) => !registry.pendingSync.has(u))
+            .map((u) => registry.syncApp(u).catch((e) => log(`re-sync of ${u} failed: ${messageOf(e)}`))),
+        ).then(poll);
       });
     };
     poll();

@@ -26,7 +26,9 @@ export function signBody(bodyText: string, signingKey: string, at = new Date()):
 /** The bearer token the SDK sends to the server: see hashSigningKey in the SDK. */
 export function hashSigningKey(signingKey: string): string {
   const prefix = PREFIX.exec(signingKey)?.[0] ?? "";
-  return `${prefix}${createHash("sha256").update(Buffer.from(signingKey.replace(PREFIX, ""), "hex")).digest("hex")}`;
+  return `${prefix}${createHash("sha256")
+    .update(Buffer.from(signingKey.replace(PREFIX, ""), "hex"))
+    .digest("hex")}`;
 }
 
 /** Constant-time equality for secrets of any length. */

@@ -108,9 +108,18 @@ export interface InngestLocal {
   sync(): Promise<void>;
 }
 
-
 export type Memo = { data: unknown } | { error: unknown };
-export type Op = { id: string; op: string; name?: string; displayName?: string; data?: unknown; error?: unknown; opts?: Record<string, unknown>; userland?: { id?: string }; metadata?: MetadataUpdate[] };
+export type Op = {
+  id: string;
+  op: string;
+  name?: string;
+  displayName?: string;
+  data?: unknown;
+  error?: unknown;
+  opts?: Record<string, unknown>;
+  userland?: { id?: string };
+  metadata?: MetadataUpdate[];
+};
 /** What the SDK sends: on a step's op (`scope` set) or to POST /v1/runs/{runId}/metadata. */
 export type MetadataUpdate = { kind: string; scope?: string; op?: string; values?: Record<string, unknown> };
 export type Trigger = { event: string; expr?: CompiledExpression } | { cron: CronSchedule };
@@ -165,5 +174,10 @@ export type Run = RunSummary & {
    */
   defers: Map<string, Defer>;
 };
-export type Defer = { fnSlug: string; input: unknown; meta?: Record<string, unknown>; name: string; status: "after_run" | "aborted" | "scheduled" };
-
+export type Defer = {
+  fnSlug: string;
+  input: unknown;
+  meta?: Record<string, unknown>;
+  name: string;
+  status: "after_run" | "aborted" | "scheduled";
+};

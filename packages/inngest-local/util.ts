@@ -2,7 +2,14 @@
 import { createHash, randomBytes } from "node:crypto";
 
 /** Names of the events the server itself sends. */
-export const INTERNAL = { failed: "inngest/function.failed", finished: "inngest/function.finished", cancelled: "inngest/function.cancelled", invoked: "inngest/function.invoked", cron: "inngest/scheduled.timer", deferred: "inngest/deferred.schedule" };
+export const INTERNAL = {
+  failed: "inngest/function.failed",
+  finished: "inngest/function.finished",
+  cancelled: "inngest/function.cancelled",
+  invoked: "inngest/function.invoked",
+  cron: "inngest/scheduled.timer",
+  deferred: "inngest/deferred.schedule",
+};
 export const sha1 = (s: string) => createHash("sha1").update(s).digest("hex");
 /** The SDK reports function-level results under the hashed id "complete". */
 export const COMPLETE_ID = sha1("complete");
@@ -45,7 +52,8 @@ export function parseDelay(s: string, now = Date.now()): number {
 
 export const errorOf = (e: unknown) =>
   e instanceof Error ? { name: e.name, message: e.message, stack: e.stack ?? "" } : { name: "Error", message: String(e), stack: "" };
-export const messageOf = (e: unknown) => (e && typeof e === "object" && "message" in e ? String((e as { message: unknown }).message) : JSON.stringify(e));
+export const messageOf = (e: unknown) =>
+  e && typeof e === "object" && "message" in e ? String((e as { message: unknown }).message) : JSON.stringify(e);
 
 /**
  * Timers that close() can clear all at once, and that can wait longer than setTimeout's
@@ -56,11 +64,14 @@ export function createTimers() {
   const later = (ms: number, fn: () => void): (() => void) => {
     let t: NodeJS.Timeout;
     const arm = (left: number) => {
-      t = setTimeout(() => {
-        timers.delete(t);
-        if (left > MAX_TIMER) arm(left - MAX_TIMER);
-        else fn();
-      }, Math.max(0, Math.min(left, MAX_TIMER)));
+      t = setTimeout(
+        () => {
+          timers.delete(t);
+          if (left > MAX_TIMER) arm(left - MAX_TIMER);
+          else fn();
+        },
+        Math.max(0, Math.min(left, MAX_TIMER)),
+      );
       timers.add(t);
     };
     arm(ms);

@@ -33,7 +33,9 @@ process.exit(1);
 `;
 
 async function javaScriptRunning(page: Page, sockets: WebSocket[]) {
-  await page.waitForFunction(() => Boolean((window as unknown as { next?: { version?: string } }).next?.version), null, { timeout: 180_000 });
+  await page.waitForFunction(() => Boolean((window as unknown as { next?: { version?: string } }).next?.version), null, {
+    timeout: 180_000,
+  });
   await expect
     .poll(() => sockets.filter((s) => /\/_next\/(webpack-)?hmr/.test(s.url()) && !s.isClosed()).length, { timeout: 60_000 })
     .toBeGreaterThan(0);
@@ -143,12 +145,16 @@ test(`npm run dev restarted in the same checkout after a Ctrl-C that cut Turbopa
     // A first start that leaves a whole cache: stopped once Turbopack says it has written it
     // (it never does with the cache off; then after 90 s).
     dev = await startDevServer({ bannerTimeoutMs: 6 * 60_000, checkout: clone.dir, logName: "npm-run-dev-cache.log" });
-    await expect.poll(() => /Finished writing to filesystem cache/.test(dev!.output()), { timeout: 90_000 }).toBe(true).catch(() => {});
+    await expect
+      .poll(() => /Finished writing to filesystem cache/.test(dev!.output()), { timeout: 90_000 })
+      .toBe(true)
+      .catch(() => {});
     await dev.stop();
     for (let i = 1; i <= RESTARTS; i++) {
       // A run that compiles pages beyond /sign-in, stopped a moment later, as a newcomer looking round would.
       dev = await startDevServer({ bannerTimeoutMs: 6 * 60_000, checkout: clone.dir, logName: `npm-run-dev-cut-${i}.log` });
-      for (const page of ["/invoices", "/", "/no-such-page"]) await fetch(`${dev.url}${page}`, { redirect: "manual", signal: AbortSignal.timeout(240_000) }).then((r) => r.arrayBuffer());
+      for (const page of ["/invoices", "/", "/no-such-page"])
+        await fetch(`${dev.url}${page}`, { redirect: "manual", signal: AbortSignal.timeout(240_000) }).then((r) => r.arrayBuffer());
       await dev.stop();
 
       dev = await startDevServer({ bannerTimeoutMs: 6 * 60_000, checkout: clone.dir, logName: `npm-run-dev-after-cut-${i}.log` });
@@ -170,9 +176,17 @@ test(`npm run dev restarted in the same checkout after a Ctrl-C that cut Turbopa
       await page.goto(`${dev.url}/sign-in`, { timeout: 240_000 });
       await javaScriptRunning(page, sockets);
       await page.waitForTimeout(STABLE_MS);
-      const signInRequests = (dev.output().replace(/\x1b\[[0-9;]*m/g, "").match(/ GET \/sign-in /g) ?? []).length;
+      const signInRequests = (
+        dev
+          .output()
+          .replace(/\x1b\[[0-9;]*m/g, "")
+          .match(/ GET \/sign-in /g) ?? []
+      ).length;
       expect(reloadOrders, `restart ${i}: the dev server ordered no reload`).toEqual([]);
-      expect(documentLoads, `restart ${i}: /sign-in loaded once in ${STABLE_MS / 1000} s (GET /sign-in in the log: ${signInRequests})`).toBe(1);
+      expect(
+        documentLoads,
+        `restart ${i}: /sign-in loaded once in ${STABLE_MS / 1000} s (GET /sign-in in the log: ${signInRequests})`,
+      ).toBe(1);
       await context.close();
       await dev.stop();
       dev = undefined;
@@ -204,9 +218,12 @@ function processesOf(dir: string): string[] {
 /** The pid of tools/dev.ts itself under npm (`npm run dev` runs `sh -c 'node --import tsx tools/dev.ts'`). */
 function runnerPid(npmPid: number): number {
   const table = spawnSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" }).stdout ?? "";
-  const rows = table.split("\n").map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l)).filter((m) => m !== null);
+  const rows = table
+    .split("\n")
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
+    .filter((m) => m !== null);
   const below = new Set([npmPid]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [, pid, ppid] of rows) {
       if (!below.has(Number(ppid)) || below.has(Number(pid))) continue;

@@ -14,7 +14,9 @@ test.setTimeout(10 * 60_000);
 
 /** Next's client sets window.next once it has started; the HMR socket then hears from the server. */
 async function expectJavaScriptRunning(page: Page, sockets: WebSocket[]) {
-  await page.waitForFunction(() => Boolean((window as unknown as { next?: { version?: string } }).next?.version), null, { timeout: 120_000 });
+  await page.waitForFunction(() => Boolean((window as unknown as { next?: { version?: string } }).next?.version), null, {
+    timeout: 120_000,
+  });
   await expect
     .poll(() => sockets.filter((s) => /\/_next\/(webpack-)?hmr/.test(s.url()) && !s.isClosed()).length, { timeout: 60_000 })
     .toBeGreaterThan(0);
@@ -71,7 +73,10 @@ test("npm run dev: at the printed address (and at localhost) the page's JavaScri
     } finally {
       await sql.end({ timeout: 5 });
     }
-    expect([...framesIn.values()].reduce((a, b) => a + b, 0), "the HMR socket hears from the dev server").toBeGreaterThan(0);
+    expect(
+      [...framesIn.values()].reduce((a, b) => a + b, 0),
+      "the HMR socket hears from the dev server",
+    ).toBeGreaterThan(0);
 
     // localhost, the address Next itself names, works as well.
     const localhost = dev.url.replace("127.0.0.1", "localhost");

@@ -45,7 +45,13 @@ test("sign-in, sign-out and the invoice list speak a finance user's words; no de
   let waiting = "";
   for (const [i, [status, deadline]] of states.entries()) {
     const invoice = await addInvoice(sql, user.id, `W${tag}-${i}`, "Plain Words Ltd", i * 7 - 10);
-    await addLease(sql, { invoiceId: invoice.id, actorId: user.id, status, deadlineInSeconds: deadline, closedReason: status === "rejected" ? "invoice_changed" : undefined });
+    await addLease(sql, {
+      invoiceId: invoice.id,
+      actorId: user.id,
+      status,
+      deadlineInSeconds: deadline,
+      closedReason: status === "rejected" ? "invoice_changed" : undefined,
+    });
     if (status === "proposed") waiting = invoice.id;
   }
   await addInvoice(sql, user.id, `W${tag}-9`, "Never Asked Ltd", 30);

@@ -22,10 +22,7 @@ export default async function globalSetup(_config: FullConfig) {
   await buildApp();
   const db = await createDatabase(adminUrl);
   console.log(`e2e: database ${db.name}`);
-  const started = await Promise.allSettled([
-    startServer("main", db.url),
-    startServer("short", db.url),
-  ]);
+  const started = await Promise.allSettled([startServer("main", db.url), startServer("short", db.url)]);
   const servers = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   const failed = started.find((s) => s.status === "rejected");
   const teardown = async () => {

@@ -27,7 +27,15 @@ let targetRun = "";
 test.beforeAll(async () => {
   app = await startSdkApp();
   const logs: string[] = [];
-  local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.01, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
+  local = await startInngestLocal({
+    port: 0,
+    appUrls: [app.url],
+    retryScale: 0.01,
+    syncRetryMs: 100,
+    signingKey,
+    eventKeys: [eventKey],
+    log: (l) => logs.push(l),
+  });
   const quiet = { info() {}, warn() {}, error() {}, debug() {} };
   const inngest = new Inngest({ id: "demo-app", isDev: false, baseUrl: local.url, signingKey, eventKey, logger: quiet });
   const flaked = new Set<string>();
@@ -35,48 +43,67 @@ test.beforeAll(async () => {
     serve({
       client: inngest,
       functions: [
-        inngest.createFunction({ id: "summarize", name: "Summarize invoice", triggers: [{ event: "demo/invoice.summarize", if: "event.data.ok == true" }] }, async ({ event, step }) => {
-          const text = await step.run("read-invoice", () => ({ counterparty: String(event.data.counterparty ?? "Acme"), amount: 1200 }));
-          await step.sleep("cool-down", "1s");
-          const summary = await step.run("write-summary", () => {
-            if (!flaked.has(String(event.id))) {
-              flaked.add(String(event.id));
-              throw new Error("model timed out");
-            }
-            return `${text.counterparty} owes ${text.amount}`;
-          });
-          return { summary };
-        }),
-        inngest.createFunction({ id: "await-review", name: "Await review", triggers: [{ event: "demo/review.requested" }] }, async ({ step }) => {
-          await step.waitForEvent("review", { event: "demo/review.done", timeout: "1h" });
-          return "reviewed";
-        }),
-        inngest.createFunction({ id: "reject", name: "Reject invoice", retries: 0, triggers: [{ event: "demo/invoice.reject" }] }, async ({ step }) =>
-          step.run("refuse", () => {
-            throw new NonRetriableError("counterparty unknown");
-          }),
+        inngest.createFunction(
+          { id: "summarize", name: "Summarize invoice", triggers: [{ event: "demo/invoice.summarize", if: "event.data.ok == true" }] },
+          async ({ event, step }) => {
+            const text = await step.run("read-invoice", () => ({ counterparty: String(event.data.counterparty ?? "Acme"), amount: 1200 }));
+            await step.sleep("cool-down", "1s");
+            const summary = await step.run("write-summary", () => {
+              if (!flaked.has(String(event.id))) {
+                flaked.add(String(event.id));
+                throw new Error("model timed out");
+              }
+              return `${text.counterparty} owes ${text.amount}`;
+            });
+            return { summary };
+          },
         ),
         inngest.createFunction(
-          { id: "ponder", name: "Ponder invoice", retries: 0, triggers: [{ event: "demo/invoice.ponder" }], cancelOn: [{ event: "demo/invoice.closed", if: "async.data.invoice == event.data.invoice" }] },
+          { id: "await-review", name: "Await review", triggers: [{ event: "demo/review.requested" }] },
+          async ({ step }) => {
+            await step.waitForEvent("review", { event: "demo/review.done", timeout: "1h" });
+            return "reviewed";
+          },
+        ),
+        inngest.createFunction(
+          { id: "reject", name: "Reject invoice", retries: 0, triggers: [{ event: "demo/invoice.reject" }] },
+          async ({ step }) =>
+            step.run("refuse", () => {
+              throw new NonRetriableError("counterparty unknown");
+            }),
+        ),
+        inngest.createFunction(
+          {
+            id: "ponder",
+            name: "Ponder invoice",
+            retries: 0,
+            triggers: [{ event: "demo/invoice.ponder" }],
+            cancelOn: [{ event: "demo/invoice.closed", if: "async.data.invoice == event.data.invoice" }],
+          },
           async ({ step }) => {
             await step.run("read-notes", () => "3 notes");
             return step.run("think", async () => (await new Promise((r) => setTimeout(r, 2500)), "thought it over"));
           },
         ),
-        inngest.createFunction({ id: "nightly", name: "Nightly sweep", triggers: [{ cron: "0 3 * * *" }] }, async ({ step }) => step.run("sweep", () => "swept 0 leases")),
+        inngest.createFunction({ id: "nightly", name: "Nightly sweep", triggers: [{ cron: "0 3 * * *" }] }, async ({ step }) =>
+          step.run("sweep", () => "swept 0 leases"),
+        ),
       ],
     }),
   );
   await expect.poll(() => logs.some((l) => l.startsWith('synced app "demo-app"')), { timeout: 10_000 }).toBe(true);
   // Some history: a failed run and several cron runs (which the runs page hides by default).
   await sendEvent({ name: "demo/invoice.reject", data: { invoice: 7 } });
-  for (let i = 0; i < 3; i++) await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` } });
+  for (let i = 0; i < 3; i++)
+    await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` } });
 
   // A page on another origin (another port of the same host: same-site, cross-origin) with
   // a button that posts to the dashboard's Cancel.
   evil = http.createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/html" });
-    res.end(`<!doctype html><html lang="en"><title>Prize</title><main><form method="post" action="${local.url}/ui/runs/${targetRun}/cancel"><button>Claim your prize</button></form></main></html>`);
+    res.end(
+      `<!doctype html><html lang="en"><title>Prize</title><main><form method="post" action="${local.url}/ui/runs/${targetRun}/cancel"><button>Claim your prize</button></form></main></html>`,
+    );
   });
   await new Promise<void>((resolve) => evil.listen(0, "127.0.0.1", resolve));
   evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
@@ -89,7 +116,11 @@ test.afterAll(async () => {
 });
 
 async function sendEvent(event: { name: string; data: Record<string, unknown> }): Promise<string> {
-  const res = await fetch(`${local.url}/e/${eventKey}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(event) });
+  const res = await fetch(`${local.url}/e/${eventKey}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(event),
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { ids: string[] }).ids[0]!;
 }
@@ -145,7 +176,9 @@ for (const width of [1280, 375]) {
       const fnRow = page.getByRole("row").filter({ hasText: "Summarize invoice" });
       await expect(fnRow).toContainText("demo/invoice.summarize");
       await expect(fnRow).toContainText("event.data.ok == true");
-      await expect(page.getByRole("row").filter({ hasText: "Nightly sweep" })).toContainText(/0 3 \* \* \*\s*next run\s*\d{4}-\d\d-\d\d 03:00:00\.000 UTC/);
+      await expect(page.getByRole("row").filter({ hasText: "Nightly sweep" })).toContainText(
+        /0 3 \* \* \*\s*next run\s*\d{4}-\d\d-\d\d 03:00:00\.000 UTC/,
+      );
       const appRow = page.getByRole("region", { name: "Apps" }).getByRole("row").filter({ hasText: "demo-app" });
       await expect(appRow).toContainText(app.url);
       await expect(appRow.locator("time")).toHaveAttribute("datetime", /Z$/);
@@ -226,7 +259,9 @@ for (const width of [1280, 375]) {
       await expect(page.getByRole("cell", { name: "Nightly sweep" })).toHaveCount(3);
     });
 
-    test("a run's page updates as it runs, without a reload; a cancel mid-step shows that step and links to the closing event", async ({ page }) => {
+    test("a run's page updates as it runs, without a reload; a cancel mid-step shows that step and links to the closing event", async ({
+      page,
+    }) => {
       const runId = await waitForRun(await sendEvent({ name: "demo/invoice.ponder", data: { invoice: width } }));
       await page.goto(`${local.url}/ui/runs/${runId}`);
       await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
@@ -254,7 +289,10 @@ for (const width of [1280, 375]) {
       await accessible(page, `inngest event ${width}`);
     });
 
-    test("Cancel works from the dashboard and not from another origin; the run shows why it stopped", async ({ page, allowConsoleErrors }) => {
+    test("Cancel works from the dashboard and not from another origin; the run shows why it stopped", async ({
+      page,
+      allowConsoleErrors,
+    }) => {
       allowConsoleErrors(/403/);
       targetRun = await waitForRun(await sendEvent({ name: "demo/review.requested", data: { invoice: width } }));
       await page.goto(`${local.url}/ui/runs/${targetRun}`);

@@ -93,7 +93,11 @@ test("an edit while the summary is being written withdraws it too, and tells the
   expect(await eventKinds(sql, leaseId)).toEqual(["opened", "invoice_changed"]);
 });
 
-test("Cancel while the summary is being written: the lease closes, the timeline says so, nothing is proposed", async ({ page, sql, openInvoice }) => {
+test("Cancel while the summary is being written: the lease closes, the timeline says so, nothing is proposed", async ({
+  page,
+  sql,
+  openInvoice,
+}) => {
   const { invoice, inv } = await openInvoice(ALICE);
   await inv.summarize.click();
   await inv.expectDisplay("generating");
@@ -223,7 +227,11 @@ test.describe("in New York, in English (US)", () => {
     const closings = [
       { status: "expired", closedReason: "deadline_passed", events: [{ kind: "opened" }, { kind: "expired", detail: { by: "sweep" } }] },
       { status: "rejected", closedReason: "cancelled", events: [{ kind: "opened" }, { kind: "proposed" }, { kind: "cancelled" }] },
-      { status: "rejected", closedReason: "generation_failed", events: [{ kind: "opened" }, { kind: "generation_failed", detail: { code: "model_unavailable", closed: true } }] },
+      {
+        status: "rejected",
+        closedReason: "generation_failed",
+        events: [{ kind: "opened" }, { kind: "generation_failed", detail: { code: "model_unavailable", closed: true } }],
+      },
     ];
     for (let i = 0; i < 6; i++) {
       earlier.push(await seedClosedLease(sql, { invoiceId: invoice.id, actorId: alice, ...closings[i % 3]! }));
@@ -273,8 +281,14 @@ test.describe("in New York, in English (US)", () => {
     // The summary on the invoice: who applied it, when, and a link to that attempt.
     const appliedAt = await sql<{ at: Date }[]>`select at from lease_event where lease_id = ${latest} and kind = 'applied'`;
     const expected = new Intl.DateTimeFormat("en-US", {
-      year: "numeric", month: "2-digit", day: "2-digit", hour: "numeric", minute: "2-digit", second: "2-digit",
-      timeZone: "America/New_York", timeZoneName: "short",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "numeric",
+      minute: "2-digit",
+      second: "2-digit",
+      timeZone: "America/New_York",
+      timeZoneName: "short",
     }).format(appliedAt[0]!.at);
     const by = page.getByTestId("summary-applied-by");
     await expect(by).toContainText(`Applied by ${name} on ${expected}`);
@@ -312,7 +326,9 @@ test.describe("in New York, in English (US)", () => {
 
     const text = await page.locator("main").innerText();
     expect(text, "no ISO dates on the page").not.toMatch(/\d{4}-\d{2}-\d{2}/);
-    expect(text, "no other date style on the page").not.toMatch(/\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2}\b/);
+    expect(text, "no other date style on the page").not.toMatch(
+      /\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2}\b/,
+    );
     const dates = text.match(/\b\d{1,2}\/\d{1,2}\/\d{4}\b/g) ?? [];
     expect(dates.length).toBeGreaterThan(6);
     for (const date of dates) expect(date).toMatch(/^\d{2}\/\d{2}\/\d{4}$/);
@@ -365,7 +381,12 @@ test.describe("on a phone", () => {
     }
   }
 
-  test("at 375 px the lease state, the countdown, Apply and Discard are on the first screen", async ({ page, context, signIn, newInvoice }) => {
+  test("at 375 px the lease state, the countdown, Apply and Discard are on the first screen", async ({
+    page,
+    context,
+    signIn,
+    newInvoice,
+  }) => {
     const invoice = await newInvoice(ALICE, "Northwind Traders International Holdings");
     await signIn(context, ALICE);
     const inv = new InvoicePage(page);
@@ -377,7 +398,11 @@ test.describe("on a phone", () => {
     await expect(inv.countdown).toBeVisible();
     await expectOnFirstScreen(page, { state: inv.state, countdown: inv.countdown, Apply: inv.apply, Discard: inv.discard });
     fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "lease-proposed-375px-first-screen.png"), animations: "disabled", caret: "hide" });
+    await page.screenshot({
+      path: path.join(SCREENSHOT_DIR, "lease-proposed-375px-first-screen.png"),
+      animations: "disabled",
+      caret: "hide",
+    });
     await expectAccessible(page, "lease proposed, first screen at 375 px");
   });
 });
@@ -406,7 +431,11 @@ test("words a finance user reads: no talk of connections or updates arriving", a
   }
 });
 
-test("push recovers: after falling back to polling, the page tries the stream again and goes back to it", async ({ page, allowConsoleErrors, openInvoice }) => {
+test("push recovers: after falling back to polling, the page tries the stream again and goes back to it", async ({
+  page,
+  allowConsoleErrors,
+  openInvoice,
+}) => {
   allowConsoleErrors(/status of 503/, /EventSource/);
   let refused = 0;
   await page.route("**/api/leases/*/events", async (route: Route) => {
@@ -440,13 +469,22 @@ test.describe("with a short deadline", () => {
     return Date.now();
   }
 
-  test("the deadline reaches the page within 2 s even when the stream has gone quiet", async ({ page, context, sql, signIn, newInvoice }) => {
+  test("the deadline reaches the page within 2 s even when the stream has gone quiet", async ({
+    page,
+    context,
+    sql,
+    signIn,
+    newInvoice,
+  }) => {
     const invoice = await newInvoice(ALICE);
     await signIn(context, ALICE);
     // The stream answers once and then says nothing more (a proxy holding it, a laptop that
     // slept): the page must not wait for it to learn that time ran out.
     await page.route("**/api/leases/*/events", async (route: Route) => {
-      const leaseUrl = route.request().url().replace(/\/events$/, "");
+      const leaseUrl = route
+        .request()
+        .url()
+        .replace(/\/events$/, "");
       const lease = await context.request.get(leaseUrl);
       await route.fulfill({
         status: 200,

@@ -56,8 +56,17 @@ test("every page carries a nonce CSP, and every script on it carries that nonce"
   expect(nonces.size, "a fresh nonce per request").toBe(3);
 });
 
-test("API answers carry the headers and a CSP that allows nothing, on success and refusal alike", async ({ request, signIn, context, baseURL }) => {
-  for (const res of [await request.get("/api/session"), await request.get("/api/inngest"), await request.post("/api/leases", { data: {}, headers: { origin: EVIL } })]) {
+test("API answers carry the headers and a CSP that allows nothing, on success and refusal alike", async ({
+  request,
+  signIn,
+  context,
+  baseURL,
+}) => {
+  for (const res of [
+    await request.get("/api/session"),
+    await request.get("/api/inngest"),
+    await request.post("/api/leases", { data: {}, headers: { origin: EVIL } }),
+  ]) {
     expectCommonHeaders(res);
     expect(directives(res.headers()["content-security-policy"]).get("default-src")).toEqual(["'none'"]);
   }
@@ -109,7 +118,12 @@ async function signOutActionField(context: BrowserContext, baseURL: string): Pro
   return field!;
 }
 
-test("a cross-site server action is refused, even with X-Forwarded-Host forged to match its Origin", async ({ signIn, context, baseURL, page }) => {
+test("a cross-site server action is refused, even with X-Forwarded-Host forged to match its Origin", async ({
+  signIn,
+  context,
+  baseURL,
+  page,
+}) => {
   await signIn(context, ALICE);
   const field = await signOutActionField(context, baseURL!);
   const actionId = field.slice("$ACTION_ID_".length);
@@ -118,11 +132,20 @@ test("a cross-site server action is refused, even with X-Forwarded-Host forged t
     { name: "form post", headers: { origin: EVIL, "x-forwarded-host": "evil.example" }, multipart: { [field]: "" } },
     { name: "form post, no forged host", headers: { origin: EVIL }, multipart: { [field]: "" } },
     // The router's fetch form of the same action.
-    { name: "fetch action", headers: { origin: EVIL, "x-forwarded-host": "evil.example", "next-action": actionId, "content-type": "text/plain;charset=UTF-8" }, data: "[]" },
+    {
+      name: "fetch action",
+      headers: { origin: EVIL, "x-forwarded-host": "evil.example", "next-action": actionId, "content-type": "text/plain;charset=UTF-8" },
+      data: "[]",
+    },
     { name: "opaque origin", headers: { origin: "null", "next-action": actionId, "content-type": "text/plain;charset=UTF-8" }, data: "[]" },
   ];
   for (const a of attempts) {
-    const res = await context.request.post(`${baseURL}/invoices`, { headers: a.headers, multipart: a.multipart, data: a.data, maxRedirects: 0 });
+    const res = await context.request.post(`${baseURL}/invoices`, {
+      headers: a.headers,
+      multipart: a.multipart,
+      data: a.data,
+      maxRedirects: 0,
+    });
     expect(res.status(), a.name).toBe(403);
     // The session survived: the action (sign-out) never ran.
     expect((await context.request.get(`${baseURL}/api/session`)).status(), a.name).toBe(200);

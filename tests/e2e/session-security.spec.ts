@@ -40,7 +40,13 @@ test("a tampered session cookie on a page: sent to sign in, the cookie cleared, 
   await new InvoicePage(page).goto(invoice.id);
 });
 
-test("a tampered session cookie on a server action: sent to sign in, nothing written", async ({ page, context, baseURL, sql, openInvoice }) => {
+test("a tampered session cookie on a server action: sent to sign in, nothing written", async ({
+  page,
+  context,
+  baseURL,
+  sql,
+  openInvoice,
+}) => {
   const { invoice, inv } = await openInvoice(ALICE);
   await tamper(context, baseURL!);
   await inv.summarize.click();

@@ -59,7 +59,8 @@ test("sign out everywhere, without JavaScript: asked first, then every browser o
     await expect(page).toHaveURL("/sign-in?signed-out=all");
     await expect(page.getByRole("status")).toHaveText("You have signed out everywhere.");
 
-    for (const id of [generating, waiting]) expect(await leaseRow(sql, id)).toMatchObject({ status: "rejected", closed_reason: "signed_out" });
+    for (const id of [generating, waiting])
+      expect(await leaseRow(sql, id)).toMatchObject({ status: "rejected", closed_reason: "signed_out" });
     const sessions = await sql`select 1 from app_session where user_id = ${user.id} and revoked_at is null`;
     expect(sessions).toHaveLength(0);
     // The other browser is signed out too.

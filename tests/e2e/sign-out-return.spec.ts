@@ -73,7 +73,13 @@ test("sign-out with nothing waiting signs out at once", async ({ page, context, 
   await new SignInPage(page).signIn(ALICE, undefined, /\/invoices\?sort=due-soonest$/);
 });
 
-test("a summary that arrives after the question was answered is not discarded unasked", async ({ page, context, sql, signIn, newInvoice }) => {
+test("a summary that arrives after the question was answered is not discarded unasked", async ({
+  page,
+  context,
+  sql,
+  signIn,
+  newInvoice,
+}) => {
   // The dialog named one summary; a second one became ready before the user confirmed.
   const first = await newInvoice(ALICE, "Asked About Ltd");
   const second = await newInvoice(ALICE, "Arrived Later Ltd");
@@ -93,10 +99,9 @@ test("a summary that arrives after the question was answered is not discarded un
   await expect(page).toHaveURL(`/sign-out?next=${encodeURIComponent(`/invoices/${first.id}`)}`);
   const heading = page.getByRole("heading", { level: 1 });
   await expect(heading).toHaveText("Sign out and discard 2 summaries waiting for review?");
-  await expect(page.getByTestId("sign-out-discards").getByRole("listitem")).toHaveText([
-    `Invoice ${first.number} · Asked About Ltd`,
-    `Invoice ${second.number} · Arrived Later Ltd`,
-  ].sort((a, b) => a.localeCompare(b)));
+  await expect(page.getByTestId("sign-out-discards").getByRole("listitem")).toHaveText(
+    [`Invoice ${first.number} · Asked About Ltd`, `Invoice ${second.number} · Arrived Later Ltd`].sort((a, b) => a.localeCompare(b)),
+  );
   expect((await leaseRow(sql, firstLease)).status).toBe("proposed");
   expect((await leaseRow(sql, secondLease)).status).toBe("proposed");
   await page.getByRole("button", { name: "Sign out and discard" }).click();

@@ -4,7 +4,12 @@ import { SignInPage } from "./support/pages";
 import { expectRunEnded } from "./support/inngest";
 import { ALICE } from "./support/settings";
 
-test("sign-out during generation: after signing in again the lease is rejected and the invoice untouched", async ({ page, sql, context, openInvoice }) => {
+test("sign-out during generation: after signing in again the lease is rejected and the invoice untouched", async ({
+  page,
+  sql,
+  context,
+  openInvoice,
+}) => {
   const { invoice, inv } = await openInvoice(ALICE);
   await inv.summarize.click();
   await inv.expectDisplay("generating");

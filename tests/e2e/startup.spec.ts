@@ -11,7 +11,14 @@ function startProduction(env: Record<string, string>): Promise<{ code: number | 
   // As `npm start` runs it: server.mjs, Next.js behind its method gate (decision 0048).
   const server = path.join(process.cwd(), "server.mjs");
   const child = spawn(process.execPath, [server, "-p", "0", "-H", "127.0.0.1"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "production", NEXT_DIST_DIR: TEST_DIST_DIR, NEXT_TELEMETRY_DISABLED: "1", ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      NODE_ENV: "production",
+      NEXT_DIST_DIR: TEST_DIST_DIR,
+      NEXT_TELEMETRY_DISABLED: "1",
+      ...env,
+    },
     detached: true,
   });
   let output = "";
@@ -64,12 +71,19 @@ test("npm start refuses Inngest's unsigned dev mode and a missing signing or eve
 });
 
 test("next start refuses a missing INNGEST_ENCRYPTION_KEY, and the development key, naming the variable", async () => {
-  const ready = { SESSION_PASSWORD: "s".repeat(40), INNGEST_SIGNING_KEY: `signkey-test-${"ab".repeat(32)}`, INNGEST_EVENT_KEY: "e".repeat(32) };
+  const ready = {
+    SESSION_PASSWORD: "s".repeat(40),
+    INNGEST_SIGNING_KEY: `signkey-test-${"ab".repeat(32)}`,
+    INNGEST_EVENT_KEY: "e".repeat(32),
+  };
   const missing = await startProduction(ready);
   expect(missing.code).toBe(1);
   expect(missing.output).toContain("INNGEST_ENCRYPTION_KEY must be set in production");
 
-  const devKey = await startProduction({ ...ready, INNGEST_ENCRYPTION_KEY: "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production" });
+  const devKey = await startProduction({
+    ...ready,
+    INNGEST_ENCRYPTION_KEY: "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production",
+  });
   expect(devKey.code).toBe(1);
   expect(devKey.output).toContain("INNGEST_ENCRYPTION_KEY is the development default");
 });

@@ -3,13 +3,7 @@ import { invoiceRow, leaseRow, leasesFor, seedClosedLease, userId } from "./supp
 import { InvoicePage, asShown } from "./support/pages";
 import { ALICE } from "./support/settings";
 
-test("a failed generation is shown in plain words, and Try again opens a new lease", async ({
-  page,
-  context,
-  sql,
-  signIn,
-  newInvoice,
-}) => {
+test("a failed generation is shown in plain words, and Try again opens a new lease", async ({ page, context, sql, signIn, newInvoice }) => {
   const invoice = await newInvoice(ALICE);
   // Seeded by hand, as a worker that gave up would leave it.
   const failedId = await seedClosedLease(sql, {
@@ -42,7 +36,12 @@ test("a failed generation is shown in plain words, and Try again opens a new lea
   expect((await invoiceRow(sql, invoice.id)).summary).toBeNull();
 });
 
-test("when server-sent events fail, the page polls and still shows the lease as it stands", async ({ page, sql, allowConsoleErrors, openInvoice }) => {
+test("when server-sent events fail, the page polls and still shows the lease as it stands", async ({
+  page,
+  sql,
+  allowConsoleErrors,
+  openInvoice,
+}) => {
   allowConsoleErrors(/status of 503/, /EventSource/);
   await page.route("**/api/leases/*/events", (route) =>
     route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ detail: "events_unavailable" }) }),

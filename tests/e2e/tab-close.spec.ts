@@ -79,9 +79,7 @@ test.describe("with a short deadline", () => {
     const closedAt = Date.now();
 
     // The model answers after the deadline: its completion is recorded, never written.
-    await expect
-      .poll(() => eventKinds(sql, leaseId), { timeout: 30_000 })
-      .toContain("late_completion");
+    await expect.poll(() => eventKinds(sql, leaseId), { timeout: 30_000 }).toContain("late_completion");
     expect(Date.now() - closedAt).toBeGreaterThan(ttlMs - 1_000);
     const lease = await leaseRow(sql, leaseId);
     expect(lease.status).toBe("expired");

@@ -46,7 +46,11 @@ export async function signIn(base: string, email: string, password = PASSWORD): 
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 15_000,
+): Promise<T> {
   const started = Date.now();
   let last: unknown;
   for (;;) {
@@ -56,7 +60,8 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     } catch (error) {
       last = error;
     }
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
     await sleep(50);
   }
 }
@@ -78,7 +83,10 @@ export type EventStream = {
 /** Opens GET /api/leases/:id/events and records each `lease` frame with its arrival time. */
 export async function openEventStream(base: string, leaseId: string, cookie: string): Promise<EventStream> {
   const abort = new AbortController();
-  const res = await fetch(`${base}/api/leases/${leaseId}/events`, { headers: { cookie, accept: "text/event-stream" }, signal: abort.signal });
+  const res = await fetch(`${base}/api/leases/${leaseId}/events`, {
+    headers: { cookie, accept: "text/event-stream" },
+    signal: abort.signal,
+  });
   const frames: LeaseFrame[] = [];
   let endedAt: number | undefined;
   let wake: (() => void)[] = [];
@@ -122,7 +130,10 @@ export async function openEventStream(base: string, leaseId: string, cookie: str
       const value = probe();
       if (value !== undefined) return value;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`event stream of lease ${leaseId}: timed out after ${timeoutMs} ms waiting for ${what}; frames: ${frames.map((f) => f.lease.status).join(", ")}`);
+      if (left <= 0)
+        throw new Error(
+          `event stream of lease ${leaseId}: timed out after ${timeoutMs} ms waiting for ${what}; frames: ${frames.map((f) => f.lease.status).join(", ")}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         wake.push(() => {
@@ -137,7 +148,11 @@ export async function openEventStream(base: string, leaseId: string, cookie: str
     frames,
     endedAt: () => endedAt,
     next: (pred, timeoutMs = 15_000, from = 0) =>
-      until("a matching frame", () => frames.slice(from).find(pred) ?? (endedAt !== undefined ? failEnded(leaseId, frames) : undefined), timeoutMs),
+      until(
+        "a matching frame",
+        () => frames.slice(from).find(pred) ?? (endedAt !== undefined ? failEnded(leaseId, frames) : undefined),
+        timeoutMs,
+      ),
     ended: (timeoutMs = 15_000) => until("the stream to end", () => endedAt, timeoutMs),
     close: () => abort.abort(),
   };

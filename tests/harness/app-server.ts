@@ -117,7 +117,13 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     },
   });
 
-  const app = launchApp({ port, name, appLogFile, env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }), bare: opts.bareNextStart });
+  const app = launchApp({
+    port,
+    name,
+    appLogFile,
+    env: appEnv(opts, { baseUrl: inngest.url, signingKey, eventKey }),
+    bare: opts.bareNextStart,
+  });
   const stop = async () => {
     await app.stop();
     await inngest.close();
@@ -204,20 +210,39 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
 
   const start = async () => {
     const out = logFile ? fs.createWriteStream(logFile, { flags: launches++ ? "a" : "w" }) : undefined;
-    const args = [TSX_CLI, cliPath, "-p", String(port), "--poll", String(opts.pollMs ?? 0), "--retry-scale", String(opts.retryScale ?? 0.01)];
+    const args = [
+      TSX_CLI,
+      cliPath,
+      "-p",
+      String(port),
+      "--poll",
+      String(opts.pollMs ?? 0),
+      "--retry-scale",
+      String(opts.retryScale ?? 0.01),
+    ];
     for (const u of opts.appUrls) args.push("-u", u);
     const env: Record<string, string | undefined> = { ...process.env, INNGEST_SIGNING_KEY: signingKey, INNGEST_EVENT_KEY: eventKey };
     delete env.INNGEST_DEV;
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: env as NodeJS.ProcessEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env: env as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     current = { child, stop: trackChild(child) };
-    pipeLines(child, (line) => {
-      push(logs, line);
-      out?.write(`${line}\n`);
-      if (ECHO) console.info(`[${name}] ${line}`);
-    }, () => out?.end());
+    pipeLines(
+      child,
+      (line) => {
+        push(logs, line);
+        out?.write(`${line}\n`);
+        if (ECHO) console.info(`[${name}] ${line}`);
+      },
+      () => out?.end(),
+    );
     const started = Date.now();
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${logs.slice(-20).join("\n")}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${logs.slice(-20).join("\n")}`);
       try {
         if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) })).ok) return;
       } catch {
@@ -251,7 +276,11 @@ export async function startInngestServer(opts: InngestServerOptions): Promise<In
       }
     },
     async sync() {
-      const res = await fetch(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${signingKey}` }, signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${url}/sync`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${signingKey}` },
+        signal: AbortSignal.timeout(30_000),
+      });
       if (!res.ok) throw new Error(`${name}: POST /sync answered ${res.status}: ${await res.text()}`);
     },
     kill,
@@ -349,11 +378,15 @@ function launchApp(opts: {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const stop = trackChild(child);
-  pipeLines(child, (line) => {
-    push(logs, line);
-    out?.write(`${line}\n`);
-    if (ECHO) console.info(`[app:${opts.name}] ${line}`);
-  }, () => out?.end());
+  pipeLines(
+    child,
+    (line) => {
+      push(logs, line);
+      out?.write(`${line}\n`);
+      if (ECHO) console.info(`[app:${opts.name}] ${line}`);
+    },
+    () => out?.end(),
+  );
   return { child, logs, stop };
 }
 
@@ -453,7 +486,14 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
   }
 }
 
-async function waitUntilServing(child: ChildProcess, serveUrl: string, signingKey: string, logs: string[], logFile?: string, timeoutMs = 60_000) {
+async function waitUntilServing(
+  child: ChildProcess,
+  serveUrl: string,
+  signingKey: string,
+  logs: string[],
+  logFile?: string,
+  timeoutMs = 60_000,
+) {
   const started = Date.now();
   const see = logFile ? ` (see ${logFile})` : "";
   let last = "";
@@ -463,7 +503,10 @@ async function waitUntilServing(child: ChildProcess, serveUrl: string, signingKe
     }
     try {
       // Signed, as the Inngest server would: an unsigned GET gets 401 in production.
-      const res = await fetch(serveUrl, { headers: { "x-inngest-signature": signBody("", signingKey) }, signal: AbortSignal.timeout(5000) });
+      const res = await fetch(serveUrl, {
+        headers: { "x-inngest-signature": signBody("", signingKey) },
+        signal: AbortSignal.timeout(5000),
+      });
       const text = await res.text();
       if (res.ok) return;
       // A 401 or 500 here is a configuration error (a key mismatch, no key): waiting will not fix it.
@@ -493,7 +536,19 @@ export function freePort(): Promise<number> {
 
 // Everything the build reads. A directory's own mtime counts too: it changes when a file in
 // it is added or deleted.
-const SOURCES = ["app", "lib", "inngest", "db", "public", "instrumentation.ts", "proxy.ts", "next.config.ts", "package.json", "package-lock.json", "tsconfig.json"];
+const SOURCES = [
+  "app",
+  "lib",
+  "inngest",
+  "db",
+  "public",
+  "instrumentation.ts",
+  "proxy.ts",
+  "next.config.ts",
+  "package.json",
+  "package-lock.json",
+  "tsconfig.json",
+];
 
 function newestSourceMtime(): number {
   let newest = 0;
@@ -550,7 +605,12 @@ async function build(): Promise<void> {
   fs.rmSync(STAMP, { force: true });
   const output: string[] = [];
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(process.execPath, [NEXT_BIN, "build"], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(process.execPath, [NEXT_BIN, "build"], {
+      cwd: ROOT,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     const stop = trackChild(child);
     for (const stream of [child.stdout!, child.stderr!]) {
       stream.setEncoding("utf8");

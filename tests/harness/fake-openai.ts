@@ -150,7 +150,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       case "content":
         return sendCompletion(res, model, behaviour.content, behaviour.finishReason);
       case "answer":
-        return sendCompletion(res, model, JSON.stringify({ summary: behaviour.summary, actor_id: behaviour.actorId ?? request.actorId ?? "" }));
+        return sendCompletion(
+          res,
+          model,
+          JSON.stringify({ summary: behaviour.summary, actor_id: behaviour.actorId ?? request.actorId ?? "" }),
+        );
       case "other-actor":
         return sendCompletion(res, model, JSON.stringify({ summary: behaviour.summary ?? FAKE_SUMMARY, actor_id: behaviour.actorId }));
       case "malformed":

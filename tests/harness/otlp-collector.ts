@@ -44,7 +44,8 @@ export async function startCollector() {
         for (const scope of resource.scopeSpans ?? []) {
           for (const span of scope.spans ?? []) {
             const attributes: Record<string, unknown> = {};
-            for (const { key, value } of span.attributes ?? []) attributes[key] = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue;
+            for (const { key, value } of span.attributes ?? [])
+              attributes[key] = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue;
             spans.push({
               traceId: span.traceId,
               spanId: span.spanId,

@@ -13,6 +13,8 @@ const service = new LibSodiumEncryptionService([TEST_INNGEST_ENCRYPTION_KEY, DEV
 export async function opened<T = unknown>(value: unknown): Promise<T> {
   if (isEncryptedValue(value)) return (await service.decrypt(value.data)) as T;
   if (!value || typeof value !== "object" || Array.isArray(value)) return value as T;
-  const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, isEncryptedValue(v) ? await service.decrypt(v.data) : v] as const));
+  const entries = await Promise.all(
+    Object.entries(value).map(async ([k, v]) => [k, isEncryptedValue(v) ? await service.decrypt(v.data) : v] as const),
+  );
   return Object.fromEntries(entries) as T;
 }

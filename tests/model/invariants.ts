@@ -57,7 +57,12 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
           atUs: sql<number>`(extract(epoch from ${leaseEvent.at}) * 1000000)::float8`.mapWith(Number),
         })
         .from(leaseEvent)
-        .where(inArray(leaseEvent.leaseId, leases.map((l) => l.id)))
+        .where(
+          inArray(
+            leaseEvent.leaseId,
+            leases.map((l) => l.id),
+          ),
+        )
         .orderBy(asc(leaseEvent.id))
     : [];
 

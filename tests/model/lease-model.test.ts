@@ -145,10 +145,15 @@ abstract class Step implements fc.AsyncCommand<Model, Real> {
     const label = `${this.name()} -> ${answer}`;
     count(r, `${this.kind()} -> ${answer}`);
     if (matching.length === 0) {
-      throw new Error(`${this.toString()}: answered ${answer}, the model expected ${[...new Set(options.map((o) => o.p.answer))].join(" or ")}`);
+      throw new Error(
+        `${this.toString()}: answered ${answer}, the model expected ${[...new Set(options.map((o) => o.p.answer))].join(" or ")}`,
+      );
     }
     // The database decides between worlds that answer alike: take the one its statuses match.
-    const statuses = await leaseStatuses(r.db, m.leases.map((l) => l.id));
+    const statuses = await leaseStatuses(
+      r.db,
+      m.leases.map((l) => l.id),
+    );
     let chosen: (typeof matching)[number] | undefined;
     let reason = "";
     for (const option of matching) {
@@ -241,8 +246,7 @@ async function adoptLease(m: Model, r: Real, id: string, raced?: Map<string, num
   if (raced) {
     expect(row.fence, `new lease ${id.slice(0, 8)}: fencing token`).toBeGreaterThanOrEqual(raced.get(row.invoiceId)!);
     expect(row.fence, `new lease ${id.slice(0, 8)}: fencing token`).toBeLessThanOrEqual(version);
-  }
-  else expect(row.fence, `new lease ${id.slice(0, 8)}: fencing token`).toBe(version);
+  } else expect(row.fence, `new lease ${id.slice(0, 8)}: fencing token`).toBe(version);
   m.leases.push({
     id,
     actor: m.actors.findIndex((a) => a.id === row.actorId),
@@ -360,7 +364,10 @@ class SessionRunsOut extends Step {
   }
   async act(m: Model, r: Real) {
     const s = sessionOf(m, this.session);
-    await r.db.db.update(appSession).set({ expiresAt: sql`now() - interval '1 millisecond'` }).where(eq(appSession.id, s.id));
+    await r.db.db
+      .update(appSession)
+      .set({ expiresAt: sql`now() - interval '1 millisecond'` })
+      .where(eq(appSession.id, s.id));
     return { answer: "done" };
   }
 }
@@ -781,9 +788,18 @@ class Race implements fc.AsyncCommand<Model, Real> {
       count(r, `race ${step.kind()} -> ${answer}`);
       expect(answer, `${this.toString()}: ${step.kind()}`).toMatch(ALLOWED[step.kind()]!);
     }
-    const statuses = await leaseStatuses(r.db, m.leases.map((l) => l.id));
-    const changed = await changedLeases(r.db, m.leases.map((l) => l.id));
-    const proposed = await proposedLeases(r.db, m.leases.map((l) => l.id));
+    const statuses = await leaseStatuses(
+      r.db,
+      m.leases.map((l) => l.id),
+    );
+    const changed = await changedLeases(
+      r.db,
+      m.leases.map((l) => l.id),
+    );
+    const proposed = await proposedLeases(
+      r.db,
+      m.leases.map((l) => l.id),
+    );
     for (const l of m.leases) {
       if (changed.has(l.id)) l.changed = true;
       const was = before.get(l.id) ?? "open";
@@ -838,12 +854,30 @@ const any = fc.nat({ max: 1000 });
 const w = (weight: number, arbitrary: fc.Arbitrary<fc.AsyncCommand<Model, Real>>) => ({ weight, arbitrary });
 const commandArbs = [
   fc.oneof(
-    w(1, idx(ACTORS).map((a) => new SignIn(a))),
-    w(1, any.map((s) => new SignOut(s))),
-    w(1, any.map((s) => new SignOutEverywhere(s))),
-    w(1, any.map((s) => new SessionRunsOut(s))),
-    w(3, fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Open(s, i, null))),
-    w(3, fc.tuple(any, idx(INVOICES), fc.integer({ min: 50, max: 2000 })).map(([s, i, t]) => new Open(s, i, t))),
+    w(
+      1,
+      idx(ACTORS).map((a) => new SignIn(a)),
+    ),
+    w(
+      1,
+      any.map((s) => new SignOut(s)),
+    ),
+    w(
+      1,
+      any.map((s) => new SignOutEverywhere(s)),
+    ),
+    w(
+      1,
+      any.map((s) => new SessionRunsOut(s)),
+    ),
+    w(
+      3,
+      fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Open(s, i, null)),
+    ),
+    w(
+      3,
+      fc.tuple(any, idx(INVOICES), fc.integer({ min: 50, max: 2000 })).map(([s, i, t]) => new Open(s, i, t)),
+    ),
     // Mostly the real generation's write; sometimes a completion naming the wrong actor, or
     // a forged one that does not carry the lease's run nonce.
     w(
@@ -852,15 +886,43 @@ const commandArbs = [
         .tuple(any, fc.oneof({ weight: 4, arbitrary: fc.constant([true, true]) }, fc.constant([false, true]), fc.constant([true, false])))
         .map(([l, [a, n]]) => new Propose(l, a!, n!)),
     ),
-    w(5, fc.tuple(any, any).map(([s, l]) => new Apply(s, l))),
-    ...(onPostgres ? [w(1, fc.tuple(any, any, fc.integer({ min: -150, max: 150 })).map(([s, l, ms]) => new HeldApply(s, l, ms)))] : []),
-    w(1, fc.tuple(any, any).map(([s, l]) => new Cancel(s, l))),
-    w(1, fc.tuple(any, any).map(([s, l]) => new Read(s, l))),
-    w(1, fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Edit(s, i))),
-    w(1, fc.tuple(idx(INVOICES), idx(ACTORS)).map(([i, a]) => new ChangeOwner(i, a))),
-    w(1, idx(INVOICES).map((i) => new WriteBehindTheApp(i))),
+    w(
+      5,
+      fc.tuple(any, any).map(([s, l]) => new Apply(s, l)),
+    ),
+    ...(onPostgres
+      ? [
+          w(
+            1,
+            fc.tuple(any, any, fc.integer({ min: -150, max: 150 })).map(([s, l, ms]) => new HeldApply(s, l, ms)),
+          ),
+        ]
+      : []),
+    w(
+      1,
+      fc.tuple(any, any).map(([s, l]) => new Cancel(s, l)),
+    ),
+    w(
+      1,
+      fc.tuple(any, any).map(([s, l]) => new Read(s, l)),
+    ),
+    w(
+      1,
+      fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Edit(s, i)),
+    ),
+    w(
+      1,
+      fc.tuple(idx(INVOICES), idx(ACTORS)).map(([i, a]) => new ChangeOwner(i, a)),
+    ),
+    w(
+      1,
+      idx(INVOICES).map((i) => new WriteBehindTheApp(i)),
+    ),
     w(1, fc.constant(new Sweep())),
-    w(2, fc.integer({ min: 0, max: 150 }).map((ms) => new Wait(ms))),
+    w(
+      2,
+      fc.integer({ min: 0, max: 150 }).map((ms) => new Wait(ms)),
+    ),
     w(
       2,
       fc
@@ -903,25 +965,28 @@ afterAll(async () => {
 
 test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "PostgreSQL" : "PGlite"})`, async () => {
   let schedules = 0;
-  const property = fc.asyncProperty(fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: "medium", replayPath: PATH }), async (cmds) => {
-    schedules++;
-    const actors = [];
-    for (let a = 0; a < ACTORS; a++) actors.push(await makeUser(db.db, `Actor ${a}`));
-    const invoices: Inv[] = [];
-    for (let i = 0; i < INVOICES; i++) {
-      const owner = i % ACTORS;
-      const row = await makeInvoice(db.db, actors[owner]!.id);
-      invoices.push({ id: row.id, owner, version: row.version, summary: null });
-    }
-    const model: Model = { actors: actors.map((a) => ({ id: a.id, email: a.email })), sessions: [], invoices, leases: [] };
-    // Every schedule starts with each actor signed in once.
-    const setup = async () => {
-      const real: Real = { db, ledger: { statuses: new Map() }, outcomes };
-      for (let a = 0; a < ACTORS; a++) await new SignIn(a).run(model, real);
-      return { model, real };
-    };
-    await fc.asyncModelRun(setup, cmds);
-  });
+  const property = fc.asyncProperty(
+    fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: "medium", replayPath: PATH }),
+    async (cmds) => {
+      schedules++;
+      const actors = [];
+      for (let a = 0; a < ACTORS; a++) actors.push(await makeUser(db.db, `Actor ${a}`));
+      const invoices: Inv[] = [];
+      for (let i = 0; i < INVOICES; i++) {
+        const owner = i % ACTORS;
+        const row = await makeInvoice(db.db, actors[owner]!.id);
+        invoices.push({ id: row.id, owner, version: row.version, summary: null });
+      }
+      const model: Model = { actors: actors.map((a) => ({ id: a.id, email: a.email })), sessions: [], invoices, leases: [] };
+      // Every schedule starts with each actor signed in once.
+      const setup = async () => {
+        const real: Real = { db, ledger: { statuses: new Map() }, outcomes };
+        for (let a = 0; a < ACTORS; a++) await new SignIn(a).run(model, real);
+        return { model, real };
+      };
+      await fc.asyncModelRun(setup, cmds);
+    },
+  );
   const started = Date.now();
   const details = await fc.check(property, {
     numRuns: RUNS,
@@ -943,7 +1008,15 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
   }
   // The schedules must reach the interesting states, or the property proves little (a
   // replay of one counterexample, --path, need not).
-  if (!PATH) for (const needed of ["apply -> 200", "propose -> ok", "openDomain -> created", "openHttp -> 201", "signOut -> 200", "signOutEverywhere -> 200"]) {
-    expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
-  }
+  if (!PATH)
+    for (const needed of [
+      "apply -> 200",
+      "propose -> ok",
+      "openDomain -> created",
+      "openHttp -> 201",
+      "signOut -> 200",
+      "signOutEverywhere -> 200",
+    ]) {
+      expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
+    }
 });

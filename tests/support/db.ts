@@ -53,7 +53,10 @@ let passwordHash: Promise<string> | undefined;
 export async function makeUser(db: Db, name = "User") {
   passwordHash ??= hashPassword(PASSWORD);
   const email = `${name.toLowerCase().replace(/\W+/g, "-")}-${randomUUID().slice(0, 8)}@example.test`;
-  const [row] = await db.insert(appUser).values({ email, name, passwordHash: await passwordHash }).returning();
+  const [row] = await db
+    .insert(appUser)
+    .values({ email, name, passwordHash: await passwordHash })
+    .returning();
   return row!;
 }
 

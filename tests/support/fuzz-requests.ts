@@ -1,18 +1,7 @@
 // The model of a hostile request to the API, shared by tests/integration/hostile/fuzz-routes.test.ts
 // (through the route handlers) and fuzz-http.built-app.test.ts (over the wire to the built app).
 import fc from "fast-check";
-import {
-  anyJson,
-  EXTRA_KEYS,
-  nastyDate,
-  nastyNumber,
-  nastyString,
-  rawBytes,
-  rawJson,
-  ref,
-  type ApiRoute,
-  type Ref,
-} from "./fuzz";
+import { anyJson, EXTRA_KEYS, nastyDate, nastyNumber, nastyString, rawBytes, rawJson, ref, type ApiRoute, type Ref } from "./fuzz";
 
 /** Each route's path, given its id segment. */
 export const PATHS: Record<ApiRoute, (id: string) => string> = {
@@ -29,7 +18,8 @@ export const PATHS: Record<ApiRoute, (id: string) => string> = {
 // ---------------------------------------------------------------------------------------
 // The model of a hostile request
 
-export type Body = { kind: "none" } | { kind: "json"; value: unknown } | { kind: "raw"; text: string } | { kind: "bytes"; bytes: Uint8Array };
+export type Body =
+  { kind: "none" } | { kind: "json"; value: unknown } | { kind: "raw"; text: string } | { kind: "bytes"; bytes: Uint8Array };
 export type CookieModel =
   | { kind: "owner" | "other" | "none" | "revoked" | "both" }
   | { kind: "tampered"; at: number; char: string }
@@ -61,7 +51,14 @@ export const cookie: fc.Arbitrary<CookieModel> = fc.oneof(
   { weight: 10, arbitrary: fc.constant({ kind: "owner" as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: "other" as const }) },
   { weight: 1, arbitrary: fc.constantFrom({ kind: "none" as const }, { kind: "revoked" as const }, { kind: "both" as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*", "~", "0", "%", "=") }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("tampered" as const),
+      at: fc.nat(),
+      char: fc.constantFrom("A", "_", "-", "*", "~", "0", "%", "="),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("garbage" as const), value: ascii.map((s) => s.replace(/[;,]/g, "")) }) },
 );
 
@@ -92,7 +89,19 @@ export const contentType = fc.oneof(
 
 export const contentLength = fc.oneof(
   { weight: 10, arbitrary: fc.constant("omit" as const) },
-  { weight: 3, arbitrary: fc.constantFrom("true" as const, "zero" as const, "short" as const, "long" as const, "huge" as const, "nan" as const, "negative" as const, "list" as const) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      "true" as const,
+      "zero" as const,
+      "short" as const,
+      "long" as const,
+      "huge" as const,
+      "nan" as const,
+      "negative" as const,
+      "list" as const,
+    ),
+  },
 );
 
 export const origin = fc.oneof(
@@ -104,7 +113,9 @@ export const origin = fc.oneof(
 /** A body for a route whose fields are `fields`, each with its own valid and hostile values. */
 export function jsonBody(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Body> {
   const record = fc.record(fields, { requiredKeys: [] });
-  const extras = fc.dictionary(fc.constantFrom(...EXTRA_KEYS), fc.oneof(anyJson, ref("inv:own0", "lease:open", "uuid:missing")), { maxKeys: 3 });
+  const extras = fc.dictionary(fc.constantFrom(...EXTRA_KEYS), fc.oneof(anyJson, ref("inv:own0", "lease:open", "uuid:missing")), {
+    maxKeys: 3,
+  });
   return fc.oneof(
     { weight: 8, arbitrary: fc.tuple(record, extras).map(([r, e]) => ({ kind: "json" as const, value: { ...e, ...r } })) },
     { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value) => ({ kind: "json" as const, value })) },
@@ -129,7 +140,12 @@ export const PATCH = jsonBody({
 });
 export const OPEN = jsonBody({
   invoice_id: some(ref("inv:free", "inv:own0", "inv:own1", "inv:other", "uuid:missing"), fc.uuid(), nastyString, anyJson),
-  purpose: some(fc.constant("summarize_invoice"), fc.constantFrom("SUMMARIZE_INVOICE", "summarize_invoice ", "translate"), nastyString, anyJson),
+  purpose: some(
+    fc.constant("summarize_invoice"),
+    fc.constantFrom("SUMMARIZE_INVOICE", "summarize_invoice ", "translate"),
+    nastyString,
+    anyJson,
+  ),
 });
 export const ANY_BODY = jsonBody({ reason: anyJson });
 
@@ -181,7 +197,11 @@ const encodeQuery = (v: string) => {
     return "%ED%A0%80";
   }
 };
-const base64url = fc.string({ unit: fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"), minLength: 22, maxLength: 22 });
+const base64url = fc.string({
+  unit: fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+  minLength: 22,
+  maxLength: 22,
+});
 export const EVENTS_QUERY: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.constant("") },
   {
@@ -263,4 +283,3 @@ export const REQUESTS = fc.oneof(
   { weight: 3, arbitrary: request("cancel", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   { weight: 1, arbitrary: request("events", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
 );
-

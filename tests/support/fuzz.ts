@@ -30,8 +30,10 @@ const AUDITED = ["app_user", "app_session", "invoice", "invoice_line", "inferenc
 
 /** Records every row written to the app's tables in fuzz_audit, with the writing transaction's now(). */
 export async function installAudit(db: Db): Promise<void> {
-  await db.execute(sql.raw(`create table if not exists fuzz_audit (
-    id bigserial primary key, at timestamptz not null default now(), tbl text not null, op text not null, old jsonb, new jsonb)`));
+  await db.execute(
+    sql.raw(`create table if not exists fuzz_audit (
+    id bigserial primary key, at timestamptz not null default now(), tbl text not null, op text not null, old jsonb, new jsonb)`),
+  );
   await db.execute(
     sql.raw(`create or replace function fuzz_audit_row() returns trigger language plpgsql as $$
     begin
@@ -43,7 +45,9 @@ export async function installAudit(db: Db): Promise<void> {
   for (const table of AUDITED) {
     await db.execute(sql.raw(`drop trigger if exists fuzz_audit_${table} on ${table}`));
     await db.execute(
-      sql.raw(`create trigger fuzz_audit_${table} after insert or update or delete on ${table} for each row execute function fuzz_audit_row()`),
+      sql.raw(
+        `create trigger fuzz_audit_${table} after insert or update or delete on ${table} for each row execute function fuzz_audit_row()`,
+      ),
     );
   }
 }
@@ -95,14 +99,25 @@ export function label(w: Write): string {
         return ok ? `open:${n.id}:${n.invoice_id}:${n.actor_id}:${n.session_id}` : `bad:lease-insert:${n.status}:${n.purpose}`;
       }
       if (w.op === "DELETE") return "bad:lease-delete";
-      for (const k of ["id", "actor_id", "invoice_id", "purpose", "deadline_at", "created_at", "session_id", "invoice_version", "run_nonce"]) {
+      for (const k of [
+        "id",
+        "actor_id",
+        "invoice_id",
+        "purpose",
+        "deadline_at",
+        "created_at",
+        "session_id",
+        "invoice_version",
+        "run_nonce",
+      ]) {
         if (!same(o[k], n[k])) return `bad:lease-update-${k}`;
       }
       const from = o.status as string;
       const to = n.status as string;
       const why = n.closed_reason as string | null;
       if (!same(o.proposal, n.proposal) && !(from === "open" && to === "proposed")) return "bad:lease-update-proposal";
-      if (isInFlight(from) && to === "expired" && why === "deadline_passed" && Date.parse(o.deadline_at) <= Date.parse(w.at)) return `expire:${o.id}`;
+      if (isInFlight(from) && to === "expired" && why === "deadline_passed" && Date.parse(o.deadline_at) <= Date.parse(w.at))
+        return `expire:${o.id}`;
       if (isInFlight(from) && to === "rejected" && why === "cancelled") return `cancel:${o.id}:${o.actor_id}`;
       if (isInFlight(from) && to === "rejected" && why === "signed_out") return `revoke:${o.id}:${o.actor_id}:${o.session_id}`;
       if (from === "proposed" && to === "applied") return `apply:${o.id}:${o.actor_id}:${o.invoice_id}`;
@@ -121,13 +136,20 @@ export function label(w: Write): string {
       if (n.version !== o.version + 1) return "bad:invoice-version";
       const fields = ["number", "counterparty", "issued_on", "due_on"];
       if (!same(o.summary, n.summary)) {
-        return fields.every((k) => same(o[k], n[k])) && typeof n.summary === "string" ? `summary:${o.id}:${o.owner_id}` : "bad:invoice-summary";
+        return fields.every((k) => same(o[k], n[k])) && typeof n.summary === "string"
+          ? `summary:${o.id}:${o.owner_id}`
+          : "bad:invoice-summary";
       }
       return `edit:${o.id}:${o.owner_id}`;
     }
     case "app_session":
       if (w.op === "INSERT") return n.revoked_at === null ? `session:${n.user_id}` : "bad:session-insert";
-      if (w.op === "UPDATE" && o.revoked_at === null && n.revoked_at !== null && same({ ...o, revoked_at: null }, { ...n, revoked_at: null })) {
+      if (
+        w.op === "UPDATE" &&
+        o.revoked_at === null &&
+        n.revoked_at !== null &&
+        same({ ...o, revoked_at: null }, { ...n, revoked_at: null })
+      ) {
         return `signout:${o.id}:${o.user_id}`;
       }
       return `bad:session-${w.op}`;
@@ -228,7 +250,25 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
 );
 
 export const nastyNumber: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(0, -0, -1, 1, 2, 2147483647, 2147483648, -2147483648, -2147483649, 4294967296, 9007199254740991, 9007199254740993, 1e308, -1e308, 5e-324, 0.5, 1.5),
+  fc.constantFrom(
+    0,
+    -0,
+    -1,
+    1,
+    2,
+    2147483647,
+    2147483648,
+    -2147483648,
+    -2147483649,
+    4294967296,
+    9007199254740991,
+    9007199254740993,
+    1e308,
+    -1e308,
+    5e-324,
+    0.5,
+    1.5,
+  ),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
@@ -271,7 +311,20 @@ export const anyJson: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Keys a client might add hoping the server takes them. */
-export const EXTRA_KEYS = ["owner_id", "actor_id", "user_id", "version", "summary", "status", "id", "lease_id", "session_id", "deadline_at", "__proto__", "constructor"];
+export const EXTRA_KEYS = [
+  "owner_id",
+  "actor_id",
+  "user_id",
+  "version",
+  "summary",
+  "status",
+  "id",
+  "lease_id",
+  "session_id",
+  "deadline_at",
+  "__proto__",
+  "constructor",
+];
 
 /** Raw JSON-ish texts that a value cannot express: deep nesting, duplicate keys, escapes, broken syntax. */
 export function rawJson(fields: string[]): fc.Arbitrary<string> {
@@ -280,14 +333,36 @@ export function rawJson(fields: string[]): fc.Arbitrary<string> {
     fc.integer({ min: 100, max: 10_000 }).map((n) => "[".repeat(n) + "]".repeat(n)),
     fc.integer({ min: 100, max: 10_000 }).map((n) => '{"a":'.repeat(n) + "1" + "}".repeat(n)),
     fc.tuple(key, fc.integer({ min: 50, max: 5_000 })).map(([k, n]) => `{"${k}":${"[".repeat(n)}${"]".repeat(n)}}`),
-    fc.tuple(key, fc.jsonValue({ maxDepth: 1 }), fc.jsonValue({ maxDepth: 1 })).map(([k, a, b]) => `{"${k}":${JSON.stringify(a)},"${k}":${JSON.stringify(b)}}`),
+    fc
+      .tuple(key, fc.jsonValue({ maxDepth: 1 }), fc.jsonValue({ maxDepth: 1 }))
+      .map(([k, a, b]) => `{"${k}":${JSON.stringify(a)},"${k}":${JSON.stringify(b)}}`),
     key.map((k) => `{"${k}":"\\ud800"}`),
     key.map((k) => `{"${k}":"a\\u0000b"}`),
     key.map((k) => `{"${k}":1e999}`),
     key.map((k) => `{"${k}":-1e999}`),
     key.map((k) => `{"${k}":123456789012345678901234567890}`),
     key.map((k) => `{"__proto__":{"${k}":"x"}}`),
-    fc.constantFrom("", " ", "null", "true", "0", '""', "[]", "{}", "{", "}", "{,}", '{"a":1,}', "{'a':1}", '{"a":1}garbage', "\ufeff{}", "NaN", "undefined", "[1,2", '"\\x41"'),
+    fc.constantFrom(
+      "",
+      " ",
+      "null",
+      "true",
+      "0",
+      '""',
+      "[]",
+      "{}",
+      "{",
+      "}",
+      "{,}",
+      '{"a":1,}',
+      "{'a':1}",
+      '{"a":1}garbage',
+      "\ufeff{}",
+      "NaN",
+      "undefined",
+      "[1,2",
+      '"\\x41"',
+    ),
     fc.integer({ min: 16_000, max: 40_000 }).map((n) => `{"a":"${"b".repeat(n)}"}`),
     fc.integer({ min: 16_000, max: 20_000 }).map((n) => " ".repeat(n) + "{}"),
     fc.string({ unit: "binary", maxLength: 60 }),
@@ -608,13 +683,13 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   } else if (route === "invoice" && method === "PATCH" && status === 200) {
     // An edit withdraws the lease in flight on that invoice, with its event (decision 0013).
     allowed = [[`edit:${id}:${a}`], [`edit:${id}:${a}`, `fence:*:*:${id}`, `event:invoice_changed:*`]];
-  }
-  else if (route === "leases" && method === "POST" && status === 201) {
+  } else if (route === "leases" && method === "POST" && status === 201) {
     const invoiceId = String(ctx.input?.invoice_id ?? "").toLowerCase();
     allowed = [[`open:${answer?.lease_id}:${invoiceId}:${a}:${s}`, `event:opened:${answer?.lease_id}`]];
   } else if (route === "apply" && method === "POST") {
     if (status === 200) allowed = [[`apply:${id}:${a}:*`, `summary:*:${a}`, `event:applied:${id}`]];
-    else if (status === 409 && answer?.detail === "invoice_changed") allowed = [
+    else if (status === 409 && answer?.detail === "invoice_changed")
+      allowed = [
         [`fence:${id}:${a}:*`, `event:invoice_changed:${id}`],
         // A lease an edit already withdrew (0013) answers the same, with only the refusal event.
         [`event:apply_refused:${id}`],
@@ -628,12 +703,14 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
     if (status === 200) allowed = [[`cancel:${id}:${a}`, `event:cancelled:${id}`]];
     else if (status === 409) allowed = [[`event:cancel_refused:${id}`]];
   }
-  if (!matchesOneOf(labels, allowed)) problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
+  if (!matchesOneOf(labels, allowed))
+    problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
 
   // The applied summary lands on the lease's own invoice.
   const applied = labels.find((l) => l.startsWith("apply:"));
   const summary = labels.find((l) => l.startsWith("summary:"));
-  if (applied && summary && applied.split(":")[3] !== summary.split(":")[1]) problems.push(`summary written to another invoice: ${applied} ${summary}`);
+  if (applied && summary && applied.split(":")[3] !== summary.split(":")[1])
+    problems.push(`summary written to another invoice: ${applied} ${summary}`);
 
   // An edit writes exactly what was sent, trimmed, and nothing else.
   const edit = writes.find((w) => w.tbl === "invoice" && label(w).startsWith("edit:"));

@@ -74,7 +74,9 @@ describe("docs/contract.md says what the code answers", () => {
     withRetry.delete("too_many_attempts");
     expect([...withRetry].sort()).toEqual(Object.keys(RETRY_AFTER_S).sort());
     for (const code of withRetry) {
-      expect(problem(code as keyof typeof ERROR_STATUS).headers.get("retry-after"), code).toBe(String(RETRY_AFTER_S[code as keyof typeof ERROR_STATUS]));
+      expect(problem(code as keyof typeof ERROR_STATUS).headers.get("retry-after"), code).toBe(
+        String(RETRY_AFTER_S[code as keyof typeof ERROR_STATUS]),
+      );
     }
     expect(problem("too_many_attempts", new Headers({ "retry-after": "42" })).headers.get("retry-after")).toBe("42");
   });

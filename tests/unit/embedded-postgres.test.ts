@@ -22,7 +22,10 @@ describe.runIf(process.getuid?.() === 0)("the embedded PostgreSQL, run as root",
       process.env.TMPDIR = privateDir;
       const started = startEmbeddedPostgres();
       await expect(started).rejects.toBeInstanceOf(EmbeddedPostgresError);
-      const message = await started.then(() => "", (error: Error) => error.message);
+      const message = await started.then(
+        () => "",
+        (error: Error) => error.message,
+      );
       expect(message).not.toContain("\n");
       expect(message).toMatch(/the postgres user cannot reach .*set TMPDIR .* or set DATABASE_URL/);
       // Nothing is left behind: the run's folder (and its copy of the binaries) is removed.

@@ -7,7 +7,9 @@ const read = (file: string) => fs.readFileSync(new URL(`../../${file}`, import.m
 
 /** Every `NAME` in the rows of the README's Configuration table (its first table after the heading). */
 function readmeVariables(): string[] {
-  const section = read("README.md").split(/^## Configuration$/m)[1]!.split(/^## /m)[0]!;
+  const section = read("README.md")
+    .split(/^## Configuration$/m)[1]!
+    .split(/^## /m)[0]!;
   const rows = section.split("\n").filter((line) => line.startsWith("|"));
   return [...new Set(rows.flatMap((row) => [...row.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)))].sort();
 }
@@ -26,7 +28,9 @@ describe(".env.example", () => {
   });
 
   it("sets nothing: a copy changes no default until a line is uncommented", () => {
-    const set = read(".env.example").split("\n").filter((line) => line.trim() && !line.startsWith("#"));
+    const set = read(".env.example")
+      .split("\n")
+      .filter((line) => line.trim() && !line.startsWith("#"));
     expect(set).toEqual([]);
   });
 });

@@ -77,7 +77,13 @@ describe("parseEnv", () => {
     });
 
     it("refuses a signing key that is not signkey-<env>-<hex>", () => {
-      for (const key of ["abcdef", `signkey-prod-${"zz".repeat(32)}`, `signkey-prod-${"a".repeat(63)}`, "signkey-prod-abcd", `${"ab".repeat(32)}`]) {
+      for (const key of [
+        "abcdef",
+        `signkey-prod-${"zz".repeat(32)}`,
+        `signkey-prod-${"a".repeat(63)}`,
+        "signkey-prod-abcd",
+        `${"ab".repeat(32)}`,
+      ]) {
         expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_SIGNING_KEY: key })).toThrow(/INNGEST_SIGNING_KEY must look like/);
       }
       expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_SIGNING_KEY_FALLBACK: "nope" })).toThrow(/INNGEST_SIGNING_KEY_FALLBACK/);
@@ -98,11 +104,20 @@ describe("parseEnv", () => {
     it("requires INNGEST_ENCRYPTION_KEY (32+ characters, not the dev default), naming it; a fallback decrypts", () => {
       const { INNGEST_ENCRYPTION_KEY: _, ...unencrypted } = INNGEST;
       expect(() => parseEnv({ ...prod, ...unencrypted })).toThrow(/INNGEST_ENCRYPTION_KEY must be set in production/);
-      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY: DEV_INNGEST_ENCRYPTION_KEY })).toThrow(/INNGEST_ENCRYPTION_KEY is the development default/);
-      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY: "short" })).toThrow(/INNGEST_ENCRYPTION_KEY must be at least 32/);
-      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY_FALLBACK: "short" })).toThrow(/INNGEST_ENCRYPTION_KEY_FALLBACK must be at least 32/);
+      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY: DEV_INNGEST_ENCRYPTION_KEY })).toThrow(
+        /INNGEST_ENCRYPTION_KEY is the development default/,
+      );
+      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY: "short" })).toThrow(
+        /INNGEST_ENCRYPTION_KEY must be at least 32/,
+      );
+      expect(() => parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY_FALLBACK: "short" })).toThrow(
+        /INNGEST_ENCRYPTION_KEY_FALLBACK must be at least 32/,
+      );
       expect(parseEnv({ ...prod, ...INNGEST }).inngestEncryptionKeys).toEqual([ENCRYPTION_KEY]);
-      expect(parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY_FALLBACK: "o".repeat(40) }).inngestEncryptionKeys).toEqual([ENCRYPTION_KEY, "o".repeat(40)]);
+      expect(parseEnv({ ...prod, ...INNGEST, INNGEST_ENCRYPTION_KEY_FALLBACK: "o".repeat(40) }).inngestEncryptionKeys).toEqual([
+        ENCRYPTION_KEY,
+        "o".repeat(40),
+      ]);
       // Outside production a fresh clone runs with the dev-only key.
       expect(parseEnv({ NODE_ENV: "development" }).inngestEncryptionKeys).toEqual([DEV_INNGEST_ENCRYPTION_KEY]);
     });

@@ -23,7 +23,13 @@ function fakeBuild(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cc-first-load-"));
   dirs.push(dir);
   write(dir, "BUILD_ID", "test");
-  for (const [name, size] of [["a", 3000], ["b", 1000], ["c", 500], ["d", 200], ["poly", 9000]] as const) {
+  for (const [name, size] of [
+    ["a", 3000],
+    ["b", 1000],
+    ["c", 500],
+    ["d", 200],
+    ["poly", 9000],
+  ] as const) {
     write(dir, `static/chunks/${name}.js`, `/*${name}*/` + "x".repeat(size));
   }
   write(dir, "static/chunks/s.css", "body{}");
@@ -36,7 +42,11 @@ function fakeBuild(): string {
       pagesChunkGroupBootstrapParams: { "/invoices/[id]/page": { otherChunks: ["static/chunks/a.js", "static/chunks/b.js"] } },
     }),
   );
-  write(dir, "app-path-routes-manifest.json", JSON.stringify({ "/invoices/[id]/page": "/invoices/[id]", "/api/leases/route": "/api/leases" }));
+  write(
+    dir,
+    "app-path-routes-manifest.json",
+    JSON.stringify({ "/invoices/[id]/page": "/invoices/[id]", "/api/leases/route": "/api/leases" }),
+  );
   const manifest = {
     clientModules: {},
     entryJSFiles: {

@@ -45,9 +45,30 @@ describe("one date format, the viewer's", () => {
   // Without calendar "gregory" a Thai browser got "02/11/2569", a Persian one
   // "1405/08/11", and an Ethiopic one "23/02/2019", which read back as another day (or not at all).
   const LOCALES = [
-    "th-TH", "fa-IR", "ar-SA", "ar-EG", "am-ET-u-ca-ethiopic", "ja-JP-u-ca-japanese", "de-DE", "en-US", "en-GB",
-    "hi-IN-u-nu-deva", "he-IL-u-ca-hebrew", "zh-TW-u-ca-roc", "en-US-u-ca-islamic", "ps-AF", "bn-BD", "my-MM",
-    "ko-KR", "hu-HU", "bg-BG", "sr-Cyrl-RS", "fr-CA", "sv-SE", "zh-CN", "ja-JP",
+    "th-TH",
+    "fa-IR",
+    "ar-SA",
+    "ar-EG",
+    "am-ET-u-ca-ethiopic",
+    "ja-JP-u-ca-japanese",
+    "de-DE",
+    "en-US",
+    "en-GB",
+    "hi-IN-u-nu-deva",
+    "he-IL-u-ca-hebrew",
+    "zh-TW-u-ca-roc",
+    "en-US-u-ca-islamic",
+    "ps-AF",
+    "bn-BD",
+    "my-MM",
+    "ko-KR",
+    "hu-HU",
+    "bg-BG",
+    "sr-Cyrl-RS",
+    "fr-CA",
+    "sv-SE",
+    "zh-CN",
+    "ja-JP",
   ];
   const DAYS = ["2026-11-02", "2026-12-02", "2024-02-29", "1999-01-09", "2026-12-31"];
 

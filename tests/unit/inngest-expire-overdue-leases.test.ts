@@ -11,9 +11,7 @@ vi.mock("@/lib/leases", () => ({ expireOverdue: vi.fn() }));
 vi.mock("@/lib/log", () => ({ log: { info: vi.fn(), warn: vi.fn() } }));
 
 const leases = await import("@/lib/leases");
-const { expireOverdueLeases, SWEEP_BATCH_SIZE, SWEEP_MAX_BATCHES, SWEEP_CRON } = await import(
-  "@/inngest/expire-overdue-leases"
-);
+const { expireOverdueLeases, SWEEP_BATCH_SIZE, SWEEP_MAX_BATCHES, SWEEP_CRON } = await import("@/inngest/expire-overdue-leases");
 const expireOverdue = vi.mocked(leases.expireOverdue);
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`);

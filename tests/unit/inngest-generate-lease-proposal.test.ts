@@ -3,13 +3,7 @@
 import { InngestTestEngine, mockCtx } from "@inngest/test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { GenerationInput, ProposeResult } from "@/lib/leases";
-import {
-  ModelOutputError,
-  ModelUnavailableError,
-  type ModelProvider,
-  type ModelRequest,
-  type Proposal,
-} from "@/lib/model";
+import { ModelOutputError, ModelUnavailableError, type ModelProvider, type ModelRequest, type Proposal } from "@/lib/model";
 // The function's output and step outputs leave the client encrypted (inngest/encryption.ts):
 // the tests open them with the key the app runs with.
 import { opened } from "../harness/step-data";
@@ -247,7 +241,10 @@ describe("generate-lease-proposal: model errors", () => {
     const out = await engine().executeStep("generate");
 
     expect(out.step.op).toBe("StepFailed");
-    expect(out.result).toMatchObject({ name: "NonRetriableError", message: expect.stringMatching(/^ModelUnavailableError: HTTP 503 from the model \(no retry could finish/) });
+    expect(out.result).toMatchObject({
+      name: "NonRetriableError",
+      message: expect.stringMatching(/^ModelUnavailableError: HTTP 503 from the model \(no retry could finish/),
+    });
     expect(failureCode(out.result as Error)).toBe("model_unavailable");
     expect(loadForGeneration).toHaveBeenCalledTimes(2);
     expect(proposeLease).not.toHaveBeenCalled();
@@ -261,14 +258,17 @@ describe("generate-lease-proposal: model errors", () => {
     { attempt: 2, remainingMs: 89_000, timeLimitMs: 10_000, retried: false }, // 1 min + 30 s
     { attempt: 0, remainingMs: 60_000, timeLimitMs: 50_000, retried: false }, // 15 s + a 50 s model call
     { attempt: 0, remainingMs: 65_001, timeLimitMs: 50_000, retried: true },
-  ])("attempt $attempt with $remainingMs ms left and a $timeLimitMs ms model: retried $retried", async ({ attempt, remainingMs, timeLimitMs, retried }) => {
-    loadForGeneration.mockResolvedValueOnce(openInput(90_000)).mockResolvedValueOnce(openInput(remainingMs));
-    fakeModel(() => Promise.reject(new ModelUnavailableError("connection refused")), timeLimitMs);
+  ])(
+    "attempt $attempt with $remainingMs ms left and a $timeLimitMs ms model: retried $retried",
+    async ({ attempt, remainingMs, timeLimitMs, retried }) => {
+      loadForGeneration.mockResolvedValueOnce(openInput(90_000)).mockResolvedValueOnce(openInput(remainingMs));
+      fakeModel(() => Promise.reject(new ModelUnavailableError("connection refused")), timeLimitMs);
 
-    const out = await engine(attempt).executeStep("generate");
+      const out = await engine(attempt).executeStep("generate");
 
-    expect(out.step.op).toBe(retried ? "StepError" : "StepFailed");
-  });
+      expect(out.step.op).toBe(retried ? "StepError" : "StepFailed");
+    },
+  );
 
   it("a lease that closed or ran out while the model failed: the run stops at the re-read, no failure recorded", async () => {
     loadForGeneration.mockResolvedValueOnce(openInput(60_000)).mockResolvedValueOnce({ ok: false, reason: "expired", status: "expired" });
@@ -324,7 +324,9 @@ describe("generate-lease-proposal: a lease closed during the model call", () => 
     const requests = fakeModel(
       (req) =>
         new Promise((_, reject) => {
-          req.signal!.addEventListener("abort", () => reject(new ModelUnavailableError("model call aborted", { cause: req.signal!.reason })));
+          req.signal!.addEventListener("abort", () =>
+            reject(new ModelUnavailableError("model call aborted", { cause: req.signal!.reason })),
+          );
           // The lease is cancelled once the model is working.
           queueMicrotask(() => watches.at(-1)!.controller.abort(new Error("lease closed: cancelled")));
         }),

@@ -27,23 +27,54 @@ const payload = (id: number, kind: string, lease: Record<string, unknown>, at = 
 
 describe("parseLeaseNotice", () => {
   it("takes the trigger's payload, and nothing less", () => {
-    const notice = parseLeaseNotice(payload(11, "proposed", { status: "proposed", closed_reason: null, proposal: { summary: "S", model: "m" }, changed_here: true }));
-    expect(notice).toMatchObject({ kind: "proposed", event: { id: 11, at: new Date("2026-11-30T10:00:05.123Z") }, lease: { status: "proposed" } });
+    const notice = parseLeaseNotice(
+      payload(11, "proposed", { status: "proposed", closed_reason: null, proposal: { summary: "S", model: "m" }, changed_here: true }),
+    );
+    expect(notice).toMatchObject({
+      kind: "proposed",
+      event: { id: 11, at: new Date("2026-11-30T10:00:05.123Z") },
+      lease: { status: "proposed" },
+    });
     // A bare notice (a payload too long for NOTIFY), an unknown status or kind, a bad time: null, so the stream reads.
     expect(parseLeaseNotice({ lease_id: LEASE, kind: "proposed" })).toBeNull();
-    expect(parseLeaseNotice(payload(11, "proposed", { status: "done", closed_reason: null, proposal: null, changed_here: true }))).toBeNull();
-    expect(parseLeaseNotice(payload(11, "teleported", { status: "open", closed_reason: null, proposal: null, changed_here: false }))).toBeNull();
-    expect(parseLeaseNotice(payload(11, "proposed", { status: "open", closed_reason: null, proposal: null, changed_here: false }, "yesterday"))).toBeNull();
+    expect(
+      parseLeaseNotice(payload(11, "proposed", { status: "done", closed_reason: null, proposal: null, changed_here: true })),
+    ).toBeNull();
+    expect(
+      parseLeaseNotice(payload(11, "teleported", { status: "open", closed_reason: null, proposal: null, changed_here: false })),
+    ).toBeNull();
+    expect(
+      parseLeaseNotice(payload(11, "proposed", { status: "open", closed_reason: null, proposal: null, changed_here: false }, "yesterday")),
+    ).toBeNull();
   });
 });
 
 describe("applyLeaseNotice", () => {
-  const proposed = parseLeaseNotice(payload(12, "proposed", { status: "proposed", closed_reason: null, proposal: { summary: "S", model: "m", extra: 1 }, changed_here: true }))!;
-  const refusal = parseLeaseNotice(payload(11, "apply_refused", { status: "open", closed_reason: null, proposal: null, changed_here: false }, "2026-11-30T10:00:00.5+00:00"))!;
+  const proposed = parseLeaseNotice(
+    payload(12, "proposed", {
+      status: "proposed",
+      closed_reason: null,
+      proposal: { summary: "S", model: "m", extra: 1 },
+      changed_here: true,
+    }),
+  )!;
+  const refusal = parseLeaseNotice(
+    payload(
+      11,
+      "apply_refused",
+      { status: "open", closed_reason: null, proposal: null, changed_here: false },
+      "2026-11-30T10:00:00.5+00:00",
+    ),
+  )!;
 
   it("a transaction that changed the lease: its state, its event, its clock", () => {
     const next = applyLeaseNotice(view, proposed)!;
-    expect(next).toMatchObject({ status: "proposed", proposal: { summary: "S", model: "m", extra: 1 }, closedReason: null, now: new Date("2026-11-30T10:00:05.123Z") });
+    expect(next).toMatchObject({
+      status: "proposed",
+      proposal: { summary: "S", model: "m", extra: 1 },
+      closedReason: null,
+      now: new Date("2026-11-30T10:00:05.123Z"),
+    });
     expect(next.events.map((e) => e.id)).toEqual([10, 12]);
   });
 
@@ -70,7 +101,12 @@ describe("applyLeaseNotice keeps one page of events, as a read does", () => {
   /** The view with events 10 .. 10 + count - 1, and the cursor a read would give it. */
   const withEvents = (count: number, eventsBefore: number | null = null): LeaseView => ({
     ...view,
-    events: Array.from({ length: count }, (_, i) => ({ id: 10 + i, at: new Date("2026-11-30T10:00:00Z"), kind: "apply_refused" as const, detail: null })),
+    events: Array.from({ length: count }, (_, i) => ({
+      id: 10 + i,
+      at: new Date("2026-11-30T10:00:00Z"),
+      kind: "apply_refused" as const,
+      detail: null,
+    })),
     eventsBefore,
   });
 
@@ -90,7 +126,9 @@ describe("applyLeaseNotice keeps one page of events, as a read does", () => {
   });
 
   it("a page that already had earlier events moves on by one, and the lease's own change still comes through", () => {
-    const closing = parseLeaseNotice(payload(1001, "cancelled", { status: "rejected", closed_reason: "cancelled", proposal: null, changed_here: true }))!;
+    const closing = parseLeaseNotice(
+      payload(1001, "cancelled", { status: "rejected", closed_reason: "cancelled", proposal: null, changed_here: true }),
+    )!;
     const next = applyLeaseNotice(withEvents(N, 10), closing)!;
     expect(next).toMatchObject({ status: "rejected", closedReason: "cancelled", eventsBefore: 11 });
     expect(next.events.map((e) => e.id)).toEqual([...Array.from({ length: N - 1 }, (_, i) => 11 + i), 1001]);

@@ -77,15 +77,17 @@ describe("closedWords and displayOf", () => {
 
   it("an expiry says whether the summary had been ready", () => {
     expect(closedWords(lease({ status: "expired", closed_reason: "deadline_passed" }))).toMatch(/before the summary was ready/);
-    expect(closedWords(lease({ status: "expired", closed_reason: "deadline_passed", events: [event("opened"), event("proposed")] }))).toMatch(
-      /before the summary was applied/,
-    );
+    expect(
+      closedWords(lease({ status: "expired", closed_reason: "deadline_passed", events: [event("opened"), event("proposed")] })),
+    ).toMatch(/before the summary was applied/);
     // The latest page of a long timeline, without its `proposed` event: the proposal tells.
     const refusals = Array.from({ length: 50 }, () => event("apply_refused", { code: "lease_expired" }));
-    expect(closedWords({ ...lease({ status: "expired", closed_reason: "deadline_passed", events: refusals }), proposal: { summary: "S" } })).toMatch(
-      /before the summary was applied/,
+    expect(
+      closedWords({ ...lease({ status: "expired", closed_reason: "deadline_passed", events: refusals }), proposal: { summary: "S" } }),
+    ).toMatch(/before the summary was applied/);
+    expect(closedWords({ ...lease({ closed_reason: "cancelled", events: refusals }), proposal: { summary: "S" } })).toMatch(
+      /You discarded this summary/,
     );
-    expect(closedWords({ ...lease({ closed_reason: "cancelled", events: refusals }), proposal: { summary: "S" } })).toMatch(/You discarded this summary/);
     expect(closedWords({ ...lease({ closed_reason: "cancelled", events: refusals }), proposal: null })).toMatch(/before it was ready/);
   });
 });
@@ -94,7 +96,11 @@ describe("noticeOf", () => {
   const rejected = { closed_reason: "signed_out" as const };
 
   it("turns every code an action sends into words", () => {
-    expect(noticeOf("summarize.lease_in_flight", null)).toMatchObject({ ok: false, action: "summarize", text: expect.stringMatching(/already under way/) });
+    expect(noticeOf("summarize.lease_in_flight", null)).toMatchObject({
+      ok: false,
+      action: "summarize",
+      text: expect.stringMatching(/already under way/),
+    });
     expect(noticeOf("summarize.invalid_request", null)?.text).toBe("The summary could not be started. Try again in a moment.");
     expect(noticeOf("discard.lease_not_cancelable", null)?.text).toMatch(/can no longer be discarded/);
     expect(noticeOf("cancel.lease_not_cancelable", null)?.text).toMatch(/can no longer be cancelled/);

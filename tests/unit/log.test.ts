@@ -21,7 +21,13 @@ describe("log", () => {
     const { logger, parsed } = capture();
     logger.warn({ lease_id: "l1", code: "lease_closed" }, "completion not proposed");
     const [line] = parsed();
-    expect(line).toEqual({ level: "warn", time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), msg: "completion not proposed", lease_id: "l1", code: "lease_closed" });
+    expect(line).toEqual({
+      level: "warn",
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      msg: "completion not proposed",
+      lease_id: "l1",
+      code: "lease_closed",
+    });
   });
 
   it("puts the request id and the lease id of the work under way on every line, nested contexts merged", () => {
@@ -52,7 +58,10 @@ describe("log", () => {
     const { logger, lines } = capture();
     const secret = "s3cr3t-value-that-must-not-appear";
     const all = Object.fromEntries(SECRET_FIELDS.map((name) => [name, secret]));
-    logger.warn({ ...all, nested: { ...all }, headers: { ...all }, req: { headers: { cookie: secret, authorization: `Bearer ${secret}` } } }, "with secrets");
+    logger.warn(
+      { ...all, nested: { ...all }, headers: { ...all }, req: { headers: { cookie: secret, authorization: `Bearer ${secret}` } } },
+      "with secrets",
+    );
     expect(lines).toHaveLength(1);
     expect(lines[0]).not.toContain(secret);
     const line = JSON.parse(lines[0]!) as Record<string, Record<string, unknown>>;

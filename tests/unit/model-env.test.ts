@@ -62,7 +62,9 @@ describe("getModelProvider", () => {
     expect(proposal.summary).toContain("Contoso");
     // And "0" (the default) yields to the abort.
     const abortable = getModelProvider({ MODEL_LATENCY_MS: "50", MODEL_IGNORE_ABORT: "0" });
-    await expect(abortable.generate({ purpose: "summarize_invoice", actorId: ACTOR, invoice, signal })).rejects.toBeInstanceOf(ModelUnavailableError);
+    await expect(abortable.generate({ purpose: "summarize_invoice", actorId: ACTOR, invoice, signal })).rejects.toBeInstanceOf(
+      ModelUnavailableError,
+    );
   });
 
   it.each(["yes", "true", "2"])("refuses MODEL_IGNORE_ABORT=%s, naming the variable", (value) => {
@@ -77,15 +79,12 @@ describe("getModelProvider", () => {
     expect(() => getModelProvider({ MODEL_PROVIDER: "gpt" })).toThrow(/MODEL_PROVIDER/);
   });
 
-  it.each(["MODEL_BASE_URL", "MODEL_API_KEY", "MODEL_NAME"])(
-    "openai-compatible without %s throws an Error naming it",
-    (missing) => {
-      const env: Record<string, string | undefined> = { ...complete, [missing]: undefined };
-      expect(() => getModelProvider(env)).toThrow(new RegExp(`${missing} is required`));
-      const blank: Record<string, string | undefined> = { ...complete, [missing]: "  " };
-      expect(() => getModelProvider(blank)).toThrow(new RegExp(`${missing} is required`));
-    },
-  );
+  it.each(["MODEL_BASE_URL", "MODEL_API_KEY", "MODEL_NAME"])("openai-compatible without %s throws an Error naming it", (missing) => {
+    const env: Record<string, string | undefined> = { ...complete, [missing]: undefined };
+    expect(() => getModelProvider(env)).toThrow(new RegExp(`${missing} is required`));
+    const blank: Record<string, string | undefined> = { ...complete, [missing]: "  " };
+    expect(() => getModelProvider(blank)).toThrow(new RegExp(`${missing} is required`));
+  });
 
   it("names every missing variable at once and never echoes the key", () => {
     let message = "";

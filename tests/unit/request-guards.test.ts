@@ -37,8 +37,24 @@ describe("request guards", () => {
   it("refuses action arguments React's decoder would chase or choke on", async () => {
     const action = { "next-action": "00".repeat(21) };
     const text = (body: string) =>
-      new Request("http://127.0.0.1:3000/invoices/x", { method: "POST", headers: { "content-type": "text/plain;charset=UTF-8", ...action }, body });
-    for (const body of ['["$Q1"]', '["$h1"]', "null", '{"a":1}', '"x"', '[{"a":"$1"}]', '["$@0"]', '["$"]', '["$n12x"]', "not json", `${"[".repeat(40)}${"]".repeat(40)}`]) {
+      new Request("http://127.0.0.1:3000/invoices/x", {
+        method: "POST",
+        headers: { "content-type": "text/plain;charset=UTF-8", ...action },
+        body,
+      });
+    for (const body of [
+      '["$Q1"]',
+      '["$h1"]',
+      "null",
+      '{"a":1}',
+      '"x"',
+      '[{"a":"$1"}]',
+      '["$@0"]',
+      '["$"]',
+      '["$n12x"]',
+      "not json",
+      `${"[".repeat(40)}${"]".repeat(40)}`,
+    ]) {
       expect(await hasBrokenActionBody(text(body)), body).toBe(true);
       expect(await hasBrokenActionBody(multipart(`${field("0", body)}--x--\r\n`, action)), body).toBe(true);
     }
@@ -66,14 +82,42 @@ describe("request guards", () => {
     // Shapes Next's client router sends.
     for (const good of [
       ["", { children: ["__PAGE__", {}] }, null, null],
-      ["", { children: ["invoices", { children: [["id", "abc", "d", null], { children: ["__PAGE__", {}, ["/invoices/abc", "/invoices/abc"], "refetch"] }] }] }, null, null, 1],
+      [
+        "",
+        {
+          children: [
+            "invoices",
+            { children: [["id", "abc", "d", null], { children: ["__PAGE__", {}, ["/invoices/abc", "/invoices/abc"], "refetch"] }] },
+          ],
+        },
+        null,
+        null,
+        1,
+      ],
       ["", {}, null, "inside-shared-layout", null, "x"],
       [["slug", "a/b", "c", ["static"]], {}],
     ]) {
       expect(state(enc(good)), JSON.stringify(good)).toBe(false);
       expect(() => parseAndValidateFlightRouterState(enc(good))).not.toThrow();
     }
-    for (const bad of ["%7B%22a%22", "not json", "%ZZ", enc({}), enc([]), enc(null), enc([""]), enc(["", {}, 1]), enc(["", {}, null, "nope"]), enc(["", {}, null, null, "x"]), enc(["", {}, null, null, null, null]), enc(["", {}, null, null, 1, "", 0]), enc([["a", "b", "zz", null], {}]), enc([["a", "b", "d"], {}]), enc(["", { children: 1 }]), "x".repeat(40_001)]) {
+    for (const bad of [
+      "%7B%22a%22",
+      "not json",
+      "%ZZ",
+      enc({}),
+      enc([]),
+      enc(null),
+      enc([""]),
+      enc(["", {}, 1]),
+      enc(["", {}, null, "nope"]),
+      enc(["", {}, null, null, "x"]),
+      enc(["", {}, null, null, null, null]),
+      enc(["", {}, null, null, 1, "", 0]),
+      enc([["a", "b", "zz", null], {}]),
+      enc([["a", "b", "d"], {}]),
+      enc(["", { children: 1 }]),
+      "x".repeat(40_001),
+    ]) {
       expect(state(bad), bad.slice(0, 60)).toBe(true);
       expect(() => parseAndValidateFlightRouterState(bad)).toThrow();
     }
@@ -86,8 +130,23 @@ describe("request guards", () => {
   });
 
   it("refuses every router state Next.js's parser throws on (generated), and more only where it says it is stricter", () => {
-    const leaf = fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom("c", "d", "oc", "refetch", "metadata-only", "__PAGE__"), fc.integer(), fc.constant(null), fc.boolean());
-    const segment = fc.oneof({ weight: 3, arbitrary: fc.string({ maxLength: 3 }) }, leaf, fc.tuple(fc.string({ maxLength: 2 }), fc.string({ maxLength: 2 }), fc.constantFrom("d", "c", "x"), fc.oneof(fc.constant(null), fc.array(leaf, { maxLength: 2 }))));
+    const leaf = fc.oneof(
+      fc.string({ maxLength: 3 }),
+      fc.constantFrom("c", "d", "oc", "refetch", "metadata-only", "__PAGE__"),
+      fc.integer(),
+      fc.constant(null),
+      fc.boolean(),
+    );
+    const segment = fc.oneof(
+      { weight: 3, arbitrary: fc.string({ maxLength: 3 }) },
+      leaf,
+      fc.tuple(
+        fc.string({ maxLength: 2 }),
+        fc.string({ maxLength: 2 }),
+        fc.constantFrom("d", "c", "x"),
+        fc.oneof(fc.constant(null), fc.array(leaf, { maxLength: 2 })),
+      ),
+    );
     // Any JSON `depth` levels deep, or a near-valid tree, so both verdicts are common.
     const valueOf = (depth: number): fc.Arbitrary<unknown> =>
       depth === 0
@@ -103,14 +162,20 @@ describe("request guards", () => {
         segment,
         depth <= 1
           ? fc.constant({})
-          : fc.oneof({ weight: 4, arbitrary: fc.dictionary(fc.constantFrom("children", "modal"), treeOf(depth - 1), { maxKeys: 2 }) }, valueOf(depth - 1)),
+          : fc.oneof(
+              { weight: 4, arbitrary: fc.dictionary(fc.constantFrom("children", "modal"), treeOf(depth - 1), { maxKeys: 2 }) },
+              valueOf(depth - 1),
+            ),
         fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, fc.constant(["/a", "/a"]), leaf),
         fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, leaf),
       );
     const value = fc.oneof(treeOf(4), valueOf(4));
     // Where the guard is stricter than Next on purpose: an array as a node's children.
     const listAsChildren = (v: unknown): boolean =>
-      Array.isArray(v) && ((v.length >= 2 && Array.isArray(v[1])) || v.some(listAsChildren) || (typeof v[1] === "object" && v[1] !== null && Object.values(v[1]).some(listAsChildren)));
+      Array.isArray(v) &&
+      ((v.length >= 2 && Array.isArray(v[1])) ||
+        v.some(listAsChildren) ||
+        (typeof v[1] === "object" && v[1] !== null && Object.values(v[1]).some(listAsChildren)));
     let accepted = 0;
     fc.assert(
       fc.property(value, (v) => {

@@ -17,8 +17,5 @@ export const POST = sessionCheckedRoute(async ({ req, db, actor }) => {
     return { ok: false, code: result.code, more };
   }
   const { lease } = result;
-  return json(
-    { lease_id: lease.id, deadline_at: lease.deadlineAt.toISOString(), status: lease.status },
-    result.created ? 201 : 200,
-  );
+  return json({ lease_id: lease.id, deadline_at: lease.deadlineAt.toISOString(), status: lease.status }, result.created ? 201 : 200);
 });

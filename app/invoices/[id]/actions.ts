@@ -149,9 +149,7 @@ export const editInvoiceAction = stateAction({
       issued_on: current.issuedOn,
       due_on: current.dueOn,
     };
-    const changed = Object.fromEntries(
-      Object.entries(typed).filter(([key, value]) => value !== stored[key as EditFields]),
-    );
+    const changed = Object.fromEntries(Object.entries(typed).filter(([key, value]) => value !== stored[key as EditFields]));
     if (Object.keys(changed).length === 0) backTo(invoice_id, "edit.unchanged");
     const patch = InvoicePatch.safeParse({ ...changed, expected_version });
     if (!patch.success) return { ok: false, message: editRefusal("invalid_request", pattern), values };

@@ -19,7 +19,6 @@ const STATUS_WORDS: Record<LeaseDisplay, string> = {
   failed: "Failed",
 };
 
-
 export function History({
   invoiceId,
   page,
@@ -44,9 +43,7 @@ export function History({
         <p className="muted">No summary has been requested for this invoice yet.</p>
       ) : (
         <>
-          <p className="muted small">
-            Every summary requested for this invoice, newest first. Times are in {zoneName(viewer)}.
-          </p>
+          <p className="muted small">Every summary requested for this invoice, newest first. Times are in {zoneName(viewer)}.</p>
           {attempts.length === 0 ? <p className="muted">There are no attempts on this page.</p> : null}
           <ol className="attempts">
             {attempts.map((attempt, index) => {
@@ -85,7 +82,9 @@ export function History({
                         <time dateTime={event.at}>{formatDateTime(event.at, viewer)}</time>
                         <span>
                           {eventWords(event, json.slice(0, i))}
-                          {isEventKind(event.kind) && CAUSED_BY_ACTOR[event.kind] ? <span className="muted"> · {attempt.actorName}</span> : null}
+                          {isEventKind(event.kind) && CAUSED_BY_ACTOR[event.kind] ? (
+                            <span className="muted"> · {attempt.actorName}</span>
+                          ) : null}
                         </span>
                       </li>
                     ))}

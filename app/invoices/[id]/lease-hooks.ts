@@ -146,10 +146,7 @@ export function useLeaseFeed(
  * the transport does (a stream gone quiet behind a proxy, a poll just missed), the expiry
  * shows within about a second.
  */
-export function useDeadlineCheck(
-  view: LeaseJson | null,
-  setView: (update: (current: LeaseJson | null) => LeaseJson | null) => void,
-) {
+export function useDeadlineCheck(view: LeaseJson | null, setView: (update: (current: LeaseJson | null) => LeaseJson | null) => void) {
   const leaseId = view?.lease_id ?? null;
   const untilDeadline = view ? Date.parse(view.deadline_at) - Date.parse(view.server_now) : 0;
   const reading = view ? `${view.lease_id}@${view.server_now}` : "";

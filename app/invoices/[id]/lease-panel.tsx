@@ -229,7 +229,11 @@ function useEarlierEvents(view: LeaseJson | null) {
   const [failed, setFailed] = useState(false);
   // False in the server's HTML and while hydrating (a plain page offers no button that needs
   // JavaScript), true once the client renders: React's way to tell the two apart.
-  const canLoad = useSyncExternalStore(subscribeToNothing, () => true, () => false);
+  const canLoad = useSyncExternalStore(
+    subscribeToNothing,
+    () => true,
+    () => false,
+  );
 
   const joined = loaded && view && loaded.anchor === view.events_before ? loaded : null;
   const timeline = view ? (joined ? [...joined.events, ...view.events] : view.events) : [];

@@ -113,7 +113,6 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
               </p>
             )}
           </section>
-
         </div>
 
         <div className="invoice-grid__bottom">

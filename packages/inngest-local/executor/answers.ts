@@ -22,14 +22,21 @@ export async function handleAnswer(ex: ExecutorState, run: Run, ans: Answer, req
   }
   if (ans.status !== 206) {
     const noRetry = ans.headers.get("x-inngest-no-retry") === "true";
-    const error = ans.body && typeof ans.body === "object" ? ans.body : { name: "Error", message: `HTTP ${ans.status}: ${ans.text.slice(0, 500)}`, stack: "" };
+    const error =
+      ans.body && typeof ans.body === "object"
+        ? ans.body
+        : { name: "Error", message: `HTTP ${ans.status}: ${ans.text.slice(0, 500)}`, stack: "" };
     if (noRetry) return failRun(ex, run, error);
     return retryOrFail(ex, run, req, error, ans.headers.get("retry-after"));
   }
 
   const ops = (Array.isArray(ans.body) ? ans.body : [ans.body]) as Op[];
   if (!ops.every((o) => o && typeof o === "object" && typeof o.op === "string" && typeof o.id === "string")) {
-    return failRun(ex, run, { name: "InngestLocalError", message: `206 answer is not a list of ops: ${ans.text.slice(0, 300)}`, stack: "" });
+    return failRun(ex, run, {
+      name: "InngestLocalError",
+      message: `206 answer is not a list of ops: ${ans.text.slice(0, 300)}`,
+      stack: "",
+    });
   }
   // Several steps, sleeps, waits or invokes reported together are a parallel group: from
   // now on the SDK must plan every step before running it, as the executor makes it do.
@@ -88,7 +95,11 @@ export async function handleAnswer(ex: ExecutorState, run: Run, ans: Answer, req
         enqueue(run, { stepId: "step", attempt: 0 });
         break;
       default:
-        return failRun(ex, run, { name: "InngestLocalUnsupported", message: `inngest-local does not support the "${op.op}" op (step "${op.userland?.id ?? op.displayName ?? op.id}")`, stack: "" });
+        return failRun(ex, run, {
+          name: "InngestLocalUnsupported",
+          message: `inngest-local does not support the "${op.op}" op (step "${op.userland?.id ?? op.displayName ?? op.id}")`,
+          stack: "",
+        });
     }
   }
   if (retry) return retryOrFail(ex, run, req, retry.error, ans.headers.get("retry-after"));

@@ -27,7 +27,11 @@ export function cancelRun(ex: ExecutorState, run: Run, by: string, byEvent?: str
   // The step the app was running, for the dashboard: the SDK names it only when it reports it.
   if (run.inFlight !== undefined) {
     const planned = runningPlannedStep(run);
-    run.interrupted = { since: new Date(run.mark ?? Date.now()).toISOString(), cancelledAt: new Date().toISOString(), ...(planned ? { stepId: planned.id, name: planned.name } : {}) };
+    run.interrupted = {
+      since: new Date(run.mark ?? Date.now()).toISOString(),
+      cancelledAt: new Date().toISOString(),
+      ...(planned ? { stepId: planned.id, name: planned.name } : {}),
+    };
   }
   for (const s of run.steps) if (!s.endedAt) s.endedAt = new Date().toISOString();
   endRun(ex, run, "cancelled");
@@ -42,10 +46,16 @@ export function cancelRun(ex: ExecutorState, run: Run, by: string, byEvent?: str
 export function lateReport(run: Run, ops: unknown, final = false) {
   const i = run.interrupted;
   if (!i || i.reportedAt) return;
-  const op = Array.isArray(ops) ? (ops as Op[]).find((o) => o && typeof o === "object" && ["StepRun", "StepFailed", "StepError"].includes(o.op) && o.id !== COMPLETE_ID) : undefined;
+  const op = Array.isArray(ops)
+    ? (ops as Op[]).find((o) => o && typeof o === "object" && ["StepRun", "StepFailed", "StepError"].includes(o.op) && o.id !== COMPLETE_ID)
+    : undefined;
   if (!op) {
     if (final) i.reportedAt = new Date().toISOString();
     return;
   }
-  Object.assign(i, { reportedAt: new Date().toISOString(), stepId: op.id, name: op.userland?.id ?? op.displayName ?? op.name ?? op.id, op: op.op }, op.op === "StepRun" ? { output: op.data ?? null } : { error: op.error });
+  Object.assign(
+    i,
+    { reportedAt: new Date().toISOString(), stepId: op.id, name: op.userland?.id ?? op.displayName ?? op.name ?? op.id, op: op.op },
+    op.op === "StepRun" ? { output: op.data ?? null } : { error: op.error },
+  );
 }

@@ -25,10 +25,13 @@ export function checkpoint(ex: ExecutorState, run: Run, steps: Op[]): { ok: true
     if (op.op === "StepRun") {
       memoize(ex, run, op, { data: op.data ?? null }, 0, true);
       opMetadata(ex, run, op);
-    }
-    else if (LAZY.has(op.op)) continue;
+    } else if (LAZY.has(op.op)) continue;
     else {
-      failRun(ex, run, { name: "InngestLocalUnsupported", message: `inngest-local does not support checkpointed "${op.op}" ops`, stack: "" });
+      failRun(ex, run, {
+        name: "InngestLocalUnsupported",
+        message: `inngest-local does not support checkpointed "${op.op}" ops`,
+        stack: "",
+      });
       return { ok: false, error: "unsupported op" };
     }
   }
@@ -43,7 +46,10 @@ export function checkpoint(ex: ExecutorState, run: Run, steps: Op[]): { ok: true
  * the server, which then calls the endpoint back) is refused with a message: the stand-in
  * does not do that part.
  */
-export function newEndpointRun(ex: ExecutorState, body: { run_id?: string; event?: Record<string, unknown>; steps?: Op[]; retries?: number }): { run: Run } | { error: string } {
+export function newEndpointRun(
+  ex: ExecutorState,
+  body: { run_id?: string; event?: Record<string, unknown>; steps?: Op[]; retries?: number },
+): { run: Run } | { error: string } {
   const runId = String(body.run_id ?? "");
   if (!runId || ex.runs.has(runId)) return { error: runId ? `run ${runId} exists already` : "run_id is required" };
   // The SDK describes the request as an inngest/http.request event: {domain, path, method, …}.
@@ -52,7 +58,18 @@ export function newEndpointRun(ex: ExecutorState, body: { run_id?: string; event
   const where = typeof data.path === "string" && data.path ? data.path : "/";
   const url = `${data.domain ?? ""}${where}`;
   const id = `durable-endpoint${where.replace(/[^a-zA-Z0-9]+/g, "-").replace(/-$/, "")}`;
-  const fn: FnEntry = { id, name: `${data.method ?? "GET"} ${where}`, appUrl: url, raw: {}, url, triggers: [], maxAttempts: (Number(body.retries) || 0) + 1, cancel: [], concurrency: [], problems: [] };
+  const fn: FnEntry = {
+    id,
+    name: `${data.method ?? "GET"} ${where}`,
+    appUrl: url,
+    raw: {},
+    url,
+    triggers: [],
+    maxAttempts: (Number(body.retries) || 0) + 1,
+    cancel: [],
+    concurrency: [],
+    problems: [],
+  };
   const run = startRun(ex, fn, event, undefined, undefined, { runId })!;
   ex.ctx.log(`run ${run.id} is a durable endpoint's (${fn.name}), in sync mode`);
   const out = endpointSteps(ex, run, body.steps ?? []);

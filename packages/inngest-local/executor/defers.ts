@@ -23,13 +23,24 @@ export function scheduleDefers(ex: ExecutorState, run: Run) {
   for (const [hashedId, d] of run.defers) {
     if (d.status !== "after_run") continue;
     d.status = "scheduled"; // no longer abortable, never scheduled again
-    const input = d.input && typeof d.input === "object" && !Array.isArray(d.input) ? (d.input as Record<string, unknown>) : d.input == null ? {} : undefined;
+    const input =
+      d.input && typeof d.input === "object" && !Array.isArray(d.input)
+        ? (d.input as Record<string, unknown>)
+        : d.input == null
+          ? {}
+          : undefined;
     if (!input) {
       log(`ERROR run ${run.id} defer "${d.name}": its data is not an object; not scheduled (as the executor drops it)`);
       continue;
     }
     const id = ulid(Date.now(), createHash("sha256").update(`defer-event:${run.id}:${hashedId}`).digest());
-    const _inngest = { fn_slug: d.fnSlug, parent_app_id: appIdOf(run.fn.appUrl), parent_fn_id: appIdOf(`fn:${run.functionId}`), parent_fn_slug: run.functionId, parent_run_id: run.id };
+    const _inngest = {
+      fn_slug: d.fnSlug,
+      parent_app_id: appIdOf(run.fn.appUrl),
+      parent_fn_id: appIdOf(`fn:${run.functionId}`),
+      parent_fn_slug: run.functionId,
+      parent_run_id: run.id,
+    };
     log(`run ${run.id} defer "${d.name}" scheduled: ${d.fnSlug}`);
     setImmediate(() => {
       if (ex.ctx.closed) return;
@@ -57,7 +68,13 @@ export function deferOp(ex: ExecutorState, run: Run, op: Op) {
     if (d) d.status = "aborted";
     // Aborted before its add reached us (the SDK drops a buffered add it aborts): keep the
     // id, so an add reported later is ignored.
-    else run.defers.set(target, { fnSlug: String(op.opts?.fn_slug ?? ""), input: null, name: String(op.opts?.id ?? target), status: "aborted" });
+    else
+      run.defers.set(target, {
+        fnSlug: String(op.opts?.fn_slug ?? ""),
+        input: null,
+        name: String(op.opts?.id ?? target),
+        status: "aborted",
+      });
     log(`run ${run.id} defer "${d?.name ?? op.opts?.id ?? target}" aborted`);
   }
 }

@@ -55,7 +55,11 @@ export async function drive(ex: ExecutorState, run: Run) {
     run.attempts = Math.max(run.attempts, req.attempt + 1);
     await handleAnswer(ex, run, ans, req);
     if (run.status === "running" && !run.requests.length && !run.pending.size) {
-      failRun(ex, run, { name: "InngestLocalError", message: "the SDK reported nothing to run and no step, sleep, wait or invoke is pending", stack: "" });
+      failRun(ex, run, {
+        name: "InngestLocalError",
+        message: "the SDK reported nothing to run and no step, sleep, wait or invoke is pending",
+        stack: "",
+      });
     }
   }
 }
@@ -120,7 +124,12 @@ async function callApp(ex: ExecutorState, run: Run, req: Request): Promise<Answe
       // x-inngest-job-id is the queue item's id, which the SDK gives functions as ctx.jobId.
       // traceparent: the run's trace (one id per run) and a span per request, as the executor
       // sends it; the SDK attributes OpenTelemetry spans (AI usage metadata) only under one.
-      headers: { ...appHeaders(bodyText), "x-request-id": ulid(), "x-inngest-job-id": jobId, traceparent: `00-${traceIdOf(run.id)}-${randomBytes(8).toString("hex")}-01` },
+      headers: {
+        ...appHeaders(bodyText),
+        "x-request-id": ulid(),
+        "x-inngest-job-id": jobId,
+        traceparent: `00-${traceIdOf(run.id)}-${randomBytes(8).toString("hex")}-01`,
+      },
       body: bodyText,
       signal: AbortSignal.timeout(callTimeoutMs),
     });

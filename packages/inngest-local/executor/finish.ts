@@ -21,7 +21,10 @@ export function endRun(ex: ExecutorState, run: Run, status: RunStatus) {
   const link = run.parent;
   if (link) {
     run.parent = undefined;
-    const memo: Memo = status === "completed" ? { data: run.output ?? null } : { error: status === "failed" ? run.error : { name: "Error", message: `invoked run ${run.id} was cancelled`, stack: "" } };
+    const memo: Memo =
+      status === "completed"
+        ? { data: run.output ?? null }
+        : { error: status === "failed" ? run.error : { name: "Error", message: `invoked run ${run.id} was cancelled`, stack: "" } };
     settle(ex, link.run, link.op, memo);
   }
 }

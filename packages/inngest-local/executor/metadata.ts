@@ -46,7 +46,8 @@ export function opMetadata(ex: ExecutorState, run: Run, op: Op) {
   for (const u of op.metadata) {
     if (u?.scope === "run") putMetadata(run, u, "run");
     else if (u?.scope === "step" || u?.scope === undefined) putMetadata(stepRecord(run, op), u, "step");
-    else ex.ctx.log(`run ${run.id} step "${op.userland?.id ?? op.id}": metadata of scope "${String(u?.scope)}" is not kept by inngest-local`);
+    else
+      ex.ctx.log(`run ${run.id} step "${op.userland?.id ?? op.id}": metadata of scope "${String(u?.scope)}" is not kept by inngest-local`);
   }
 }
 

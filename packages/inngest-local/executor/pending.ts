@@ -23,7 +23,12 @@ export function schedule(ex: ExecutorState, run: Run, op: Op) {
   }
   let ms: number;
   try {
-    ms = op.op === "Sleep" ? parseDelay(String(op.name)) : op.op === "InvokeFunction" && !op.opts?.timeout ? Infinity : parseDelay(String(op.opts?.timeout ?? ""));
+    ms =
+      op.op === "Sleep"
+        ? parseDelay(String(op.name))
+        : op.op === "InvokeFunction" && !op.opts?.timeout
+          ? Infinity
+          : parseDelay(String(op.opts?.timeout ?? ""));
   } catch (e) {
     return failRun(ex, run, { name: "InngestLocalUnsupported", message: `${op.op} "${s.name}": ${messageOf(e)}`, stack: "" });
   }
@@ -67,18 +72,32 @@ function startInvoke(ex: ExecutorState, run: Run, op: Op, name: string, timer: (
     return settle(ex, run, op, { error: { name: "Error", message: `could not find function with ID "${fnId}"`, stack: "" } });
   }
   const payload = (op.opts?.payload ?? {}) as { data?: Record<string, unknown>; v?: string; meta?: Record<string, unknown> };
-  const data = { ...(payload.data ?? {}), _inngest: { source_app_id: appIdOf(run.fn.appUrl), source_fn_id: run.functionId, source_run_id: run.id, invoke_correlation_id: `${run.id}.${op.id}` } };
+  const data = {
+    ...(payload.data ?? {}),
+    _inngest: {
+      source_app_id: appIdOf(run.fn.appUrl),
+      source_fn_id: run.functionId,
+      source_run_id: run.id,
+      invoke_correlation_id: `${run.id}.${op.id}`,
+    },
+  };
   const internalId = ulid();
-  const event = toEvent({ name: INTERNAL.invoked, data, ...(payload.v ? { v: payload.v } : {}), ...(payload.meta ? { meta: payload.meta } : {}) }, internalId);
+  const event = toEvent(
+    { name: INTERNAL.invoked, data, ...(payload.v ? { v: payload.v } : {}), ...(payload.meta ? { meta: payload.meta } : {}) },
+    internalId,
+  );
   const record = recordEvent(ex, event, internalId);
   log(`run ${run.id} step "${name}" invokes ${fnId}`);
   const child = startRun(ex, fn, event, { run, op });
   if (child) record.runs.push(child.id);
-  if (!child) return settle(ex, run, op, { error: { name: "Error", message: `${fnId} was not run (idempotency key already used)`, stack: "" } });
+  if (!child)
+    return settle(ex, run, op, { error: { name: "Error", message: `${fnId} was not run (idempotency key already used)`, stack: "" } });
   if (child.status !== "running") return;
   timer(() => {
     if (child.parent) child.parent = undefined;
-    settle(ex, run, op, { error: { name: "InngestInvokeTimeoutError", message: `Timed out waiting for invoked function ${fnId} to complete`, stack: "" } });
+    settle(ex, run, op, {
+      error: { name: "InngestInvokeTimeoutError", message: `Timed out waiting for invoked function ${fnId} to complete`, stack: "" },
+    });
   });
 }
 

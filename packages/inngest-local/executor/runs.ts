@@ -7,7 +7,14 @@ import { drive } from "./drive";
 import { failRun } from "./finish";
 import type { ExecutorState } from "./state";
 
-export function startRun(ex: ExecutorState, fn: FnEntry, event: EventPayload, parent?: Run["parent"], batch?: EventPayload[], endpoint?: { runId: string }): Run | undefined {
+export function startRun(
+  ex: ExecutorState,
+  fn: FnEntry,
+  event: EventPayload,
+  parent?: Run["parent"],
+  batch?: EventPayload[],
+  endpoint?: { runId: string },
+): Run | undefined {
   const { log } = ex.ctx;
   if (fn.idempotency) {
     const key = `${fn.id}:${JSON.stringify(fn.idempotency.evaluate({ event }) ?? null)}`;
@@ -48,9 +55,19 @@ export function startRun(ex: ExecutorState, fn: FnEntry, event: EventPayload, pa
   // A durable endpoint's run is driven by the endpoint itself (its checkpoints), not by us.
   if (endpoint) return run;
   if (fn.problems.length) {
-    failRun(ex, run, { name: "InngestLocalUnsupported", message: `inngest-local cannot run ${fn.id}: ${fn.problems.join("; ")}`, stack: "" });
+    failRun(ex, run, {
+      name: "InngestLocalUnsupported",
+      message: `inngest-local cannot run ${fn.id}: ${fn.problems.join("; ")}`,
+      stack: "",
+    });
   } else {
-    drive(ex, run).catch((e) => failRun(ex, run, { name: "InngestLocalError", message: `inngest-local crashed driving the run: ${messageOf(e)}`, stack: errorOf(e).stack }));
+    drive(ex, run).catch((e) =>
+      failRun(ex, run, {
+        name: "InngestLocalError",
+        message: `inngest-local crashed driving the run: ${messageOf(e)}`,
+        stack: errorOf(e).stack,
+      }),
+    );
   }
   return run;
 }

@@ -85,7 +85,9 @@ export function memoize(ex: ExecutorState, run: Run, op: Op, memo: Memo, attempt
   else s.output = memo.data;
   s.endedAt = new Date(now).toISOString();
   if (viaCheckpoint) s.checkpointed = true;
-  ex.ctx.log(`run ${run.id} step "${s.name}" ${s.status}${viaCheckpoint ? " (checkpoint)" : ""}${"error" in memo ? `: ${messageOf(memo.error)}` : ""}`);
+  ex.ctx.log(
+    `run ${run.id} step "${s.name}" ${s.status}${viaCheckpoint ? " (checkpoint)" : ""}${"error" in memo ? `: ${messageOf(memo.error)}` : ""}`,
+  );
 }
 
 /** A run as the JSON API, the GraphQL API and the dashboard show it: a copy, without the executor's bookkeeping. */
@@ -106,7 +108,8 @@ export const summary = (r: Run): RunSummary =>
     cancelledBy: r.cancelledBy,
     cancelledByEvent: r.cancelledByEvent,
     // Only while the step running is unnamed: a planned step sent to run shows as itself.
-    inFlightSince: r.status === "running" && r.inFlight !== undefined && r.mark && !runningPlannedStep(r) ? new Date(r.mark).toISOString() : undefined,
+    inFlightSince:
+      r.status === "running" && r.inFlight !== undefined && r.mark && !runningPlannedStep(r) ? new Date(r.mark).toISOString() : undefined,
     interrupted: r.interrupted,
     metadata: r.metadata,
     startedAt: r.startedAt,

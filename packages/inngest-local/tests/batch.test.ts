@@ -26,13 +26,24 @@ describe("inngest-local batches (batchEvents)", () => {
     const quiet = { info() {}, warn() {}, error() {}, debug() {} };
     inngest = new Inngest({ id: "batch-app", isDev: true, baseUrl: local.url, logger: quiet });
     const functions = [
-      inngest.createFunction({ id: "pairs", retries: 0, batchEvents: { maxSize: 2, timeout: "1s" }, triggers: [{ event: "batch/pair" }] }, async ({ events, sessions }) => {
-        seen.push({ fn: "pairs", ks: events.map((e) => e.data.k), sessions });
-        return events.length;
-      }),
-      inngest.createFunction({ id: "keyed", retries: 0, batchEvents: { maxSize: 2, timeout: "5s", key: "event.data.group" }, triggers: [{ event: "batch/keyed" }] }, async ({ events }) => {
-        seen.push({ fn: "keyed", ks: events.map((e) => e.data.k), sessions: undefined });
-      }),
+      inngest.createFunction(
+        { id: "pairs", retries: 0, batchEvents: { maxSize: 2, timeout: "1s" }, triggers: [{ event: "batch/pair" }] },
+        async ({ events, sessions }) => {
+          seen.push({ fn: "pairs", ks: events.map((e) => e.data.k), sessions });
+          return events.length;
+        },
+      ),
+      inngest.createFunction(
+        {
+          id: "keyed",
+          retries: 0,
+          batchEvents: { maxSize: 2, timeout: "5s", key: "event.data.group" },
+          triggers: [{ event: "batch/keyed" }],
+        },
+        async ({ events }) => {
+          seen.push({ fn: "keyed", ks: events.map((e) => e.data.k), sessions: undefined });
+        },
+      ),
     ];
     app.setHandler(serve({ client: inngest, functions }));
     await waitFor("initial sync", () => logs.some((l) => l.startsWith('synced app "batch-app"')));
@@ -73,7 +84,13 @@ describe("inngest-local batches (batchEvents)", () => {
 
   it("a batch key keeps batches apart: each group fills its own", async () => {
     const [a1, b1, a2, b2] = [key(), key(), key(), key()];
-    for (const [k, group] of [[a1, "a"], [b1, "b"], [a2, "a"], [b2, "b"]] as const) await inngest.send({ name: "batch/keyed", data: { k, group } });
+    for (const [k, group] of [
+      [a1, "a"],
+      [b1, "b"],
+      [a2, "a"],
+      [b2, "b"],
+    ] as const)
+      await inngest.send({ name: "batch/keyed", data: { k, group } });
     await waitFor("both keyed batches", () => runsWith("keyed", a1)[0] && runsWith("keyed", b1)[0]);
     expect(runsWith("keyed", a1)[0]!.ks).toEqual([a1, a2]);
     expect(runsWith("keyed", b1)[0]!.ks).toEqual([b1, b2]);

@@ -46,7 +46,15 @@ describe("inngest-local control plane in self-hosted mode", () => {
 
   beforeAll(async () => {
     app = await startSdkApp();
-    local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 20 / 15_000, syncRetryMs: 50, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
+    local = await startInngestLocal({
+      port: 0,
+      appUrls: [app.url],
+      retryScale: 20 / 15_000,
+      syncRetryMs: 50,
+      signingKey,
+      eventKeys: [eventKey],
+      log: (l) => logs.push(l),
+    });
     const inngest = new Inngest({ id: "cp-app", isDev: false, baseUrl: local.url, signingKey, eventKey, logger: quiet });
     const waits = inngest.createFunction({ id: "waits", triggers: [{ event: "cp/opened" }] }, async ({ step }) => {
       await step.waitForEvent("close", { event: "cp/closed", timeout: "1h" });
@@ -54,12 +62,20 @@ describe("inngest-local control plane in self-hosted mode", () => {
     });
     app.setHandler(serve({ client: inngest, functions: [waits] }));
     await waitFor("sync", () => logs.some((l) => l.startsWith('synced app "cp-app"')));
-    const sent = await fetch(`${local.url}/e/${eventKey}`, { method: "POST", body: JSON.stringify({ name: "cp/opened", data: { leaseId: "L1", nonce: NONCE } }) });
+    const sent = await fetch(`${local.url}/e/${eventKey}`, {
+      method: "POST",
+      body: JSON.stringify({ name: "cp/opened", data: { leaseId: "L1", nonce: NONCE } }),
+    });
     expect(sent.status).toBe(200);
     const run = (await waitFor("the run", () => local.runs().find((r) => r.eventName === "cp/opened")))!;
     runId = run.id;
     eventId = run.eventId;
-    await waitFor("its wait", () => local.runs().find((r) => r.id === runId)?.steps.some((s) => s.status === "waiting"));
+    await waitFor("its wait", () =>
+      local
+        .runs()
+        .find((r) => r.id === runId)
+        ?.steps.some((s) => s.status === "waiting"),
+    );
   });
   afterAll(async () => {
     await local?.close();
@@ -84,7 +100,12 @@ describe("inngest-local control plane in self-hosted mode", () => {
       ["POST", "/sync", {}, undefined],
       ["POST", `/runs/${runId}/cancel`, {}, undefined],
       ["POST", "/fn/cp-app-waits/invoke", {}, JSON.stringify({ data: { nonce: NONCE } })],
-      ["POST", "/ui/events", form, new URLSearchParams({ name: "cp/closed", data: JSON.stringify({ leaseId: "L1", nonce: NONCE }) }).toString()],
+      [
+        "POST",
+        "/ui/events",
+        form,
+        new URLSearchParams({ name: "cp/closed", data: JSON.stringify({ leaseId: "L1", nonce: NONCE }) }).toString(),
+      ],
       ["POST", `/ui/runs/${runId}/cancel`, form, ""],
       ["POST", `/ui/runs/${runId}/rerun`, form, ""],
       ["POST", "/ui/sync", form, ""],
@@ -94,7 +115,11 @@ describe("inngest-local control plane in self-hosted mode", () => {
   it("answers every control-plane request without a credential with 401, and leaks, sends, cancels nothing", async () => {
     const runsBefore = local.runs().length;
     const syncsBefore = logs.filter((l) => l.startsWith("synced app")).length;
-    const wrong: Record<string, string>[] = [{}, { authorization: `Bearer ${signingKey.replace(/.$/, (c) => (c === "0" ? "1" : "0"))}` }, { cookie: `inngest_local_${local.port}=guess` }];
+    const wrong: Record<string, string>[] = [
+      {},
+      { authorization: `Bearer ${signingKey.replace(/.$/, (c) => (c === "0" ? "1" : "0"))}` },
+      { cookie: `inngest_local_${local.port}=guess` },
+    ];
     for (const [method, path, headers, body] of attacks()) {
       for (const cred of wrong) {
         const res = await raw(`${local.url}${path}`, { method, headers: { ...headers, ...cred }, body });
@@ -111,10 +136,22 @@ describe("inngest-local control plane in self-hosted mode", () => {
   });
 
   it("refuses a foreign Host on every route (421), credentials or not", async () => {
-    const routes: [string, string][] = [...attacks().map(([m, p]) => [m, p] as [string, string]), ["GET", "/health"], ["POST", `/e/${eventKey}`], ["POST", "/fn/register"], ["POST", `/v1/checkpoint/${runId}/async`], ["GET", "/ui/login"], ["GET", "/nope"]];
+    const routes: [string, string][] = [
+      ...attacks().map(([m, p]) => [m, p] as [string, string]),
+      ["GET", "/health"],
+      ["POST", `/e/${eventKey}`],
+      ["POST", "/fn/register"],
+      ["POST", `/v1/checkpoint/${runId}/async`],
+      ["GET", "/ui/login"],
+      ["GET", "/nope"],
+    ];
     for (const host of ["evil.example", `evil.example:${local.port}`, "127.0.0.1.nip.io", `192.168.1.5:${local.port}`]) {
       for (const [method, path] of routes) {
-        const res = await raw(`${local.url}${path}`, { method, headers: { host, ...bearer(), origin: `http://${host}` }, body: method === "POST" ? "{}" : undefined });
+        const res = await raw(`${local.url}${path}`, {
+          method,
+          headers: { host, ...bearer(), origin: `http://${host}` },
+          body: method === "POST" ? "{}" : undefined,
+        });
         expect(res.status, `${method} ${path} Host ${host}`).toBe(421);
         expect(res.text).not.toContain(NONCE);
       }
@@ -127,7 +164,11 @@ describe("inngest-local control plane in self-hosted mode", () => {
       const runs = await raw(`${local.url}/runs`, { headers: { authorization } });
       expect(runs.status).toBe(200);
       expect(runs.text).toContain(NONCE);
-      const gql = await raw(`${local.url}/v0/gql`, { method: "POST", headers: { authorization, "content-type": "application/json" }, body: JSON.stringify({ query: "{ apps { url } }" }) });
+      const gql = await raw(`${local.url}/v0/gql`, {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json" },
+        body: JSON.stringify({ query: "{ apps { url } }" }),
+      });
       expect(gql.status).toBe(200);
       expect((await raw(`${local.url}/`, { headers: { authorization } })).status).toBe(200);
     }
@@ -157,7 +198,11 @@ describe("inngest-local control plane in self-hosted mode", () => {
     // The token works as a bearer too (curl).
     expect((await raw(`${local.url}/events`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     // The cookie does not stand in for the dashboard's own-origin check.
-    const crossSite = await raw(`${local.url}/ui/runs/${runId}/cancel`, { method: "POST", headers: { cookie, origin: "http://127.0.0.1:1", "content-type": FORM }, body: "" });
+    const crossSite = await raw(`${local.url}/ui/runs/${runId}/cancel`, {
+      method: "POST",
+      headers: { cookie, origin: "http://127.0.0.1:1", "content-type": FORM },
+      body: "",
+    });
     expect(crossSite.status).toBe(403);
     expect(local.runs().find((r) => r.id === runId)!.status).toBe("running");
   });
@@ -180,7 +225,11 @@ describe("inngest-local control plane in self-hosted mode", () => {
     const home = await raw(`${local.url}/`, { headers: { cookie } });
     expect(home.text).toMatch(/<input type="password"[^>]* name="eventKey"/);
 
-    const ok = await raw(`${local.url}/ui/events`, { method: "POST", headers, body: new URLSearchParams({ name: "cp/closed", data, eventKey }).toString() });
+    const ok = await raw(`${local.url}/ui/events`, {
+      method: "POST",
+      headers,
+      body: new URLSearchParams({ name: "cp/closed", data, eventKey }).toString(),
+    });
     expect(ok.status).toBe(303);
     expect(await eventsNow()).toBe(before + 1);
     await waitFor("the run to end on cp/closed", () => local.runs().find((r) => r.id === runId)?.status === "completed");
@@ -207,15 +256,35 @@ describe("inngest-local control plane in dev mode", () => {
     for (const host of [`127.0.0.1:${local.port}`, `localhost:${local.port}`]) {
       expect((await raw(`${local.url}/runs`, { headers: { host } })).status).toBe(200);
       expect((await raw(`${local.url}/`, { headers: { host } })).status).toBe(200);
-      expect((await raw(`${local.url}/e/any`, { method: "POST", headers: { host }, body: JSON.stringify({ name: "dev/x", data: {} }) })).status).toBe(200);
+      expect(
+        (await raw(`${local.url}/e/any`, { method: "POST", headers: { host }, body: JSON.stringify({ name: "dev/x", data: {} }) })).status,
+      ).toBe(200);
     }
   });
 
   it("refuses a foreign Host on every route (421)", async () => {
-    const routes = [["GET", "/events"], ["GET", "/runs"], ["GET", "/functions"], ["GET", "/"], ["GET", "/ui/events"], ["GET", "/dev"], ["GET", "/health"], ["POST", "/v0/gql"], ["POST", "/sync"], ["POST", "/e/any"], ["POST", "/fn/register"], ["POST", "/runs/x/cancel"], ["POST", "/ui/events"]] as const;
+    const routes = [
+      ["GET", "/events"],
+      ["GET", "/runs"],
+      ["GET", "/functions"],
+      ["GET", "/"],
+      ["GET", "/ui/events"],
+      ["GET", "/dev"],
+      ["GET", "/health"],
+      ["POST", "/v0/gql"],
+      ["POST", "/sync"],
+      ["POST", "/e/any"],
+      ["POST", "/fn/register"],
+      ["POST", "/runs/x/cancel"],
+      ["POST", "/ui/events"],
+    ] as const;
     const before = ((await (await fetch(`${local.url}/events`)).json()) as unknown[]).length;
     for (const [method, path] of routes) {
-      const res = await raw(`${local.url}${path}`, { method, headers: { host: "rebound.example", "content-type": "application/json" }, body: method === "POST" ? JSON.stringify({ name: "dev/x", data: {} }) : undefined });
+      const res = await raw(`${local.url}${path}`, {
+        method,
+        headers: { host: "rebound.example", "content-type": "application/json" },
+        body: method === "POST" ? JSON.stringify({ name: "dev/x", data: {} }) : undefined,
+      });
       expect(res.status, `${method} ${path}`).toBe(421);
     }
     expect(((await (await fetch(`${local.url}/events`)).json()) as unknown[]).length).toBe(before);

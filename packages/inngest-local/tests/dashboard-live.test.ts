@@ -31,10 +31,15 @@ describe("inngest-local dashboard, live and truthful", () => {
   const logs: string[] = [];
 
   const send = async (name: string, data: Record<string, unknown>) => {
-    const res = await fetch(`${local.url}/e/any-key`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, data, ts: Date.now() }) });
+    const res = await fetch(`${local.url}/e/any-key`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, data, ts: Date.now() }),
+    });
     return ((await res.json()) as { ids: string[] }).ids[0]!;
   };
-  const runFor = (eventId: string, fn: string) => waitFor(`run of ${fn}`, () => local.runs().find((r) => r.eventId === eventId && r.functionId === `live-app-${fn}`));
+  const runFor = (eventId: string, fn: string) =>
+    waitFor(`run of ${fn}`, () => local.runs().find((r) => r.eventId === eventId && r.functionId === `live-app-${fn}`));
   const endedRun = (id: string) => waitFor(`run ${id} to end`, () => local.runs().find((r) => r.id === id && r.status !== "running"));
 
   beforeAll(async () => {
@@ -44,13 +49,22 @@ describe("inngest-local dashboard, live and truthful", () => {
     const inngest = new Inngest({ id: "live-app", isDev: true, baseUrl: local.url, logger: quiet });
     const functions = [
       inngest.createFunction(
-        { id: "ponders", name: "Ponders", retries: 0, triggers: [{ event: "api/ponder" }], cancelOn: [{ event: "api/stop", if: "async.data.k == event.data.k" }] },
+        {
+          id: "ponders",
+          name: "Ponders",
+          retries: 0,
+          triggers: [{ event: "api/ponder" }],
+          cancelOn: [{ event: "api/stop", if: "async.data.k == event.data.k" }],
+        },
         async ({ step }) => {
           await step.run("ponder", async () => (await sleep(900), "pondered"));
           return "done";
         },
       ),
-      inngest.createFunction({ id: "outcome", name: "Returns an outcome", triggers: [{ event: "api/outcome" }] }, async ({ event }) => event.data.out),
+      inngest.createFunction(
+        { id: "outcome", name: "Returns an outcome", triggers: [{ event: "api/outcome" }] },
+        async ({ event }) => event.data.out,
+      ),
     ];
     app.setHandler(serve({ client: inngest, functions }));
     await waitFor("sync", () => logs.some((l) => l.startsWith('synced app "live-app"')));
@@ -132,10 +146,10 @@ describe("inngest-local dashboard, live and truthful", () => {
     })) {
       runs[k] = await endedRun((await runFor(await send("api/outcome", { out }), "outcome")).id);
     }
-    const badgeOf = async (id: string) => /<dt>Status<\/dt><dd>(<span class="badge [^"]+">[^<]*<\/span>)/.exec((await raw(`${local.url}/ui/runs/${id}`)).text)?.[1];
+    const badgeOf = async (id: string) =>
+      /<dt>Status<\/dt><dd>(<span class="badge [^"]+">[^<]*<\/span>)/.exec((await raw(`${local.url}/ui/runs/${id}`)).text)?.[1];
     expect(await badgeOf(runs.proposed!.id)).toBe('<span class="badge s-completed">Completed: proposed</span>');
     expect(await badgeOf(runs.late!.id)).toBe('<span class="badge s-stopped">Completed: stopped (late completion)</span>');
     expect(await badgeOf(runs.sealed!.id)).toBe('<span class="badge s-sealed">Completed (output encrypted)</span>');
   });
-
 });

@@ -24,7 +24,8 @@ describe("inngest-local deferred runs (defer, createDefer)", () => {
   let seq = 0;
   const key = () => `d${++seq}`;
 
-  const runsOf = (fn: string, k: string): RunSummary[] => local.runs().filter((r) => r.functionId === `defer-app-${fn}` && r.event.data.k === k);
+  const runsOf = (fn: string, k: string): RunSummary[] =>
+    local.runs().filter((r) => r.functionId === `defer-app-${fn}` && r.event.data.k === k);
   const ended = (fn: string, k: string) => waitFor(`${fn} run for ${k} to end`, () => runsOf(fn, k).find((r) => r.status !== "running"));
 
   beforeAll(async () => {
@@ -60,12 +61,19 @@ describe("inngest-local deferred runs (defer, createDefer)", () => {
         if (mode === "throw") throw new Error("parent failed after its defer");
         return "parent done";
       }),
-      inngest.createFunction({ id: "session-parent", retries: 0, triggers: [{ event: "defer/session-parent" }] }, async ({ event, defer }) => {
-        defer("with-sessions", { function: later, data: { k: String(event.data.k) }, meta: { sessions: { team: "manual" } } });
-      }),
+      inngest.createFunction(
+        { id: "session-parent", retries: 0, triggers: [{ event: "defer/session-parent" }] },
+        async ({ event, defer }) => {
+          defer("with-sessions", { function: later, data: { k: String(event.data.k) }, meta: { sessions: { team: "manual" } } });
+        },
+      ),
     ];
     // Each call's `defers`: what the stand-in tells the SDK it already has.
-    app.setHandler(tapBodies(serve({ client: inngest, functions }), (req, body) => requests.push({ fnId: new URL(req.url ?? "/", "http://app").searchParams.get("fnId") ?? "", defers: body.defers })));
+    app.setHandler(
+      tapBodies(serve({ client: inngest, functions }), (req, body) =>
+        requests.push({ fnId: new URL(req.url ?? "/", "http://app").searchParams.get("fnId") ?? "", defers: body.defers }),
+      ),
+    );
     await waitFor("initial sync", () => logs.some((l) => l.startsWith('synced app "defer-app"')));
   });
   afterAll(async () => {
@@ -77,7 +85,11 @@ describe("inngest-local deferred runs (defer, createDefer)", () => {
 
   it("is accepted at sync: the deferred function has no problem, and its trigger is inngest/deferred.schedule", async () => {
     expect(logs.filter((l) => l.startsWith("ERROR fn defer-app-later"))).toEqual([]);
-    const fns = (await (await fetch(`${local.url}/functions`)).json()) as { id: string; problems: string[]; triggers: { event?: string }[] }[];
+    const fns = (await (await fetch(`${local.url}/functions`)).json()) as {
+      id: string;
+      problems: string[];
+      triggers: { event?: string }[];
+    }[];
     const later = fns.find((f) => f.id === "defer-app-later")!;
     expect(later.problems).toEqual([]);
     expect(later.triggers).toEqual([expect.objectContaining({ event: "inngest/deferred.schedule" })]);
@@ -91,8 +103,20 @@ describe("inngest-local deferred runs (defer, createDefer)", () => {
     const child = await ended("later", k);
     expect(child).toMatchObject({ status: "completed", output: "done later", eventName: "inngest/deferred.schedule" });
     // The event carries the parent in data._inngest; the SDK strips it before the handler.
-    expect(child.event.data._inngest).toMatchObject({ fn_slug: "defer-app-later", parent_fn_slug: "defer-app-parent", parent_run_id: parent.id });
-    expect(got[k]).toEqual([{ data: { k, from: "body" }, parents: [{ fnSlug: "defer-app-parent", runId: parent.id }], sessions: undefined, runId: child.id, at: expect.any(Number) }]);
+    expect(child.event.data._inngest).toMatchObject({
+      fn_slug: "defer-app-later",
+      parent_fn_slug: "defer-app-parent",
+      parent_run_id: parent.id,
+    });
+    expect(got[k]).toEqual([
+      {
+        data: { k, from: "body" },
+        parents: [{ fnSlug: "defer-app-parent", runId: parent.id }],
+        sessions: undefined,
+        runId: child.id,
+        at: expect.any(Number),
+      },
+    ]);
     expect(got[k]![0]!.at).toBeGreaterThanOrEqual(Date.parse(parent.endedAt!));
     // The run re-entered after its sleep; the request then said the defer was already reported.
     const parentCalls = requests.filter((r) => r.fnId === "defer-app-parent" && JSON.stringify(r.defers).includes("abortable"));

@@ -10,9 +10,11 @@ import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
 import { sleep, startSdkApp, waitFor, type SdkApp } from "../sdk-app";
 
-
 /** A raw request, so tests can set Host and Origin as a browser elsewhere would. */
-function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+function raw(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: init.method ?? "GET", headers: init.headers }, (res) => {
       let text = "";
@@ -37,17 +39,30 @@ describe("inngest-local Dev Server API and dashboard", () => {
   const flaked = new Set<string>();
 
   const gql = async (query: string, variables: Record<string, unknown> = {}, operationName?: string) => {
-    const res = await fetch(`${local.url}/v0/gql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables, operationName }) });
+    const res = await fetch(`${local.url}/v0/gql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query, variables, operationName }),
+    });
     return { status: res.status, body: (await res.json()) as { data?: Record<string, any>; errors?: { message: string }[] } };
   };
   const send = async (name: string, data: Record<string, unknown>) => {
-    const res = await fetch(`${local.url}/e/any-key`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, data, ts: Date.now() }) });
+    const res = await fetch(`${local.url}/e/any-key`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, data, ts: Date.now() }),
+    });
     return ((await res.json()) as { ids: string[] }).ids[0]!;
   };
-  const runFor = (eventId: string, fn: string) => waitFor(`run of ${fn}`, () => local.runs().find((r) => r.eventId === eventId && r.functionId === `api-app-${fn}`));
+  const runFor = (eventId: string, fn: string) =>
+    waitFor(`run of ${fn}`, () => local.runs().find((r) => r.eventId === eventId && r.functionId === `api-app-${fn}`));
   const endedRun = (id: string) => waitFor(`run ${id} to end`, () => local.runs().find((r) => r.id === id && r.status !== "running"));
   const form = (path: string, body: Record<string, string>, origin: string | null = local.url) =>
-    raw(`${local.url}${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...(origin ? { origin } : {}) }, body: new URLSearchParams(body).toString() });
+    raw(`${local.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...(origin ? { origin } : {}) },
+      body: new URLSearchParams(body).toString(),
+    });
 
   beforeAll(async () => {
     app = await startSdkApp();
@@ -55,33 +70,41 @@ describe("inngest-local Dev Server API and dashboard", () => {
     const quiet = { info() {}, warn() {}, error() {}, debug() {} };
     inngest = new Inngest({ id: "api-app", isDev: true, baseUrl: local.url, logger: quiet });
     const functions = [
-      inngest.createFunction({ id: "steps", name: "Steps demo", triggers: [{ event: "api/go", if: "event.data.ok == true" }] }, async ({ event, step }) => {
-        const first = await step.run("first", () => ({ n: 1 }));
-        await step.sleep("nap", "50ms");
-        const second = await step.run("second", () => {
-          if (!flaked.has(String(event.id))) {
-            flaked.add(String(event.id));
-            throw new Error("flaky once");
-          }
-          return first.n + 1;
-        });
-        return { total: second };
-      }),
+      inngest.createFunction(
+        { id: "steps", name: "Steps demo", triggers: [{ event: "api/go", if: "event.data.ok == true" }] },
+        async ({ event, step }) => {
+          const first = await step.run("first", () => ({ n: 1 }));
+          await step.sleep("nap", "50ms");
+          const second = await step.run("second", () => {
+            if (!flaked.has(String(event.id))) {
+              flaked.add(String(event.id));
+              throw new Error("flaky once");
+            }
+            return first.n + 1;
+          });
+          return { total: second };
+        },
+      ),
       inngest.createFunction({ id: "fails", name: "Always fails", retries: 0, triggers: [{ event: "api/fail" }] }, async ({ step }) => {
         await step.run("boom", () => {
           throw new NonRetriableError("no way", { cause: new Error("underneath") });
         });
       }),
-      inngest.createFunction({ id: "waits", name: "Waits long", triggers: [{ event: "api/wait" }, { event: XSS_NAME }] }, async ({ step }) => {
-        await step.waitForEvent("never", { event: "api/never", timeout: "1h" });
-        return "woke";
-      }),
+      inngest.createFunction(
+        { id: "waits", name: "Waits long", triggers: [{ event: "api/wait" }, { event: XSS_NAME }] },
+        async ({ step }) => {
+          await step.waitForEvent("never", { event: "api/never", timeout: "1h" });
+          return "woke";
+        },
+      ),
       inngest.createFunction({ id: "slow", name: "Slow steps", triggers: [{ event: "api/slow" }] }, async ({ step }) => {
         await step.run("quick", () => 1);
         await step.run("think", async () => (await sleep(300), 2));
         return "done";
       }),
-      inngest.createFunction({ id: "nightly", name: "Nightly sweep", triggers: [{ cron: "0 3 * * *" }] }, async ({ step }) => step.run("sweep", () => "swept")),
+      inngest.createFunction({ id: "nightly", name: "Nightly sweep", triggers: [{ cron: "0 3 * * *" }] }, async ({ step }) =>
+        step.run("sweep", () => "swept"),
+      ),
     ];
     app.setHandler(serve({ client: inngest, functions }));
     await waitFor("sync", () => logs.some((l) => l.startsWith('synced app "api-app"')));
@@ -94,7 +117,11 @@ describe("inngest-local Dev Server API and dashboard", () => {
   it("GET /dev lists the functions as synced, with triggers and step URLs, in the dev server's shape", async () => {
     const res = await fetch(`${local.url}/dev`);
     expect(res.status).toBe(200);
-    const info = (await res.json()) as { functions: { id: string; name: string; slug: string; triggers: unknown[]; steps: { id: string; name: string; uri: string }[] }[]; handlers: { url: string }[]; version: string };
+    const info = (await res.json()) as {
+      functions: { id: string; name: string; slug: string; triggers: unknown[]; steps: { id: string; name: string; uri: string }[] }[];
+      handlers: { url: string }[];
+      version: string;
+    };
     expect(typeof info.version).toBe("string");
     const steps = info.functions.find((f) => f.name === "Steps demo")!;
     expect(steps).toMatchObject({ slug: "api-app-steps", triggers: [{ event: "api/go", expression: "event.data.ok == true" }] });
@@ -107,7 +134,11 @@ describe("inngest-local Dev Server API and dashboard", () => {
 
   it("answers the Events query with the events sent (name, JSON payload)", async () => {
     const id = await send("api/hello", { greeting: "hi" });
-    const { status, body } = await gql(`query Events($query: EventsQuery!) { events(query: $query) { id name payload createdAt } }`, { query: {} }, "Events");
+    const { status, body } = await gql(
+      `query Events($query: EventsQuery!) { events(query: $query) { id name payload createdAt } }`,
+      { query: {} },
+      "Events",
+    );
     expect(status).toBe(200);
     const ev = body.data!.events.find((e: { id: string }) => e.id === id);
     expect(ev).toMatchObject({ name: "api/hello" });
@@ -130,7 +161,10 @@ describe("inngest-local Dev Server API and dashboard", () => {
     const invoked = (await (await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST" })).json()) as { runId: string };
     await endedRun(invoked.runId);
     const withCron = await gql(query, {}, "GetEventStream");
-    expect(withCron.body.data!.stream.find((i: { type: string }) => i.type === "CRON")).toMatchObject({ trigger: "0 3 * * *", runs: [{ id: invoked.runId, function: { name: "Nightly sweep" } }] });
+    expect(withCron.body.data!.stream.find((i: { type: string }) => i.type === "CRON")).toMatchObject({
+      trigger: "0 3 * * *",
+      runs: [{ id: invoked.runId, function: { name: "Nightly sweep" } }],
+    });
   });
 
   it("GetRunTimeline: run(runID){ status output trace { … childrenSpans } } and each span's output by ID", async () => {
@@ -144,7 +178,15 @@ describe("inngest-local Dev Server API and dashboard", () => {
     expect(r.status).toBe("COMPLETED");
     expect(JSON.parse(r.output)).toEqual({ total: 2 });
     expect(r.trace).toMatchObject({ name: "Steps demo", status: "COMPLETED" });
-    const spans = r.trace.childrenSpans as { name: string; stepType: string; stepOp: string; attempts: number; outputID: string | null; status: string; duration: number }[];
+    const spans = r.trace.childrenSpans as {
+      name: string;
+      stepType: string;
+      stepOp: string;
+      attempts: number;
+      outputID: string | null;
+      status: string;
+      duration: number;
+    }[];
     expect(spans.map((s) => [s.name, s.stepOp, s.status])).toEqual([
       ["first", "RUN", "COMPLETED"],
       ["nap", "SLEEP", "COMPLETED"],
@@ -153,7 +195,12 @@ describe("inngest-local Dev Server API and dashboard", () => {
     ]);
     // As the SDK's helpers read a run's result: the FINALIZATION span's output.
     const fin = spans.find((s) => s.stepType === "FINALIZATION")!;
-    expect(JSON.parse((await gql(`query ($o: String!) { runTraceSpanOutputByID(outputID: $o) { data } }`, { o: fin.outputID })).body.data!.runTraceSpanOutputByID.data)).toEqual({ total: 2 });
+    expect(
+      JSON.parse(
+        (await gql(`query ($o: String!) { runTraceSpanOutputByID(outputID: $o) { data } }`, { o: fin.outputID })).body.data!
+          .runTraceSpanOutputByID.data,
+      ),
+    ).toEqual({ total: 2 });
     const second = spans.find((s) => s.name === "second")!;
     // Its second attempt succeeded: the dev server counts span attempts from 0.
     expect(second).toMatchObject({ stepType: "RUN", attempts: 1 });
@@ -169,7 +216,9 @@ describe("inngest-local Dev Server API and dashboard", () => {
   it("a step's span starts when it began running, not when its checkpoint arrived: its duration is the step's", async () => {
     const id = await send("api/slow", {});
     const run = await endedRun((await runFor(id, "slow")).id);
-    const { body } = await gql(`query ($id: String!) { run(runID: $id) { trace { childrenSpans { name duration startedAt endedAt } } } }`, { id: run.id });
+    const { body } = await gql(`query ($id: String!) { run(runID: $id) { trace { childrenSpans { name duration startedAt endedAt } } } }`, {
+      id: run.id,
+    });
     const [quick, think] = body.data!.run.trace.childrenSpans as { name: string; duration: number; startedAt: string; endedAt: string }[];
     expect(think!.name).toBe("think");
     expect(think!.duration).toBeGreaterThanOrEqual(290);
@@ -180,19 +229,30 @@ describe("inngest-local Dev Server API and dashboard", () => {
     const id = await send("api/fail", {});
     const run = await endedRun((await runFor(id, "fails")).id);
     expect(run.status).toBe("failed");
-    const { body } = await gql(`query ($id: String!) { run(runID: $id) { status trace { status childrenSpans { name status outputID } } } }`, { id: run.id });
+    const { body } = await gql(
+      `query ($id: String!) { run(runID: $id) { status trace { status childrenSpans { name status outputID } } } }`,
+      { id: run.id },
+    );
     expect(body.data!.run.status).toBe("FAILED");
     const boom = body.data!.run.trace.childrenSpans.find((s: { name: string }) => s.name === "boom");
     expect(boom.status).toBe("FAILED");
-    const out = await gql(`query ($o: String!) { runTraceSpanOutputByID(outputID: $o) { data error { name message cause } } }`, { o: boom.outputID });
+    const out = await gql(`query ($o: String!) { runTraceSpanOutputByID(outputID: $o) { data error { name message cause } } }`, {
+      o: boom.outputID,
+    });
     // The cause is the serialized error as an object (the dev server's Unknown scalar), not its JSON text.
-    expect(out.body.data!.runTraceSpanOutputByID).toMatchObject({ data: null, error: { name: "NonRetriableError", message: "no way", cause: { name: "Error", message: "underneath" } } });
+    expect(out.body.data!.runTraceSpanOutputByID).toMatchObject({
+      data: null,
+      error: { name: "NonRetriableError", message: "no way", cause: { name: "Error", message: "underneath" } },
+    });
   });
 
   it("eventV2(id) answers the event with its raw JSON and its runs", async () => {
     const id = await send("api/go", { ok: true, tag: "v2" });
     const run = await endedRun((await runFor(id, "steps")).id);
-    const { body } = await gql(`query ($id: ULID!) { eventV2(id: $id) { id name raw receivedAt occurredAt runs { id status function { slug } } } }`, { id });
+    const { body } = await gql(
+      `query ($id: ULID!) { eventV2(id: $id) { id name raw receivedAt occurredAt runs { id status function { slug } } } }`,
+      { id },
+    );
     const ev = body.data!.eventV2;
     expect(ev).toMatchObject({ id, name: "api/go", runs: [{ id: run.id, status: "COMPLETED", function: { slug: "api-app-steps" } }] });
     expect(JSON.parse(ev.raw)).toMatchObject({ name: "api/go", data: { ok: true, tag: "v2" } });
@@ -204,7 +264,11 @@ describe("inngest-local Dev Server API and dashboard", () => {
     const q = `query ($first: Int!, $after: String, $filter: RunsFilterV2) { runs(first: $first, after: $after, filter: $filter) { totalCount pageInfo { hasNextPage endCursor } edges { node { id status functionID } } } }`;
     const failed = await gql(q, { first: 10, filter: { status: ["FAILED"] } });
     expect(failed.body.data!.runs.edges.length).toBeGreaterThan(0);
-    expect(failed.body.data!.runs.edges.every((e: { node: { status: string; functionID: string } }) => e.node.status === "FAILED" && e.node.functionID === "api-app-fails")).toBe(true);
+    expect(
+      failed.body.data!.runs.edges.every(
+        (e: { node: { status: string; functionID: string } }) => e.node.status === "FAILED" && e.node.functionID === "api-app-fails",
+      ),
+    ).toBe(true);
     const steps = await gql(q, { first: 1, filter: { functionIDs: ["api-app-steps"] } });
     const total = steps.body.data!.runs.totalCount as number;
     expect(total).toBeGreaterThanOrEqual(3);
@@ -214,10 +278,17 @@ describe("inngest-local Dev Server API and dashboard", () => {
   });
 
   it("apps and functions: triggers with their condition, cron with its next run", async () => {
-    const { body } = await gql(`{ apps { id name url functionCount connected } functions { slug name triggers { type value condition nextRun } app { name } } }`);
+    const { body } = await gql(
+      `{ apps { id name url functionCount connected } functions { slug name triggers { type value condition nextRun } app { name } } }`,
+    );
     expect(body.data!.apps).toEqual([expect.objectContaining({ name: "api-app", url: app.url, functionCount: 5, connected: true })]);
-    const fns = body.data!.functions as { slug: string; triggers: { type: string; value: string; condition: string | null; nextRun: string | null }[] }[];
-    expect(fns.find((f) => f.slug === "api-app-steps")!.triggers).toEqual([{ type: "EVENT", value: "api/go", condition: "event.data.ok == true", nextRun: null }]);
+    const fns = body.data!.functions as {
+      slug: string;
+      triggers: { type: string; value: string; condition: string | null; nextRun: string | null }[];
+    }[];
+    expect(fns.find((f) => f.slug === "api-app-steps")!.triggers).toEqual([
+      { type: "EVENT", value: "api/go", condition: "event.data.ok == true", nextRun: null },
+    ]);
     const cron = fns.find((f) => f.slug === "api-app-nightly")!.triggers[0]!;
     expect(cron).toMatchObject({ type: "CRON", value: "0 3 * * *" });
     expect(new Date(cron.nextRun!).getUTCHours()).toBe(3);
@@ -242,7 +313,9 @@ describe("inngest-local Dev Server API and dashboard", () => {
       expect(res.text).toContain("Resync apps");
       expect(res.text).toContain("Steps demo");
       expect(res.text).toContain("event.data.ok == true");
-      expect(res.text).toMatch(/Cron <code>0 3 \* \* \*<\/code> <span class="muted">next run<\/span> <time datetime="[^"]+T03:00:00\.000Z"/);
+      expect(res.text).toMatch(
+        /Cron <code>0 3 \* \* \*<\/code> <span class="muted">next run<\/span> <time datetime="[^"]+T03:00:00\.000Z"/,
+      );
       expect(res.text).toContain('action="/ui/events"');
     });
 
@@ -260,7 +333,8 @@ describe("inngest-local Dev Server API and dashboard", () => {
 
     it("runs and events page by 20, newest first, keeping the filters in the page links", async () => {
       const ids: string[] = [];
-      for (let i = 0; i < 21; i++) ids.push(((await (await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST" })).json()) as { runId: string }).runId);
+      for (let i = 0; i < 21; i++)
+        ids.push(((await (await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST" })).json()) as { runId: string }).runId);
       await Promise.all(ids.map(endedRun));
       const first = await raw(`${local.url}/ui/runs?function=api-app-nightly&cron=1`);
       const total = local.runs().filter((r) => r.functionId === "api-app-nightly").length;
@@ -273,7 +347,9 @@ describe("inngest-local Dev Server API and dashboard", () => {
       expect(second.text).toContain('rel="prev">Newer runs');
       expect(second.text).not.toContain("Older runs");
       // Without the toggle every one of them is a hidden cron run.
-      expect((await raw(`${local.url}/ui/runs?function=api-app-nightly`)).text).toContain(`No runs match. ${total} scheduled (cron) runs are hidden.`);
+      expect((await raw(`${local.url}/ui/runs?function=api-app-nightly`)).text).toContain(
+        `No runs match. ${total} scheduled (cron) runs are hidden.`,
+      );
     });
 
     it("a run page shows the step timeline: start, duration, attempts, output or error", async () => {
@@ -292,13 +368,21 @@ describe("inngest-local Dev Server API and dashboard", () => {
     it("Cancel from the dashboard's own origin cancels with a reason; from another origin, or with none, it is refused", async () => {
       const id = await send("api/wait", {});
       const run = await runFor(id, "waits");
-      await waitFor("wait step", () => local.runs().find((r) => r.id === run.id)?.steps.some((s) => s.status === "waiting"));
+      await waitFor("wait step", () =>
+        local
+          .runs()
+          .find((r) => r.id === run.id)
+          ?.steps.some((s) => s.status === "waiting"),
+      );
 
       const evil = await form(`/ui/runs/${run.id}/cancel`, {}, "http://evil.example");
       expect(evil.status).toBe(403);
       const none = await form(`/ui/runs/${run.id}/cancel`, {}, null);
       expect(none.status).toBe(403);
-      const json = await raw(`${local.url}/runs/${run.id}/cancel`, { method: "POST", headers: { origin: "http://evil.example", "content-type": "text/plain" } });
+      const json = await raw(`${local.url}/runs/${run.id}/cancel`, {
+        method: "POST",
+        headers: { origin: "http://evil.example", "content-type": "text/plain" },
+      });
       expect(json.status).toBe(403);
       expect(local.runs().find((r) => r.id === run.id)!.status).toBe("running");
 
@@ -352,7 +436,11 @@ describe("inngest-local Dev Server API and dashboard", () => {
     it("answers on its own host names only (a rebound DNS name gets 421), and wants a form body", async () => {
       expect((await raw(`${local.url}/`, { headers: { host: "evil.example" } })).status).toBe(421);
       expect((await raw(`${local.url}/`, { headers: { host: `localhost:${local.port}` } })).status).toBe(200);
-      const asJson = await raw(`${local.url}/ui/sync`, { method: "POST", headers: { origin: local.url, "content-type": "application/json" }, body: "{}" });
+      const asJson = await raw(`${local.url}/ui/sync`, {
+        method: "POST",
+        headers: { origin: local.url, "content-type": "application/json" },
+        body: "{}",
+      });
       expect(asJson.status).toBe(415);
     });
   });
@@ -360,11 +448,18 @@ describe("inngest-local Dev Server API and dashboard", () => {
 
 describe("inngest-local Dev Server API in self-hosted mode", () => {
   it("GET /dev is 404, as `inngest start` answers it", async () => {
-    const local = await startInngestLocal({ port: 0, appUrls: ["http://127.0.0.1:9/api/inngest"], signingKey: "signkey-test-00ff", eventKeys: ["k"], log: () => {} });
+    const local = await startInngestLocal({
+      port: 0,
+      appUrls: ["http://127.0.0.1:9/api/inngest"],
+      signingKey: "signkey-test-00ff",
+      eventKeys: ["k"],
+      log: () => {},
+    });
     try {
       expect((await fetch(`${local.url}/dev`)).status).toBe(404);
       const query = JSON.stringify({ query: "{ apps { url connected } }" });
-      const gql = (headers: Record<string, string>) => fetch(`${local.url}/v0/gql`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: query });
+      const gql = (headers: Record<string, string>) =>
+        fetch(`${local.url}/v0/gql`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: query });
       expect((await gql({})).status).toBe(401); // the control plane needs a credential (control-plane.test.ts)
       expect((await gql({ authorization: "Bearer signkey-test-00ff" })).status).toBe(200);
     } finally {

@@ -54,7 +54,9 @@ describe("inngest-local durable endpoints (sync mode)", () => {
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ total: 21 });
     expect(ran).toEqual(["a", "b"]);
-    const run = await waitFor("the endpoint's run to end", () => local.runs().find((r) => r.functionId === "durable-endpoint-sum" && r.status !== "running"));
+    const run = await waitFor("the endpoint's run to end", () =>
+      local.runs().find((r) => r.functionId === "durable-endpoint-sum" && r.status !== "running"),
+    );
     expect(run.status).toBe("completed");
     expect(run.steps.map((s) => [s.name, s.status, s.output])).toEqual([
       ["a", "completed", 20],
@@ -69,7 +71,9 @@ describe("inngest-local durable endpoints (sync mode)", () => {
     expect(res.status).toBeGreaterThanOrEqual(500);
     const run = await waitFor("the sleepy run", () => local.runs().find((r) => r.functionId === "durable-endpoint-sleepy"));
     expect(run.status).toBe("failed");
-    expect((run.error as { message: string }).message).toMatch(/does not support durable endpoints that go async \(the "Sleep" op of step "nap"\)/);
+    expect((run.error as { message: string }).message).toMatch(
+      /does not support durable endpoints that go async \(the "Sleep" op of step "nap"\)/,
+    );
   });
 
   it("the output of a run that went async (GET /v1/http/runs/:id/output) is a 404 naming durable endpoints in async mode", async () => {

@@ -11,7 +11,6 @@ import { serve } from "inngest/node";
 import { startInngestLocal, type InngestLocal, type RunSummary } from "../index";
 import { sleep, startSdkApp, waitFor, type SdkApp } from "../sdk-app";
 
-
 /** One request the app answered: which step it was asked for, and the ops it answered with. */
 type Served = { fnId: string; stepId: string; status: number; ops: { op: string; displayName?: string }[] };
 
@@ -57,7 +56,8 @@ describe("inngest-local executor", () => {
   let seq = 0;
   const key = () => `k${++seq}`;
 
-  const runsOf = (fn: string, k?: string): RunSummary[] => local.runs().filter((r) => r.functionId === `exec-app-${fn}` && (k === undefined || r.event.data.k === k));
+  const runsOf = (fn: string, k?: string): RunSummary[] =>
+    local.runs().filter((r) => r.functionId === `exec-app-${fn}` && (k === undefined || r.event.data.k === k));
   const finalRun = (fn: string, k: string, timeoutMs = 8000) =>
     waitFor(`${fn} run for ${k} to end`, () => runsOf(fn, k).find((r) => r.status !== "running"), timeoutMs);
   const servedFor = (fn: string) => served.filter((s) => s.fnId === `exec-app-${fn}`);
@@ -80,12 +80,18 @@ describe("inngest-local executor", () => {
       child,
       slowChild,
       inngest.createFunction({ id: "race", triggers: [{ event: "exec/race" }] }, async ({ step }) =>
-        Promise.race([step.waitForEvent("wait", { event: "exec/never", timeout: "3s" }).then(() => "wait"), step.sleep("nap", "1s").then(() => "sleep")]),
+        Promise.race([
+          step.waitForEvent("wait", { event: "exec/never", timeout: "3s" }).then(() => "wait"),
+          step.sleep("nap", "1s").then(() => "sleep"),
+        ]),
       ),
       // The SDK's race mode (group.parallel): the first member to end settles the race.
       inngest.createFunction({ id: "race-mode", triggers: [{ event: "exec/race-mode" }] }, async ({ step, group }) =>
         group.parallel({ mode: "race" }, () =>
-          Promise.race([step.waitForEvent("wait", { event: "exec/never", timeout: "3s" }).then(() => "wait"), step.sleep("nap", "500ms").then(() => "sleep")]),
+          Promise.race([
+            step.waitForEvent("wait", { event: "exec/never", timeout: "3s" }).then(() => "wait"),
+            step.sleep("nap", "500ms").then(() => "sleep"),
+          ]),
         ),
       ),
       inngest.createFunction({ id: "all", triggers: [{ event: "exec/all" }] }, async ({ event, step }) => {
@@ -128,7 +134,11 @@ describe("inngest-local executor", () => {
         return "ok";
       }),
       inngest.createFunction({ id: "session-parent", triggers: [{ event: "exec/session-parent" }] }, async ({ event, step }) => {
-        await step.sendEvent("pass-on", { name: "exec/session-child", data: { k: event.data.k }, ...(event.data.override ? { meta: { sessions: { org: "override", team: null } } } : {}) });
+        await step.sendEvent("pass-on", {
+          name: "exec/session-child",
+          data: { k: event.data.k },
+          ...(event.data.override ? { meta: { sessions: { org: "override", team: null } } } : {}),
+        });
       }),
       inngest.createFunction({ id: "session-child", triggers: [{ event: "exec/session-child" }] }, async ({ event, sessions }) => {
         note(`sessions:${String(event.data.k)}`, sessions ?? null);
@@ -217,11 +227,17 @@ describe("inngest-local executor", () => {
       await send("wilder/x", { k });
       await waitFor("two wildcard runs", () => runsOf("wild", k).filter((r) => r.status === "completed").length === 2);
       await sleep(200);
-      expect(runsOf("wild", k).map((r) => r.output).sort()).toEqual(["wild/a", "wild/b/c"]);
+      expect(
+        runsOf("wild", k)
+          .map((r) => r.output)
+          .sort(),
+      ).toEqual(["wild/a", "wild/b/c"]);
     });
 
     it("a `*` anywhere else is refused at sync with a message, and the function's runs fail saying why", async () => {
-      expect(logs.some((l) => l.startsWith("ERROR fn exec-app-bad-wild") && l.includes('a wildcard must be a whole last segment ("prefix/*")'))).toBe(true);
+      expect(
+        logs.some((l) => l.startsWith("ERROR fn exec-app-bad-wild") && l.includes('a wildcard must be a whole last segment ("prefix/*")')),
+      ).toBe(true);
       const fns = (await (await fetch(`${local.url}/functions`)).json()) as { id: string; problems: string[] }[];
       expect(fns.find((f) => f.id === "exec-app-bad-wild")!.problems).toEqual([expect.stringContaining("wi*ld")]);
     });
@@ -265,9 +281,14 @@ describe("inngest-local executor", () => {
       const res = await fetch(`${local.url}/v0/gql`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ query: `query ($id: String!) { run(runID: $id) { trace { childrenSpans { name stepType status } } } }`, variables: { id: run.id } }),
+        body: JSON.stringify({
+          query: `query ($id: String!) { run(runID: $id) { trace { childrenSpans { name stepType status } } } }`,
+          variables: { id: run.id },
+        }),
       });
-      const spans = ((await res.json()) as { data: { run: { trace: { childrenSpans: { name: string; stepType: string; status: string }[] } } } }).data.run.trace.childrenSpans;
+      const spans = (
+        (await res.json()) as { data: { run: { trace: { childrenSpans: { name: string; stepType: string; status: string }[] } } } }
+      ).data.run.trace.childrenSpans;
       expect(spans.find((s) => s.name === "call-nobody")).toEqual({ name: "call-nobody", stepType: "INVOKE", status: "FAILED" });
     });
   });
@@ -301,7 +322,13 @@ describe("inngest-local executor", () => {
       expect(run).toMatchObject({ status: "completed", output: ["a", null] });
       const reqs = servedFor("step-and-sleep");
       const names = (s: Served) => s.ops.map((o) => `${o.op}:${o.displayName ?? ""}`);
-      expect(reqs.map((s) => s.stepId === "step" ? "discover" : "target")).toEqual(["discover", "target", "discover", "target", "discover"]);
+      expect(reqs.map((s) => (s.stepId === "step" ? "discover" : "target"))).toEqual([
+        "discover",
+        "target",
+        "discover",
+        "target",
+        "discover",
+      ]);
       expect(names(reqs[0]!)).toEqual(expect.arrayContaining(["StepPlanned:two-a", "Sleep:two-b"]));
       expect(names(reqs[1]!)).toEqual(["StepRun:two-a"]);
       // After the group, still planning: "three" is planned, then run on its own request.
@@ -324,7 +351,11 @@ describe("inngest-local executor", () => {
 
   it("drives a function through the /v0/gql run timeline, as the SDK's test helpers do", async () => {
     const gql = async (query: string, variables: Record<string, unknown>, operationName?: string) => {
-      const res = await fetch(`${local.url}/v0/gql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables, operationName }) });
+      const res = await fetch(`${local.url}/v0/gql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query, variables, operationName }),
+      });
       expect(res.status).toBe(200);
       return ((await res.json()) as { data: Record<string, any> }).data;
     };
@@ -335,7 +366,9 @@ describe("inngest-local executor", () => {
       const trace = (await gql(timeline, { runId }, "GetRunTimeline")).run?.trace as (Span & { childrenSpans: Span[] }) | undefined;
       return [trace, ...(trace?.childrenSpans ?? [])].find((s) => s && Object.entries(match).every(([k, v]) => s[k as keyof Span] === v));
     };
-    const output = async (outputID: string) => (await gql(`query ($id: String!) { runTraceSpanOutputByID(outputID: $id) { data error { name message } } }`, { id: outputID })).runTraceSpanOutputByID;
+    const output = async (outputID: string) =>
+      (await gql(`query ($id: String!) { runTraceSpanOutputByID(outputID: $id) { data error { name message } } }`, { id: outputID }))
+        .runTraceSpanOutputByID;
 
     const [eventId] = (await send("exec/timeline", { k: key() })).ids;
     // The run, found through the event as the helpers find it.

@@ -14,7 +14,8 @@ import { startSdkApp, tapBodies, waitFor, type SdkApp } from "../sdk-app";
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 /** The client with scoreMiddleware in its type, so functions get `step.score`. */
-const newClient = (baseUrl: string) => new Inngest({ id: "meta-app", isDev: true, baseUrl, logger: quiet, middleware: [scoreMiddleware()] });
+const newClient = (baseUrl: string) =>
+  new Inngest({ id: "meta-app", isDev: true, baseUrl, logger: quiet, middleware: [scoreMiddleware()] });
 
 type Meta = { kind: string; scope: string; values: Record<string, unknown>; updatedAt: string };
 type Node = { name: string; metadata: Meta[]; childrenSpans: Node[] };
@@ -29,8 +30,10 @@ describe("inngest-local run and step metadata (scores)", () => {
   /** The traceparent header of each call to the app, with the run it was for. */
   const traceparents: { runId: string; traceparent: string | undefined }[] = [];
 
-  const runOf = (fn: string, k: string): RunSummary | undefined => local.runs().find((r) => r.functionId === `meta-app-${fn}` && r.event.data.k === k);
-  const ended = (fn: string, k: string) => waitFor(`${fn} run for ${k} to end`, () => (runOf(fn, k)?.status === "running" ? undefined : runOf(fn, k)));
+  const runOf = (fn: string, k: string): RunSummary | undefined =>
+    local.runs().find((r) => r.functionId === `meta-app-${fn}` && r.event.data.k === k);
+  const ended = (fn: string, k: string) =>
+    waitFor(`${fn} run for ${k} to end`, () => (runOf(fn, k)?.status === "running" ? undefined : runOf(fn, k)));
 
   /** The trace with each span's metadata, queried as the SDK's test helpers query it. */
   async function traceOf(runId: string): Promise<Node> {
@@ -38,13 +41,21 @@ describe("inngest-local run and step metadata (scores)", () => {
     const res = await fetch(`${local.url}/v0/gql`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ query: `query ($runId: String!) { run(runID: $runId) { trace(preview: true) { ${fields} childrenSpans { ${fields} } } } }`, variables: { runId } }),
+      body: JSON.stringify({
+        query: `query ($runId: String!) { run(runID: $runId) { trace(preview: true) { ${fields} childrenSpans { ${fields} } } } }`,
+        variables: { runId },
+      }),
     });
     const body = (await res.json()) as { data?: { run: { trace: Node } }; errors?: unknown };
     expect(body.errors).toBeUndefined();
     return body.data!.run.trace;
   }
-  const scores = (metadata: Meta[]) => Object.fromEntries(metadata.filter((m) => m.kind === "inngest.score").flatMap((m) => Object.entries(m.values).map(([n, v]) => [n, (v as { value: unknown }).value])));
+  const scores = (metadata: Meta[]) =>
+    Object.fromEntries(
+      metadata
+        .filter((m) => m.kind === "inngest.score")
+        .flatMap((m) => Object.entries(m.values).map(([n, v]) => [n, (v as { value: unknown }).value])),
+    );
   const span = (trace: Node, name: string) => trace.childrenSpans.find((s) => s.name === name)!;
 
   beforeAll(async () => {
@@ -72,7 +83,12 @@ describe("inngest-local run and step metadata (scores)", () => {
       }),
     ];
     app.setHandler(
-      tapBodies(serve({ client: inngest, functions }), (req, body) => traceparents.push({ runId: String((body.ctx as { run_id?: string } | undefined)?.run_id ?? ""), traceparent: req.headers.traceparent as string | undefined })),
+      tapBodies(serve({ client: inngest, functions }), (req, body) =>
+        traceparents.push({
+          runId: String((body.ctx as { run_id?: string } | undefined)?.run_id ?? ""),
+          traceparent: req.headers.traceparent as string | undefined,
+        }),
+      ),
     );
     await waitFor("initial sync", () => logs.some((l) => l.startsWith('synced app "meta-app"')));
   });
@@ -91,7 +107,9 @@ describe("inngest-local run and step metadata (scores)", () => {
     const trace = await traceOf(run.id);
     expect(scores(trace.metadata)).toEqual({ first: true, second: 0.5 });
     // One entry per kind and scope: the second score merged into the first.
-    expect(trace.metadata).toEqual([{ kind: "inngest.score", scope: "run", values: { first: { value: true }, second: { value: 0.5 } }, updatedAt: expect.any(String) }]);
+    expect(trace.metadata).toEqual([
+      { kind: "inngest.score", scope: "run", values: { first: { value: true }, second: { value: 0.5 } }, updatedAt: expect.any(String) },
+    ]);
     expect(scores(span(trace, "my-step").metadata)).toEqual({ on_step: false });
   });
 
@@ -124,8 +142,14 @@ describe("inngest-local run and step metadata (scores)", () => {
     await inngest.send({ name: "meta/plain", data: { k } });
     const run = await ended("plain", k);
     const post = (stepId: string, values: Record<string, unknown>) =>
-      fetch(`${local.url}/v1/runs/${run.id}/metadata`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ target: { run_id: run.id, step_id: stepId }, metadata: [{ kind: "inngest.ai", op: "set", values }] }) });
-    expect((await post("my-step", { provider: "openai", request_model: "gpt-4o", input_tokens: 1_000_000, output_tokens: 0 })).status).toBe(200);
+      fetch(`${local.url}/v1/runs/${run.id}/metadata`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ target: { run_id: run.id, step_id: stepId }, metadata: [{ kind: "inngest.ai", op: "set", values }] }),
+      });
+    expect((await post("my-step", { provider: "openai", request_model: "gpt-4o", input_tokens: 1_000_000, output_tokens: 0 })).status).toBe(
+      200,
+    );
     const ai = () => traceOf(run.id).then((t) => span(t, "my-step").metadata.find((m) => m.kind === "inngest.ai")!.values);
     const priced = await ai();
     expect(priced.estimated_cost).toEqual(expect.any(Number));
@@ -150,7 +174,11 @@ describe("inngest-local run and step metadata (scores)", () => {
   });
 
   it("POST /v1/runs/{runId}/metadata for a run that does not exist is a 404", async () => {
-    const res = await fetch(`${local.url}/v1/runs/01NOSUCHRUN/metadata`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ target: { run_id: "01NOSUCHRUN" }, metadata: [] }) });
+    const res = await fetch(`${local.url}/v1/runs/01NOSUCHRUN/metadata`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ target: { run_id: "01NOSUCHRUN" }, metadata: [] }),
+    });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: "no such run" });
   });

@@ -45,9 +45,11 @@ function buildFunctions(inngest: Inngest, probe: Probe) {
     hit(`dedupe:${String(event.data.k)}`);
     return event.id;
   });
-  const onFailure = (fn: string) => async ({ error, event }: { error: Error; event: { data: { event: { data: unknown } } } }) => {
-    probe.failures.push({ fn, message: error.message, name: error.name, originalData: event.data.event.data });
-  };
+  const onFailure =
+    (fn: string) =>
+    async ({ error, event }: { error: Error; event: { data: { event: { data: unknown } } } }) => {
+      probe.failures.push({ fn, message: error.message, name: error.name, originalData: event.data.event.data });
+    };
 
   return [
     inngest.createFunction({ id: "multi", triggers: [{ event: "test/multi" }] }, async ({ event, step }) => {
@@ -77,13 +79,10 @@ function buildFunctions(inngest: Inngest, probe: Probe) {
         return "third time lucky";
       });
     }),
-    inngest.createFunction(
-      { id: "fn-level-flaky", triggers: [{ event: "test/fn-level-flaky" }] },
-      async ({ event }) => {
-        if (hit(`fnflaky:${String(event.data.k)}`) === 1) throw new Error("outside any step");
-        return "ok";
-      },
-    ),
+    inngest.createFunction({ id: "fn-level-flaky", triggers: [{ event: "test/fn-level-flaky" }] }, async ({ event }) => {
+      if (hit(`fnflaky:${String(event.data.k)}`) === 1) throw new Error("outside any step");
+      return "ok";
+    }),
     inngest.createFunction(
       { id: "nonretriable", triggers: [{ event: "test/nonretriable" }], onFailure: onFailure("nonretriable") },
       async ({ event, step }) => {
@@ -102,13 +101,11 @@ function buildFunctions(inngest: Inngest, probe: Probe) {
         });
       },
     ),
-    inngest.createFunction(
-      { id: "retry-after", triggers: [{ event: "test/retry-after" }] },
-      async ({ event, step }) =>
-        step.run("slow-down", () => {
-          if (hit(`retryafter:${String(event.data.k)}`) === 1) throw new RetryAfterError("slow down", 1000);
-          return "done";
-        }),
+    inngest.createFunction({ id: "retry-after", triggers: [{ event: "test/retry-after" }] }, async ({ event, step }) =>
+      step.run("slow-down", () => {
+        if (hit(`retryafter:${String(event.data.k)}`) === 1) throw new RetryAfterError("slow down", 1000);
+        return "done";
+      }),
     ),
     inngest.createFunction(
       {
@@ -176,7 +173,9 @@ function buildFunctions(inngest: Inngest, probe: Probe) {
     inngest.createFunction({ id: "invoker", triggers: [{ event: "test/invoke" }] }, async ({ step }) =>
       step.invoke("call-other", { function: dedupeFn, data: { k: "from-invoke" } }),
     ),
-    inngest.createFunction({ id: "signaller", triggers: [{ event: "test/signal" }] }, async ({ step }) => step.waitForSignal("await-signal", { signal: "go", timeout: "1m", onConflict: "fail" })),
+    inngest.createFunction({ id: "signaller", triggers: [{ event: "test/signal" }] }, async ({ step }) =>
+      step.waitForSignal("await-signal", { signal: "go", timeout: "1m", onConflict: "fail" }),
+    ),
     inngest.createFunction({ id: "debounced", debounce: { period: "1s" }, triggers: [{ event: "test/debounced" }] }, async () => "never"),
   ];
 }
@@ -194,7 +193,9 @@ describe.each([
   const key = () => `${checkpointing ? "cp" : "np"}-${++seq}`;
 
   const runsOf = (fn: string, k?: string): RunSummary[] =>
-    local.runs().filter((r) => r.functionId === `contract-app-${fn}` && (k === undefined || r.event.data.k === k || r.event.data.leaseId === k));
+    local
+      .runs()
+      .filter((r) => r.functionId === `contract-app-${fn}` && (k === undefined || r.event.data.k === k || r.event.data.leaseId === k));
   const ended = (r: RunSummary | undefined) => r && r.status !== "running" && r;
   const finalRun = (fn: string, k: string) => waitFor(`${fn} run for ${k} to end`, () => ended(runsOf(fn, k)[0]));
 
@@ -202,7 +203,14 @@ describe.each([
     app = await startSdkApp();
     // The stand-in starts first and keeps retrying the sync until the app answers.
     // The real retry schedule at 1/100: 150 ms, 300 ms, 600 ms… each plus up to 300 ms.
-    local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.01, syncRetryMs: 100, checkpointing, log: (l) => logs.push(l) });
+    local = await startInngestLocal({
+      port: 0,
+      appUrls: [app.url],
+      retryScale: 0.01,
+      syncRetryMs: 100,
+      checkpointing,
+      log: (l) => logs.push(l),
+    });
     // The SDK logs every (expected) step error to the console; keep the test output readable.
     const quiet = { info() {}, warn() {}, error() {}, debug() {} };
     inngest = new Inngest({ id: "contract-app", isDev: true, baseUrl: local.url, logger: quiet });
@@ -219,7 +227,9 @@ describe.each([
   it("retries the initial sync until the app answers, and re-syncs on POST /sync", async () => {
     expect(logs.some((l) => l.startsWith("waiting for app at"))).toBe(true);
     const fns = (await (await fetch(`${local.url}/functions`)).json()) as { id: string; triggers: unknown[] }[];
-    expect(fns.map((f) => f.id)).toEqual(expect.arrayContaining(["contract-app-multi", "contract-app-nonretriable-failure", "contract-app-nightly"]));
+    expect(fns.map((f) => f.id)).toEqual(
+      expect.arrayContaining(["contract-app-multi", "contract-app-nonretriable-failure", "contract-app-nightly"]),
+    );
     const res = await fetch(`${local.url}/sync`, { method: "POST" });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { functions: string[] }).functions).toContain("contract-app-exhausted-failure");
@@ -284,13 +294,18 @@ describe.each([
     expect(run.attempts).toBe(1);
     expect(probe.calls[`nonretriable:${k}`]).toBe(1);
     expect(run.error).toMatchObject({ message: "nope, never" });
-    const failure = await waitFor("onFailure", () => probe.failures.find((f) => f.fn === "nonretriable" && (f.originalData as { k: string }).k === k));
+    const failure = await waitFor("onFailure", () =>
+      probe.failures.find((f) => f.fn === "nonretriable" && (f.originalData as { k: string }).k === k),
+    );
     expect(failure).toMatchObject({ message: "nope, never", name: "NonRetriableError" });
     const handlerRun = await waitFor("failure run", () =>
       ended(local.runs().find((r) => r.functionId === "contract-app-nonretriable-failure" && r.event.data.run_id === run.id)),
     );
     expect(handlerRun.status).toBe("completed");
-    expect(handlerRun.event).toMatchObject({ name: "inngest/function.failed", data: { function_id: "contract-app-nonretriable", event: { name: "test/nonretriable" } } });
+    expect(handlerRun.event).toMatchObject({
+      name: "inngest/function.failed",
+      data: { function_id: "contract-app-nonretriable", event: { name: "test/nonretriable" } },
+    });
   });
 
   it("fails once retries are exhausted (retries: 2 → 3 attempts) and runs onFailure", async () => {
@@ -300,7 +315,9 @@ describe.each([
     expect(run).toMatchObject({ status: "failed", attempts: 3, maxAttempts: 3, error: { message: "boom" } });
     expect(run.steps[0]).toMatchObject({ name: "always-fails", status: "failed", attempts: 3 });
     expect(probe.calls[`exhausted:${k}`]).toBe(3);
-    const failure = await waitFor("onFailure", () => probe.failures.find((f) => f.fn === "exhausted" && (f.originalData as { k: string }).k === k));
+    const failure = await waitFor("onFailure", () =>
+      probe.failures.find((f) => f.fn === "exhausted" && (f.originalData as { k: string }).k === k),
+    );
     expect(failure.message).toBe("boom");
   });
 
@@ -332,7 +349,9 @@ describe.each([
       { name: "test/lease.opened", data: { leaseId: a } },
       { name: "test/lease.opened", data: { leaseId: b } },
     ]);
-    await waitFor("both sleeping", () => [a, b].every((id) => runsOf("lease-watch", id)[0]?.steps.some((s) => s.name === "hold" && s.status === "sleeping")));
+    await waitFor("both sleeping", () =>
+      [a, b].every((id) => runsOf("lease-watch", id)[0]?.steps.some((s) => s.name === "hold" && s.status === "sleeping")),
+    );
     await inngest.send({ name: "test/lease.closed", data: { leaseId: a } });
     await inngest.send({ name: "test/lease.closed", data: { leaseId: "someone-else" } });
     const runA = await finalRun("lease-watch", a);
@@ -422,7 +441,10 @@ describe.each([
     expect(res.status).toBe(200);
     expect(body.status).toBe(200);
     expect(body.ids).toHaveLength(1);
-    const bad = await fetch(`${local.url}/e/any-key`, { method: "POST", body: JSON.stringify([{ name: "test/multi", data: { k: "never" } }, { data: {} }]) });
+    const bad = await fetch(`${local.url}/e/any-key`, {
+      method: "POST",
+      body: JSON.stringify([{ name: "test/multi", data: { k: "never" } }, { data: {} }]),
+    });
     expect(bad.status).toBe(400);
     await sleep(100);
     expect(runsOf("multi", "never")).toHaveLength(0); // the batch is rejected whole
@@ -433,7 +455,11 @@ describe.each([
     const res = await fetch(`${local.url}/fn/contract-app-nightly/invoke`, { method: "POST" });
     const { runId } = (await res.json()) as { runId: string };
     const run = await waitFor("cron run", () => ended(local.runs().find((r) => r.id === runId)));
-    expect(run).toMatchObject({ status: "completed", eventName: "inngest/scheduled.timer", output: { cron: "0 3 * * *", name: "inngest/scheduled.timer" } });
+    expect(run).toMatchObject({
+      status: "completed",
+      eventName: "inngest/scheduled.timer",
+      output: { cron: "0 3 * * *", name: "inngest/scheduled.timer" },
+    });
     expect(probe.calls["nightly:sweep"]).toBe(before + 1);
     // The short id works too, and GET /functions shows the next scheduled time.
     expect((await fetch(`${local.url}/fn/nightly/invoke`, { method: "POST" })).status).toBe(200);
@@ -472,7 +498,11 @@ describe.each([
       ["POST", "/v1/nothing-here", /does not implement POST \/v1\/nothing-here/],
     ];
     for (const [method, path, said] of cases) {
-      const res = await fetch(`${local.url}${path}`, { method, headers: { "content-type": "application/json" }, ...(method === "POST" ? { body: "{}" } : {}) });
+      const res = await fetch(`${local.url}${path}`, {
+        method,
+        headers: { "content-type": "application/json" },
+        ...(method === "POST" ? { body: "{}" } : {}),
+      });
       expect(res.status).toBe(404);
       expect(((await res.json()) as { error: string }).error).toMatch(said);
       expect(logs.some((l) => l.startsWith(`ERROR unsupported route ${method} ${path}`))).toBe(true);
@@ -513,7 +543,9 @@ describe("inngest-local CLI", () => {
       await waitFor("sync retry line", () => out.includes("waiting for app at"));
       expect(out).toContain("(retry schedule ×0.01,");
       const client = new Inngest({ id: "cli-app", isDev: true, baseUrl: url, logger: { info() {}, warn() {}, error() {}, debug() {} } });
-      const fn = client.createFunction({ id: "hello", triggers: [{ event: "cli/hello" }] }, async ({ step }) => step.run("greet", () => "hi"));
+      const fn = client.createFunction({ id: "hello", triggers: [{ event: "cli/hello" }] }, async ({ step }) =>
+        step.run("greet", () => "hi"),
+      );
       app.setHandler(serve({ client, functions: [fn] }));
       await waitFor("synced line", () => out.includes('synced app "cli-app"'), 5000);
       await client.send({ name: "cli/hello", data: {} });
@@ -549,7 +581,15 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
 
   beforeAll(async () => {
     app = await startSdkApp();
-    local = await startInngestLocal({ port: 0, appUrls: [app.url], retryScale: 0.01, syncRetryMs: 100, signingKey, eventKeys: [eventKey], log: (l) => logs.push(l) });
+    local = await startInngestLocal({
+      port: 0,
+      appUrls: [app.url],
+      retryScale: 0.01,
+      syncRetryMs: 100,
+      signingKey,
+      eventKeys: [eventKey],
+      log: (l) => logs.push(l),
+    });
     inngest = new Inngest({ id: "signed-app", isDev: false, baseUrl: local.url, signingKey, eventKey, logger: quiet });
     const steps = inngest.createFunction({ id: "steps", triggers: [{ event: "signed/steps" }] }, async ({ event, step }) => {
       const a = await step.run("a", () => ((calls.a = (calls.a ?? 0) + 1), 1));
@@ -558,9 +598,10 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
     });
     const failing = inngest.createFunction(
       { id: "fails", retries: 0, triggers: [{ event: "signed/fails" }], onFailure: async ({ error }) => `handled ${error.message}` },
-      async ({ step }) => step.run("boom", () => {
-        throw new NonRetriableError("no");
-      }),
+      async ({ step }) =>
+        step.run("boom", () => {
+          throw new NonRetriableError("no");
+        }),
     );
     app.setHandler(serve({ client: inngest, functions: [steps, failing] }));
     await waitFor("signed in-band sync", () => logs.some((l) => l.startsWith('synced app "signed-app"')));
@@ -579,17 +620,24 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
 
   it("runs a function to completion: the in-band sync and every call signed and accepted by the SDK, checkpoints authenticated", async () => {
     await inngest.send({ name: "signed/steps", data: { k: "one" } });
-    const run = await waitFor("signed run to end", () => local.runs().find((r) => r.functionId === "signed-app-steps" && r.status !== "running"));
+    const run = await waitFor("signed run to end", () =>
+      local.runs().find((r) => r.functionId === "signed-app-steps" && r.status !== "running"),
+    );
     expect(run).toMatchObject({ status: "completed", output: { sum: 3, k: "one" } });
     // Checkpoints reached the stand-in with the SDK's bearer (a refused one would not show here).
-    expect(run.steps.map((s) => [s.name, s.checkpointed])).toEqual([["a", true], ["b", true]]);
+    expect(run.steps.map((s) => [s.name, s.checkpointed])).toEqual([
+      ["a", true],
+      ["b", true],
+    ]);
     expect([calls.a, calls.b]).toEqual([1, 1]);
     expect(logs.filter((l) => l.includes("(401)"))).toEqual([]);
   });
 
   it("a failure reaches onFailure, through the same signed calls", async () => {
     await inngest.send({ name: "signed/fails", data: {} });
-    const handled = await waitFor("the failure handler's run", () => local.runs().find((r) => r.functionId === "signed-app-fails-failure" && r.status !== "running"));
+    const handled = await waitFor("the failure handler's run", () =>
+      local.runs().find((r) => r.functionId === "signed-app-fails-failure" && r.status !== "running"),
+    );
     expect(handled).toMatchObject({ status: "completed", output: "handled no" });
   });
 
@@ -598,7 +646,14 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
       event: { name: "signed/steps", data: { k: "direct" }, ts: Date.now(), id: "direct-1" },
       events: [{ name: "signed/steps", data: { k: "direct" }, ts: Date.now(), id: "direct-1" }],
       steps: {},
-      ctx: { run_id: "01DIRECT", attempt: 0, max_attempts: 1, disable_immediate_execution: true, use_api: false, stack: { stack: [], current: 0 } },
+      ctx: {
+        run_id: "01DIRECT",
+        attempt: 0,
+        max_attempts: 1,
+        disable_immediate_execution: true,
+        use_api: false,
+        stack: { stack: [], current: 0 },
+      },
     };
     const text = canonicalBody(body);
     const call = (signature?: string) =>
@@ -610,7 +665,12 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
     const signed = await call(signBody(text, signingKey));
     expect(signed.status).toBe(206); // the SDK ran the function and reports its first step
     const other = `signkey-test-${randomBytes(32).toString("hex")}`;
-    for (const sig of [undefined, signBody(text, other), signBody(text, signingKey, new Date(Date.now() - 6 * 60_000)), signBody(`${text} `, signingKey).replace(/s=.*/, "s=")]) {
+    for (const sig of [
+      undefined,
+      signBody(text, other),
+      signBody(text, signingKey, new Date(Date.now() - 6 * 60_000)),
+      signBody(`${text} `, signingKey).replace(/s=.*/, "s="),
+    ]) {
       expect((await call(sig)).status, String(sig)).toBe(401);
     }
     // The same key signs a body whose keys come in another order: it is the canonical form that counts.
@@ -621,11 +681,22 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
   it("refuses events without the right event key (401, as the real server), and starts nothing", async () => {
     const before = local.runs().length;
     for (const key of ["wrong-key", `${eventKey}0`, "test"]) {
-      const res = await fetch(`${local.url}/e/${key}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify([{ name: "signed/steps", data: { k: "nope" } }]) });
+      const res = await fetch(`${local.url}/e/${key}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify([{ name: "signed/steps", data: { k: "nope" } }]),
+      });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ ids: [], status: 401, error: "Event key not found" });
     }
-    const wrong = new Inngest({ id: "signed-app", isDev: false, baseUrl: local.url, signingKey, eventKey: "not-the-event-key", logger: quiet });
+    const wrong = new Inngest({
+      id: "signed-app",
+      isDev: false,
+      baseUrl: local.url,
+      signingKey,
+      eventKey: "not-the-event-key",
+      logger: quiet,
+    });
     await expect(wrong.send({ name: "signed/steps", data: { k: "nope" } })).rejects.toThrow(/401/);
     await sleep(100);
     expect(local.runs().length).toBe(before);
@@ -645,7 +716,9 @@ describe("inngest-local self-hosted mode (signed, as the SDK verifies)", () => {
     for (const auth of [undefined, `Bearer ${hashSigningKey(`signkey-test-${"ab".repeat(32)}`)}`, `Bearer ${signingKey}`]) {
       expect((await register(auth)).status).toBe(401);
     }
-    const fns = (await (await fetch(`${local.url}/functions`, { headers: { authorization: `Bearer ${signingKey}` } })).json()) as { app: string }[];
+    const fns = (await (await fetch(`${local.url}/functions`, { headers: { authorization: `Bearer ${signingKey}` } })).json()) as {
+      app: string;
+    }[];
     expect(fns.every((f) => f.app === app.url)).toBe(true);
     // Checkpoints, too, need the bearer.
     const cp = await fetch(`${local.url}/v1/checkpoint/01ANY/async`, { method: "POST", body: "{}" });
@@ -671,7 +744,9 @@ describe("inngest-local building blocks", () => {
     expect(e.evaluate({ event: { data: { leaseId: "l1" } }, async: { data: { leaseId: "l1", kind: "hard" } } })).toBe(true);
     expect(e.evaluate({ event: { data: { leaseId: "l1" } }, async: { data: { leaseId: "l2" } } })).toBe(false);
     // Missing on both sides must not match (CEL would error).
-    expect(compileExpression("event.data.x == async.data.x", ["event", "async"]).evaluate({ event: { data: {} }, async: { data: {} } })).toBe(false);
+    expect(
+      compileExpression("event.data.x == async.data.x", ["event", "async"]).evaluate({ event: { data: {} }, async: { data: {} } }),
+    ).toBe(false);
     expect(() => compileExpression("size(event.data.items) > 2", ["event"])).toThrow(/unsupported/);
     expect(() => compileExpression("other.data.x == 1", ["event"])).toThrow(/unknown variable/);
   });

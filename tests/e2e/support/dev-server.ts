@@ -59,13 +59,20 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   }
 
   const [port, inngestPort] = [await freePort(), await freePort()];
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), INNGEST_PORT: String(inngestPort), NEXT_DIST_DIR: DEV_DIST_DIR };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    INNGEST_PORT: String(inngestPort),
+    NEXT_DIST_DIR: DEV_DIST_DIR,
+  };
   if (opts.checkout) {
     delete env.DATABASE_URL;
     delete env.NEXT_DIST_DIR;
   }
   // What a developer's shell would not have: the production run's settings.
-  for (const key of Object.keys(env)) if (/^(E2E_|NODE_ENV$|SESSION_|LEASE_|MODEL_|INNGEST_(?!PORT$)|APP_URL$|TRUST_PROXY$)/.test(key)) delete env[key];
+  for (const key of Object.keys(env))
+    if (/^(E2E_|NODE_ENV$|SESSION_|LEASE_|MODEL_|INNGEST_(?!PORT$)|APP_URL$|TRUST_PROXY$)/.test(key)) delete env[key];
 
   fs.mkdirSync(LOG_DIR, { recursive: true });
   const logFile = path.join(LOG_DIR, opts.logName ?? "npm-run-dev.log");
@@ -98,7 +105,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     // npm is gone; tools/dev.ts stops the app and the Inngest server (each in a group of its
     // own) just after. Wait for both ports to close, so nothing is left running.
     const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && ((await listening(port)) || (await listening(inngestPort)))) await new Promise((r) => setTimeout(r, 250));
+    while (Date.now() < deadline && ((await listening(port)) || (await listening(inngestPort))))
+      await new Promise((r) => setTimeout(r, 250));
     log.end();
     if (opts.checkout) return;
     const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });

@@ -82,7 +82,9 @@ export const test = base.extend<Fixtures, { workerSql: Sql }>({
       await context.addInitScript(() => {
         document.addEventListener("securitypolicyviolation", (e) => {
           const report = (window as unknown as { __reportCspViolation?: (v: string) => void }).__reportCspViolation;
-          report?.(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})${e.sample ? `: ${e.sample}` : ""}`);
+          report?.(
+            `${e.effectiveDirective} blocked ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})${e.sample ? `: ${e.sample}` : ""}`,
+          );
         });
       });
       context.on("console", (message: ConsoleMessage) => {
@@ -127,7 +129,10 @@ export async function expectAccessible(page: Page, label: string): Promise<void>
   await page.evaluate(`${fs.readFileSync(path.join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8")}\n;void 0`);
   const result = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<AxeResult> } }).axe;
-    type AxeResult = { violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[]; passes: unknown[] };
+    type AxeResult = {
+      violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+      passes: unknown[];
+    };
     const r = await axe.run(document, { resultTypes: ["violations"] });
     return {
       passes: r.passes.length,

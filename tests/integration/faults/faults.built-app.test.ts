@@ -107,7 +107,13 @@ async function call(kind: Kind, invoiceId: string, method: string, path: string,
   }
   try {
     const res = await pending;
-    calls.push({ kind, started, ended: performance.now(), status: res.status, detail: typeof res.body === "object" ? res.body?.detail : undefined });
+    calls.push({
+      kind,
+      started,
+      ended: performance.now(),
+      status: res.status,
+      detail: typeof res.body === "object" ? res.body?.detail : undefined,
+    });
     return res;
   } catch (error) {
     const timedOut = error instanceof Error && error.name === "TimeoutError";
@@ -174,13 +180,23 @@ async function overstaying(): Promise<{ id: string; status: string; overdue_ms: 
 /** The model view the invariants compare with, derived from the applied leases' events. */
 async function checkDbInvariants(invoiceIds: string[], initial: Map<string, number>, ledger: Ledger) {
   const leases = await t.db
-    .select({ id: inferenceLease.id, status: inferenceLease.status, invoiceId: inferenceLease.invoiceId, proposal: inferenceLease.proposal })
+    .select({
+      id: inferenceLease.id,
+      status: inferenceLease.status,
+      invoiceId: inferenceLease.invoiceId,
+      proposal: inferenceLease.proposal,
+    })
     .from(inferenceLease)
     .where(inArray(inferenceLease.invoiceId, invoiceIds));
   const applied = await t.db
     .select({ leaseId: leaseEvent.leaseId })
     .from(leaseEvent)
-    .where(and(eq(leaseEvent.kind, "applied"), inArray(leaseEvent.leaseId, leases.length ? leases.map((l) => l.id) : ["00000000-0000-4000-8000-000000000000"])))
+    .where(
+      and(
+        eq(leaseEvent.kind, "applied"),
+        inArray(leaseEvent.leaseId, leases.length ? leases.map((l) => l.id) : ["00000000-0000-4000-8000-000000000000"]),
+      ),
+    )
     .orderBy(asc(leaseEvent.id));
   const invoices = invoiceIds.map((id) => ({ id, version: initial.get(id)!, summary: null as string | null }));
   for (const { leaseId } of applied) {
@@ -239,12 +255,14 @@ async function killAppMid(kind: Kind) {
 
 async function generatingRuns(): Promise<{ runId: string; leaseId: string }[]> {
   const runs = await inngest.runs();
-  return runs
-    .filter((r) => r.functionId === "claimcheck-generate-lease-proposal" && r.status === "running")
-    // Its generate step (the read, then the model call) runs in the app's first request and
-    // is recorded only when it ends: a running run without a propose step is generating.
-    .filter((r) => !r.steps.some((s) => s.name === "propose") && !r.steps.some((s) => s.name === "generate" && s.status === "completed"))
-    .map((r) => ({ runId: r.id, leaseId: (r.event.data as { leaseId: string }).leaseId }));
+  return (
+    runs
+      .filter((r) => r.functionId === "claimcheck-generate-lease-proposal" && r.status === "running")
+      // Its generate step (the read, then the model call) runs in the app's first request and
+      // is recorded only when it ends: a running run without a propose step is generating.
+      .filter((r) => !r.steps.some((s) => s.name === "propose") && !r.steps.some((s) => s.name === "generate" && s.status === "completed"))
+      .map((r) => ({ runId: r.id, leaseId: (r.event.data as { leaseId: string }).leaseId }))
+  );
 }
 
 /** The first moment after a fault that the app answered a client with a 2xx. */
@@ -265,7 +283,13 @@ describe("the event streams' LISTEN connection terminated", () => {
       // the stream's own re-read at the deadline cannot be what delivers the change.
       const [lease] = await t.db
         .insert(inferenceLease)
-        .values({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open", deadlineAt: sql`now() + interval '60 seconds'` })
+        .values({
+          actorId: user.id,
+          invoiceId: inv.id,
+          purpose: "summarize_invoice",
+          status: "open",
+          deadlineAt: sql`now() + interval '60 seconds'`,
+        })
         .returning();
       await t.db.insert(leaseEvent).values({ leaseId: lease!.id, kind: "opened" });
       const stream = await openEventStream(app.url, lease!.id, cookie);
@@ -333,27 +357,43 @@ describe("faults while lease lifecycles run", () => {
       await sleep(2000);
       phase("kill the app mid-generation");
       await awayFromSweepTick();
-      const inGeneration = await waitFor("a generation in its model call", async () => {
-        const runs = await generatingRuns();
-        return runs.length ? runs : undefined;
-      }, 20_000);
+      const inGeneration = await waitFor(
+        "a generation in its model call",
+        async () => {
+          const runs = await generatingRuns();
+          return runs.length ? runs : undefined;
+        },
+        20_000,
+      );
       await killAppAndRestart("app SIGKILL mid-generation", { leaseIds: inGeneration.map((r) => r.leaseId) });
       await sleep(3000);
 
       // 2. The Inngest server, killed while runs are in flight, and started again.
       phase("kill the Inngest server mid-run");
       await awayFromSweepTick();
-      const orphaned = await waitFor("a generation in flight", async () => {
-        const runs = await generatingRuns();
-        return runs.length ? runs : undefined;
-      }, 20_000);
+      const orphaned = await waitFor(
+        "a generation in flight",
+        async () => {
+          const runs = await generatingRuns();
+          return runs.length ? runs : undefined;
+        },
+        20_000,
+      );
       const inngestKilledAt = performance.now();
       await inngest.kill("SIGKILL");
       await sleep(1500); // opens meanwhile cannot dispatch: 503 dispatch_failed, lease closed
       await inngest.start();
       const inngestBack = performance.now();
-      await waitFor("the Inngest server to have synced the app again", async () => (await fetch(`${inngest.url}/functions`, { headers: { authorization: `Bearer ${inngest.signingKey}` } })).json().then((f: unknown[]) => f.length > 0));
-      kills.push({ fault: "Inngest server SIGKILL mid-run", leaseIds: orphaned.map((r) => r.leaseId), downMs: Math.round(inngestBack - inngestKilledAt) });
+      await waitFor("the Inngest server to have synced the app again", async () =>
+        (await fetch(`${inngest.url}/functions`, { headers: { authorization: `Bearer ${inngest.signingKey}` } }))
+          .json()
+          .then((f: unknown[]) => f.length > 0),
+      );
+      kills.push({
+        fault: "Inngest server SIGKILL mid-run",
+        leaseIds: orphaned.map((r) => r.leaseId),
+        downMs: Math.round(inngestBack - inngestKilledAt),
+      });
       // The app was not restarted: a lifecycle started now is proposed again.
       await sleep(3000);
 
@@ -392,7 +432,10 @@ describe("faults while lease lifecycles run", () => {
       const probe = workers[0]!;
       const pushed: string[] = [];
       for (const invoiceId of probe.invoices.slice(-3)) {
-        const opened = await http(app.url, "POST", "/api/leases", { cookie: probe.cookie, json: { invoice_id: invoiceId, purpose: "summarize_invoice" } });
+        const opened = await http(app.url, "POST", "/api/leases", {
+          cookie: probe.cookie,
+          json: { invoice_id: invoiceId, purpose: "summarize_invoice" },
+        });
         expect([200, 201], JSON.stringify(opened.body)).toContain(opened.status);
         const stream = await openEventStream(app.url, opened.body.lease_id, probe.cookie);
         try {
@@ -410,10 +453,14 @@ describe("faults while lease lifecycles run", () => {
       const [last] = await admin<{ latest: Date }[]>`select max(deadline_at) as latest from inference_lease`;
       const settleBy = last!.latest.getTime() + SWEEP_PERIOD_MS + SETTLE_SLACK_MS;
       phase(`settle (waiting up to ${Math.max(0, Math.round((settleBy - Date.now()) / 1000))} s for the sweep)`);
-      await waitFor("every lease to close", async () => {
-        const [row] = await admin<{ n: number }[]>`select count(*)::int as n from inference_lease where status in ('open','proposed')`;
-        return row!.n === 0;
-      }, Math.max(1000, settleBy - Date.now() + 2000)).catch(async (error: Error) => {
+      await waitFor(
+        "every lease to close",
+        async () => {
+          const [row] = await admin<{ n: number }[]>`select count(*)::int as n from inference_lease where status in ('open','proposed')`;
+          return row!.n === 0;
+        },
+        Math.max(1000, settleBy - Date.now() + 2000),
+      ).catch(async (error: Error) => {
         const left = await admin`select id, status, deadline_at, now() as now from inference_lease where status in ('open','proposed')`;
         throw new Error(`${error.message}: ${JSON.stringify(left)}`);
       });
@@ -451,7 +498,15 @@ describe("faults while lease lifecycles run", () => {
           k.leaseIds = rows.map((r) => r.id);
         }
       }
-      const killed = await Promise.all(kills.map(async (k) => ({ ...k, leaseIds: undefined, invoiceId: undefined, wallAt: undefined, outcomes: await outcome(k.leaseIds) })));
+      const killed = await Promise.all(
+        kills.map(async (k) => ({
+          ...k,
+          leaseIds: undefined,
+          invoiceId: undefined,
+          wallAt: undefined,
+          outcomes: await outcome(k.leaseIds),
+        })),
+      );
       const [all] = [
         await admin<{ outcome: string; n: number }[]>`
           select status || coalesce('/' || closed_reason, '') as outcome, count(*)::int as n
@@ -474,7 +529,9 @@ describe("faults while lease lifecycles run", () => {
       const bad = calls.filter((c) => c.status === "timeout" || (typeof c.status === "number" && c.status >= 500 && c.status !== 503));
       expect(bad).toEqual([]);
       // A connection error only while the app was down (killed until serving again).
-      const unexplained = calls.filter((c) => c.status === "connection_error" && !downWindows.some((w) => c.ended >= w.from - 50 && c.started <= w.to + 50));
+      const unexplained = calls.filter(
+        (c) => c.status === "connection_error" && !downWindows.some((w) => c.ended >= w.from - 50 && c.started <= w.to + 50),
+      );
       expect(unexplained).toEqual([]);
       // The faults hit something: requests cut off by the kills, and runs orphaned.
       expect(calls.some((c) => c.status === "connection_error")).toBe(true);
@@ -485,8 +542,12 @@ describe("faults while lease lifecycles run", () => {
         expect(o).toMatch(/^(expired\/deadline_passed|rejected\/generation_failed|applied) /);
       }
       // While the Inngest server was frozen, opens were answered, without a hang.
-      const opensWhileFrozen = calls.filter((c) => c.kind === "open" && c.started >= frozenAt && c.started < frozenAt + FREEZE_MS - CLIENT_TIMEOUT_MS / 2);
-      console.info(`[faults] opens while the Inngest server was frozen: ${JSON.stringify(opensWhileFrozen.map((c) => ({ status: c.status, detail: c.detail, ms: Math.round(c.ended - c.started) })))}`);
+      const opensWhileFrozen = calls.filter(
+        (c) => c.kind === "open" && c.started >= frozenAt && c.started < frozenAt + FREEZE_MS - CLIENT_TIMEOUT_MS / 2,
+      );
+      console.info(
+        `[faults] opens while the Inngest server was frozen: ${JSON.stringify(opensWhileFrozen.map((c) => ({ status: c.status, detail: c.detail, ms: Math.round(c.ended - c.started) })))}`,
+      );
       expect(opensWhileFrozen.length).toBeGreaterThan(0);
       for (const c of opensWhileFrozen) expect({ status: c.status, detail: c.detail }).toEqual({ status: 503, detail: "dispatch_failed" });
       // The app came back from each database fault by itself.

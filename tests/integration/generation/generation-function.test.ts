@@ -85,7 +85,11 @@ describe("generate-lease-proposal on a real database", () => {
     // The output as the Inngest server gets it: encrypted (inngest/encryption.ts).
     expect(result).toMatchObject({ __ENCRYPTED__: true });
     expect(await opened(result)).toEqual({ leaseId, outcome: "proposed" });
-    expect(await leaseRow(leaseId)).toMatchObject({ status: "proposed", closedReason: null, proposal: { summary: FAKE_SUMMARY, model: "fake-model" } });
+    expect(await leaseRow(leaseId)).toMatchObject({
+      status: "proposed",
+      closedReason: null,
+      proposal: { summary: FAKE_SUMMARY, model: "fake-model" },
+    });
     expect(await leaseEvents(leaseId)).toEqual([
       { kind: "opened", detail: { ttl_seconds: 60, invoice_version: inv.version } },
       { kind: "proposed", detail: { model: "fake-model", summary_chars: FAKE_SUMMARY.length } },
@@ -167,7 +171,10 @@ describe("recordGenerationFailure (the failure handler's body) on a real databas
     expect(result).toEqual({ closed: true });
     expect(await leaseRow(leaseId)).toMatchObject({ status: "rejected", closedReason: "generation_failed", proposal: null });
     expect((await leaseEvents(leaseId)).slice(1)).toEqual([
-      { kind: "generation_failed", detail: { code: "model_output_invalid", message: "The model's answer could not be used.", closed: true } },
+      {
+        kind: "generation_failed",
+        detail: { code: "model_output_invalid", message: "The model's answer could not be used.", closed: true },
+      },
     ]);
   });
 
@@ -175,7 +182,8 @@ describe("recordGenerationFailure (the failure handler's body) on a real databas
     const { leaseId, data } = await openedLease();
     const sqlError = {
       name: "PostgresError",
-      message: 'duplicate key value violates unique constraint "lease_event_pkey": insert into "lease_event" ("lease_id", "kind") values ($1, $2)',
+      message:
+        'duplicate key value violates unique constraint "lease_event_pkey": insert into "lease_event" ("lease_id", "kind") values ($1, $2)',
     };
 
     expect(await recordGenerationFailure(t.db, data, sqlError)).toEqual({ closed: true });
@@ -202,10 +210,12 @@ describe("recordGenerationFailure (the failure handler's body) on a real databas
     const before = await leaseRow(leaseId);
     const { runNonce: _dropped, ...withoutNonce } = data;
 
-    expect(await recordGenerationFailure(t.db, withoutNonce, { name: "EventValidationError", message: "runNonce: Invalid input" })).toEqual({
-      closed: false,
-      refused: "run_mismatch",
-    });
+    expect(await recordGenerationFailure(t.db, withoutNonce, { name: "EventValidationError", message: "runNonce: Invalid input" })).toEqual(
+      {
+        closed: false,
+        refused: "run_mismatch",
+      },
+    );
 
     expect(await leaseRow(leaseId)).toEqual(before);
     expect((await leaseEvents(leaseId)).slice(1)).toEqual([{ kind: "run_mismatch", detail: { step: "fail", status: "open" } }]);

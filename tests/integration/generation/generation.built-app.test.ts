@@ -64,9 +64,16 @@ async function signIn(app: AppServer, email: string): Promise<string> {
 }
 
 /** A new user with a signed-in session and an invoice of their own. */
-async function actorWithInvoice(app: AppServer, counterparty: string, lines?: { description: string; quantity: number; unitPriceCents: number }[]) {
+async function actorWithInvoice(
+  app: AppServer,
+  counterparty: string,
+  lines?: { description: string; quantity: number; unitPriceCents: number }[],
+) {
   const user = await makeUser(t.db, "Generator");
-  const inv = await makeInvoice(t.db, user.id, { counterparty, ...(lines ? { totalCents: lines.reduce((s, l) => s + l.quantity * l.unitPriceCents, 0) } : {}) });
+  const inv = await makeInvoice(t.db, user.id, {
+    counterparty,
+    ...(lines ? { totalCents: lines.reduce((s, l) => s + l.quantity * l.unitPriceCents, 0) } : {}),
+  });
   const cookie = await signIn(app, user.email);
   return { user, inv, cookie };
 }
@@ -80,7 +87,11 @@ async function openLease(app: AppServer, cookie: string, invoiceId: string): Pro
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 15_000,
+): Promise<T> {
   const started = Date.now();
   let last: unknown;
   for (;;) {
@@ -118,7 +129,11 @@ function onlyRun(app: AppServer, fnId: string, leaseId: string): RunSummary {
 }
 
 async function runEnded(app: AppServer, fnId: string, leaseId: string, timeoutMs?: number): Promise<RunSummary> {
-  return waitFor(`a finished run of ${fnId} for lease ${leaseId}`, () => runsFor(app, fnId, leaseId).find((r) => r.status !== "running"), timeoutMs);
+  return waitFor(
+    `a finished run of ${fnId} for lease ${leaseId}`,
+    () => runsFor(app, fnId, leaseId).find((r) => r.status !== "running"),
+    timeoutMs,
+  );
 }
 
 /**
@@ -161,10 +176,14 @@ describe("with the local model", () => {
 
     const started = Date.now();
     const leaseId = await openLease(app, cookie, inv.id);
-    const lease = await waitFor("the lease to be proposed", async () => {
-      const res = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
-      return res.body.status === "proposed" ? res.body : undefined;
-    }, 10_000);
+    const lease = await waitFor(
+      "the lease to be proposed",
+      async () => {
+        const res = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
+        return res.body.status === "proposed" ? res.body : undefined;
+      },
+      10_000,
+    );
     const elapsed = Date.now() - started;
 
     expect(elapsed).toBeLessThan(10_000);
@@ -221,7 +240,14 @@ describe("with the local model", () => {
       await (await fetch(`${app.inngestUrl}/ui/events`, { headers: auth })).text(),
       JSON.stringify(app.inngest.runs()),
     ].join("\n");
-    const secrets = { runNonce: row.runNonce, summary, counterparty: inv.counterparty, number: inv.number, total: money(inv.totalCents, inv.currency), line: "Consulting, November" };
+    const secrets = {
+      runNonce: row.runNonce,
+      summary,
+      counterparty: inv.counterparty,
+      number: inv.number,
+      total: money(inv.totalCents, inv.currency),
+      line: "Consulting, November",
+    };
     for (const [what, text] of Object.entries(secrets)) expect(stored, what).not.toContain(text);
     expect(stored).toContain("__ENCRYPTED__");
     // What stays plain, on purpose (docs/decisions/0049): the lease id cancelOn matches, the event's name.
@@ -259,7 +285,8 @@ describe("with the local model", () => {
       stream: frame,
     };
     expect(seen.rsc).toContain("Counter Hidden Ltd");
-    for (const [where, text] of Object.entries(seen)) expect({ where, leak: /98765\d{4}/.exec(text)?.[0] ?? null }).toEqual({ where, leak: null });
+    for (const [where, text] of Object.entries(seen))
+      expect({ where, leak: /98765\d{4}/.exec(text)?.[0] ?? null }).toEqual({ where, leak: null });
   });
 
   it("a duplicated lease/opened event has one effect", async () => {
@@ -298,22 +325,48 @@ describe("with the local model", () => {
     // An open lease with no run of its own: whatever happens to it is the forger's doing.
     const [seeded] = await t.db
       .insert(inferenceLease)
-      .values({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open", deadlineAt: sql`now() + interval '60 seconds'` })
+      .values({
+        actorId: user.id,
+        invoiceId: inv.id,
+        purpose: "summarize_invoice",
+        status: "open",
+        deadlineAt: sql`now() + interval '60 seconds'`,
+      })
       .returning();
     const leaseId = seeded!.id;
 
     // The 2026-11-30 attack on a production build: the generate function called directly, with memoized results
     // (keyed by the sha1 of the step ids) that make it propose the attacker's text.
     const sha1 = (s: string) => createHash("sha1").update(s).digest("hex");
-    const event = { name: "lease/opened", id: `lease-opened-${leaseId}`, ts: Date.now(), data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice" } };
+    const event = {
+      name: "lease/opened",
+      id: `lease-opened-${leaseId}`,
+      ts: Date.now(),
+      data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice" },
+    };
     const forged = {
       event,
       events: [event],
       steps: {
-        [sha1("load-lease")]: { data: { ok: true, actorId: user.id, purpose: "summarize_invoice", deadlineAt: seeded!.deadlineAt.toISOString(), remainingMs: 60_000 } },
+        [sha1("load-lease")]: {
+          data: {
+            ok: true,
+            actorId: user.id,
+            purpose: "summarize_invoice",
+            deadlineAt: seeded!.deadlineAt.toISOString(),
+            remainingMs: 60_000,
+          },
+        },
         [sha1("generate")]: { data: { ok: true, actorId: user.id, summary: "FORGED: pay IBAN XX00 1234 5678", model: "forged" } },
       },
-      ctx: { run_id: "01FORGEDRUN", attempt: 0, max_attempts: 4, disable_immediate_execution: false, use_api: false, stack: { stack: [sha1("load-lease"), sha1("generate")], current: 1 } },
+      ctx: {
+        run_id: "01FORGEDRUN",
+        attempt: 0,
+        max_attempts: 4,
+        disable_immediate_execution: false,
+        use_api: false,
+        stack: { stack: [sha1("load-lease"), sha1("generate")], current: 1 },
+      },
     };
     const bodyText = canonicalBody(forged);
     const otherKey = `signkey-test-${"ab".repeat(32)}`;
@@ -359,7 +412,11 @@ describe("with the local model", () => {
     const { user, inv } = await actorWithInvoice(app, "Keyless Sender GmbH");
     const data = { leaseId: "6f1c1a52-6d55-4a0e-9a43-3f2f2b8f1a01", actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice" };
     for (const key of ["test-key", `${app.eventKey}x`, ""]) {
-      const res = await fetch(`${app.inngestUrl}/e/${key}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify([{ name: "lease/opened", data }]) });
+      const res = await fetch(`${app.inngestUrl}/e/${key}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify([{ name: "lease/opened", data }]),
+      });
       expect(res.status, `key "${key}"`).toBe(key === "" ? 404 : 401);
     }
     expect(runsFor(app, GENERATE, data.leaseId)).toHaveLength(0);
@@ -370,13 +427,23 @@ describe("with the local model", () => {
     // An open lease with no run of its own, so only the sent event's run can touch it.
     const [seeded] = await t.db
       .insert(inferenceLease)
-      .values({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open", deadlineAt: sql`now() + interval '60 seconds'` })
+      .values({
+        actorId: user.id,
+        invoiceId: inv.id,
+        purpose: "summarize_invoice",
+        status: "open",
+        deadlineAt: sql`now() + interval '60 seconds'`,
+      })
       .returning();
     const leaseId = seeded!.id;
     const before = await leaseRow(leaseId);
     // Whoever holds the nonce (read from the server's event store) still cannot close the lease
     // by sending it with data the app never sends: purpose is not a string.
-    await sendEvent(app, { name: "lease/opened", id: `misshapen-${leaseId}`, data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: 7, runNonce: seeded!.runNonce } });
+    await sendEvent(app, {
+      name: "lease/opened",
+      id: `misshapen-${leaseId}`,
+      data: { leaseId, actorId: user.id, invoiceId: inv.id, purpose: 7, runNonce: seeded!.runNonce },
+    });
 
     const run = await runEnded(app, GENERATE, leaseId);
     expect(run.status).toBe("failed");
@@ -405,7 +472,11 @@ describe("with the local model", () => {
       .returning();
     const leaseId = seeded!.id;
 
-    const res = await fetch(`${app.inngestUrl}/fn/expire-overdue-leases/invoke`, { method: "POST", headers: { authorization: `Bearer ${app.signingKey}` }, body: "{}" });
+    const res = await fetch(`${app.inngestUrl}/fn/expire-overdue-leases/invoke`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${app.signingKey}` },
+      body: "{}",
+    });
     expect(res.status).toBe(200);
     const { runId } = (await res.json()) as { runId: string };
     const run = await waitFor("the sweep run to finish", () => app.inngest.runs().find((r) => r.id === runId && r.status !== "running"));
@@ -585,7 +656,10 @@ describe("with an OpenAI-compatible model", () => {
     expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(3);
     const row = await leaseRow(leaseId);
     expect(row.status).toBe("proposed");
-    expect(row.proposal).toEqual({ summary: "Flaky Networks Inc bills EUR 12,345.50 for consulting; due 2026-12-01.", model: "fake-model" });
+    expect(row.proposal).toEqual({
+      summary: "Flaky Networks Inc bills EUR 12,345.50 for consulting; due 2026-12-01.",
+      model: "fake-model",
+    });
     expect(await kinds(leaseId)).toEqual(["opened", "proposed"]);
     const api = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
     expect(api.body.status).toBe("proposed");
@@ -656,7 +730,9 @@ describe("with an OpenAI-compatible model", () => {
     expect(evs.map((e) => e.kind)).toEqual(["opened", "generation_failed"]);
     // A code and plain words for the actor; the error itself is in the server log only.
     expect(evs[1]!.detail).toEqual({ code: "model_output_invalid", message: "The model's answer could not be used.", closed: true });
-    expect(app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("ModelOutputError"))).toBe(true);
+    expect(app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("ModelOutputError"))).toBe(
+      true,
+    );
     // Closed at once, long before the 90 s deadline.
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(1);
@@ -684,7 +760,13 @@ describe("on the real server's retry schedule, with a model that is never reacha
       databaseUrl,
       leaseTtlSeconds: TTL_SECONDS,
       retryScale: 1,
-      model: { provider: "openai-compatible", baseUrl: fake.baseURL, apiKey: "sk-test-not-a-real-key", name: "fake-model", timeoutMs: 5_000 },
+      model: {
+        provider: "openai-compatible",
+        baseUrl: fake.baseURL,
+        apiKey: "sk-test-not-a-real-key",
+        name: "fake-model",
+        timeoutMs: 5_000,
+      },
     });
   }, BOOT_TIMEOUT);
   afterAll(async () => {
@@ -698,7 +780,11 @@ describe("on the real server's retry schedule, with a model that is never reacha
     const leaseId = await openLease(app, cookie, inv.id);
 
     // Long enough for the lease to expire and a retry to come (at most 45 s) if the run retried.
-    const closed = await waitFor("the lease to close", async () => ((await leaseRow(leaseId)).status !== "open" ? leaseRow(leaseId) : undefined), 60_000);
+    const closed = await waitFor(
+      "the lease to close",
+      async () => ((await leaseRow(leaseId)).status !== "open" ? leaseRow(leaseId) : undefined),
+      60_000,
+    );
     expect(closed).toMatchObject({ status: "rejected", closedReason: "generation_failed" });
     expect(Date.now() - started).toBeLessThan(TTL_SECONDS * 1000);
     expect((await events(leaseId)).slice(1)).toEqual([
@@ -708,7 +794,9 @@ describe("on the real server's retry schedule, with a model that is never reacha
     expect(run.status).toBe("failed");
     expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(1);
     expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(1);
-    expect(app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("no retry could finish"))).toBe(true);
+    expect(app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("no retry could finish"))).toBe(
+      true,
+    );
     const api = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
     expect(api.body).toMatchObject({ status: "rejected", closed_reason: "generation_failed" });
   });

@@ -47,7 +47,13 @@ function startApp(leaseTtlSeconds?: number): Promise<AppServer> {
     databaseUrl,
     ...(leaseTtlSeconds ? { leaseTtlSeconds } : {}),
     // The provider's own time limit is longer than the fake's delay: nothing but the lease ends the call.
-    model: { provider: "openai-compatible", baseUrl: fake.baseURL, apiKey: "sk-test-not-a-real-key", name: "fake-model", timeoutMs: 120_000 },
+    model: {
+      provider: "openai-compatible",
+      baseUrl: fake.baseURL,
+      apiKey: "sk-test-not-a-real-key",
+      name: "fake-model",
+      timeoutMs: 120_000,
+    },
   });
 }
 
@@ -77,7 +83,12 @@ async function generating(app: AppServer, name: string) {
  * have answered; the run ended (cancelled by its `lease/closed`, or on its own as stopped)
  * after one attempt, no failure handler ran, and no second model request was ever made.
  */
-async function expectDroppedWithoutRetry(app: AppServer, leaseId: string, request: RecordedRequest, stoppedAs: { reason: string; status: string }) {
+async function expectDroppedWithoutRetry(
+  app: AppServer,
+  leaseId: string,
+  request: RecordedRequest,
+  stoppedAs: { reason: string; status: string },
+) {
   await fake.dropped(request, 15_000);
   expect(request.droppedAt! - request.receivedAt).toBeLessThan(MODEL_DELAY_MS);
 

@@ -38,7 +38,9 @@ async function world() {
   const open = await api("POST", "/api/leases", { cookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
   expect(open.status).toBe(201);
   const leaseId: string = open.body.lease_id;
-  await t.db.execute(sql`update inference_lease set status = 'proposed', proposal = '{"summary":"Proposed","model":"test"}' where id = ${leaseId}`);
+  await t.db.execute(
+    sql`update inference_lease set status = 'proposed', proposal = '{"summary":"Proposed","model":"test"}' where id = ${leaseId}`,
+  );
   const other = await makeInvoice(t.db, alice.id); // no lease yet: for "open a lease"
   return { alice, inv, other, cookie, leaseId };
 }
@@ -48,15 +50,34 @@ type Write = { name: string; method: string; path: (w: W) => string; json?: (w: 
 
 // Each state-changing route, with the JSON a real client would send.
 const WRITES: Write[] = [
-  { name: "open lease", method: "POST", path: () => "/api/leases", json: (w) => ({ invoice_id: w.other.id, purpose: "summarize_invoice" }), signedIn: true },
+  {
+    name: "open lease",
+    method: "POST",
+    path: () => "/api/leases",
+    json: (w) => ({ invoice_id: w.other.id, purpose: "summarize_invoice" }),
+    signedIn: true,
+  },
   { name: "cancel", method: "POST", path: (w) => `/api/leases/${w.leaseId}/cancel`, signedIn: true },
   { name: "apply", method: "POST", path: (w) => `/api/leases/${w.leaseId}/apply`, signedIn: true },
-  { name: "PATCH invoice", method: "PATCH", path: (w) => `/api/invoices/${w.inv.id}`, json: () => ({ counterparty: "Mallory Ltd" }), signedIn: true },
-  { name: "sign-in", method: "POST", path: () => "/api/session", json: (w) => ({ email: w.alice.email, password: PASSWORD }), signedIn: false },
+  {
+    name: "PATCH invoice",
+    method: "PATCH",
+    path: (w) => `/api/invoices/${w.inv.id}`,
+    json: () => ({ counterparty: "Mallory Ltd" }),
+    signedIn: true,
+  },
+  {
+    name: "sign-in",
+    method: "POST",
+    path: () => "/api/session",
+    json: (w) => ({ email: w.alice.email, password: PASSWORD }),
+    signedIn: false,
+  },
   { name: "sign-out", method: "DELETE", path: () => "/api/session", signedIn: true },
 ];
 
-const form = (w: W, write: Write) => new URLSearchParams(Object.entries((write.json?.(w) ?? { a: "1" }) as Record<string, string>)).toString();
+const form = (w: W, write: Write) =>
+  new URLSearchParams(Object.entries((write.json?.(w) ?? { a: "1" }) as Record<string, string>)).toString();
 const BOUNDARY = "----cc-test-boundary";
 const multipart = (w: W, write: Write) =>
   Object.entries((write.json?.(w) ?? { a: "1" }) as Record<string, string>)
@@ -121,7 +142,10 @@ describe("a body that is not JSON gets 415 unsupported_media_type and nothing is
             raw,
             headers: origin ? { ...headers, origin } : headers,
           });
-          expect(res, `${headers["content-type"]} ${raw.slice(0, 40)}`).toMatchObject({ status: 415, body: { detail: "unsupported_media_type" } });
+          expect(res, `${headers["content-type"]} ${raw.slice(0, 40)}`).toMatchObject({
+            status: 415,
+            body: { detail: "unsupported_media_type" },
+          });
         }
       }
       expect(await snapshot()).toEqual(before);
@@ -140,7 +164,12 @@ describe("a body that is not JSON gets 415 unsupported_media_type and nothing is
           c.close();
         },
       });
-      const req = new Request(`${OURS}/api/invoices/${w.inv.id}`, { method: "PATCH", headers: { cookie: w.cookie, ...headers }, body: stream, duplex: "half" } as RequestInit);
+      const req = new Request(`${OURS}/api/invoices/${w.inv.id}`, {
+        method: "PATCH",
+        headers: { cookie: w.cookie, ...headers },
+        body: stream,
+        duplex: "half",
+      } as RequestInit);
       expect(req.headers.get("content-type")).toBeNull();
       const res = await mod.PATCH(req, { params: Promise.resolve({ id: w.inv.id }) });
       expect(res.status, JSON.stringify(headers)).toBe(415);
@@ -153,13 +182,24 @@ describe("a body that is not JSON gets 415 unsupported_media_type and nothing is
 describe("our own origin, or none, still works", () => {
   it("JSON with our Origin, with no Origin, and with a Host that names us", async () => {
     const w = await world();
-    for (const headers of <Record<string, string>[]>[{ origin: OURS }, {}, { origin: "http://app.example:8080", host: "app.example:8080" }]) {
-      const opened = await api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.other.id, purpose: "summarize_invoice" }, headers });
+    for (const headers of <Record<string, string>[]>[
+      { origin: OURS },
+      {},
+      { origin: "http://app.example:8080", host: "app.example:8080" },
+    ]) {
+      const opened = await api("POST", "/api/leases", {
+        cookie: w.cookie,
+        json: { invoice_id: w.other.id, purpose: "summarize_invoice" },
+        headers,
+      });
       expect(opened.status, JSON.stringify(headers)).toBeLessThan(300);
       const patched = await api("PATCH", `/api/invoices/${w.inv.id}`, { cookie: w.cookie, json: { due_on: "2026-12-31" }, headers });
       expect(patched.status).toBe(200);
     }
-    const signIn = await api("POST", "/api/session", { json: { email: w.alice.email, password: PASSWORD }, headers: { origin: OURS, "content-type": "application/json; charset=utf-8" } });
+    const signIn = await api("POST", "/api/session", {
+      json: { email: w.alice.email, password: PASSWORD },
+      headers: { origin: OURS, "content-type": "application/json; charset=utf-8" },
+    });
     expect(signIn.status).toBe(200);
     expect(signIn.headers.getSetCookie().map((c) => c.split("=")[0])).toEqual(["claimcheck_session", "claimcheck_device"]);
   });
@@ -170,7 +210,11 @@ describe("our own origin, or none, still works", () => {
     expect(applied).toMatchObject({ status: 200, body: { status: "applied", lease_id: w.leaseId } });
     expect((await rows.invoiceRow(t.db, w.inv.id)).summary).toBe("Proposed");
 
-    const opened = await api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.other.id, purpose: "summarize_invoice" }, headers: { origin: OURS } });
+    const opened = await api("POST", "/api/leases", {
+      cookie: w.cookie,
+      json: { invoice_id: w.other.id, purpose: "summarize_invoice" },
+      headers: { origin: OURS },
+    });
     const canceled = await api("POST", `/api/leases/${opened.body.lease_id}/cancel`, { cookie: w.cookie, headers: { origin: OURS } });
     expect(canceled).toMatchObject({ status: 200, body: { status: "rejected" } });
 
@@ -180,7 +224,10 @@ describe("our own origin, or none, still works", () => {
 
   it("a bodiless POST that declares JSON is fine too (fetch with headers only)", async () => {
     const w = await world();
-    const res = await api("POST", `/api/leases/${w.leaseId}/cancel`, { cookie: w.cookie, headers: { origin: OURS, "content-type": "application/json" } });
+    const res = await api("POST", `/api/leases/${w.leaseId}/cancel`, {
+      cookie: w.cookie,
+      headers: { origin: OURS, "content-type": "application/json" },
+    });
     expect(res).toMatchObject({ status: 200, body: { status: "rejected" } });
   });
 

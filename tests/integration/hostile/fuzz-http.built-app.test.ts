@@ -98,7 +98,9 @@ async function signInOverHttp(email: string) {
     .filter((c) => c.startsWith("claimcheck_session="))
     .join("; ");
   const [row] = rowsOf<{ id: string }>(
-    await t.db.execute(sql`select s.id from app_session s join app_user u on u.id = s.user_id where u.email = ${email} order by s.created_at desc limit 1`),
+    await t.db.execute(
+      sql`select s.id from app_session s join app_user u on u.id = s.user_id where u.email = ${email} order by s.created_at desc limit 1`,
+    ),
   );
   return { cookie, sessionId: row!.id };
 }
@@ -118,7 +120,15 @@ beforeAll(async () => {
   const other = (await makeInvoice(t.db, bob.id)).id;
   const a = await signInOverHttp(alice.email);
   const b = await signInOverHttp(bob.email);
-  world = new World(t.db, { id: alice.id, email: alice.email, ...a }, { id: bob.id, email: bob.email, ...b }, own, other, signInOverHttp, PASSWORD);
+  world = new World(
+    t.db,
+    { id: alice.id, email: alice.email, ...a },
+    { id: bob.id, email: bob.email, ...b },
+    own,
+    other,
+    signInOverHttp,
+    PASSWORD,
+  );
   revokedCookie = (await signInOverHttp(alice.email)).cookie;
   await fetch(`${app.url}/api/session`, { method: "DELETE", headers: { cookie: revokedCookie } });
 }, BOOT_TIMEOUT);
@@ -131,7 +141,8 @@ afterAll(async () => {
 });
 
 // Requests written byte by byte to the app (tests/harness/raw-http.ts).
-const rawRequest = (head: string, body: Uint8Array | null, opts?: { halfCloseMs?: number; timeoutMs?: number }) => rawRequestTo(app.url, head, body, opts);
+const rawRequest = (head: string, body: Uint8Array | null, opts?: { halfCloseMs?: number; timeoutMs?: number }) =>
+  rawRequestTo(app.url, head, body, opts);
 
 // ---------------------------------------------------------------------------------------
 // Hostile parts only the wire carries
@@ -139,7 +150,10 @@ const rawRequest = (head: string, body: Uint8Array | null, opts?: { halfCloseMs?
 type PathStyle = "plain" | "encoded" | "double" | "badpct" | "overlong" | "slash" | "matrix" | "query" | "dotdot" | "utf8" | "huge";
 const pathStyle = fc.oneof(
   { weight: 12, arbitrary: fc.constant<PathStyle>("plain") },
-  { weight: 3, arbitrary: fc.constantFrom<PathStyle>("encoded", "double", "badpct", "overlong", "slash", "matrix", "query", "dotdot", "utf8", "huge") },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<PathStyle>("encoded", "double", "badpct", "overlong", "slash", "matrix", "query", "dotdot", "utf8", "huge"),
+  },
 );
 
 /** The id segment as written on the wire, and as the handler should see it decoded. */
@@ -180,12 +194,20 @@ const lengthLie = fc.oneof(
 );
 
 // A header value as a client can put it on the wire: latin1, no line breaks.
-const wireValue = (s: string) => Buffer.from((s as unknown as { toWellFormed(): string }).toWellFormed(), "utf8").toString("latin1").replace(/[\r\n]/g, "");
+const wireValue = (s: string) =>
+  Buffer.from((s as unknown as { toWellFormed(): string }).toWellFormed(), "utf8")
+    .toString("latin1")
+    .replace(/[\r\n]/g, "");
 // Next.js's client router state (FlightRouterState): well-formed trees, and trees broken in
 // each way Next's own parser refuses (it answered 500 to all of them before proxy.ts checked).
 const segment = fc.oneof(
   fc.constantFrom("", "__PAGE__", "invoices", "(group)", "@modal"),
-  fc.tuple(fc.constantFrom("id", "x"), fc.string({ maxLength: 8 }), fc.constantFrom("d", "c", "oc", "ci(..)"), fc.oneof(fc.constant(null), fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 }))),
+  fc.tuple(
+    fc.constantFrom("id", "x"),
+    fc.string({ maxLength: 8 }),
+    fc.constantFrom("d", "c", "oc", "ci(..)"),
+    fc.oneof(fc.constant(null), fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 })),
+  ),
 );
 /** A router state tree at most `depth` levels deep. */
 const treeOf = (depth: number): fc.Arbitrary<unknown[]> =>
@@ -196,10 +218,33 @@ const treeOf = (depth: number): fc.Arbitrary<unknown[]> =>
       fc.option(fc.tuple(fc.constant("/invoices"), fc.constant("/invoices")), { nil: undefined }),
       fc.option(fc.constantFrom("refetch", "inside-shared-layout", "metadata-only", null), { nil: undefined }),
     )
-    .map(([seg, kids, url, refresh]) => (refresh !== undefined ? [seg, kids, url ?? null, refresh] : url !== undefined ? [seg, kids, url] : [seg, kids]));
+    .map(([seg, kids, url, refresh]) =>
+      refresh !== undefined ? [seg, kids, url ?? null, refresh] : url !== undefined ? [seg, kids, url] : [seg, kids],
+    );
 const routerTree = treeOf(3);
 const brokenTree: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("%7B%22a%22", "not json", "%ZZ", "{}", "[]", "null", '""', "[1]", '["",[]]', '["",{},1]', '["",{},null,"nope"]', '["",{},null,null,"x"]', '["",{},null,null,null,null]', '["",{},null,null,1,"",0]', '[["a","b","zz",null],{}]', '[["a","b","d"],{}]', '["",{"children":1}]', `${"[\"\",{\"c\":".repeat(1500)}`, "%".repeat(100), "[".repeat(50_000)),
+  fc.constantFrom(
+    "%7B%22a%22",
+    "not json",
+    "%ZZ",
+    "{}",
+    "[]",
+    "null",
+    '""',
+    "[1]",
+    '["",[]]',
+    '["",{},1]',
+    '["",{},null,"nope"]',
+    '["",{},null,null,"x"]',
+    '["",{},null,null,null,null]',
+    '["",{},null,null,1,"",0]',
+    '[["a","b","zz",null],{}]',
+    '[["a","b","d"],{}]',
+    '["",{"children":1}]',
+    `${'["",{"c":'.repeat(1500)}`,
+    "%".repeat(100),
+    "[".repeat(50_000),
+  ),
   nastyString,
   routerTree.map((t) => JSON.stringify(t).slice(0, -1)),
   routerTree.map((t) => JSON.stringify([...t, "extra", 1])),
@@ -211,7 +256,10 @@ const routerState: fc.Arbitrary<string> = fc.oneof(
   brokenTree.map((b) => encodeURIComponent((b as unknown as { toWellFormed(): string }).toWellFormed())),
   brokenTree.map(wireValue),
 );
-const oddValue = fc.oneof(fc.constantFrom("1", "0", "2", "", "true", "1, 1", "/_tree", "/", "/%ZZ", "/../..", "__PAGE__"), nastyString.map(wireValue));
+const oddValue = fc.oneof(
+  fc.constantFrom("1", "0", "2", "", "true", "1, 1", "/_tree", "/", "/%ZZ", "/../..", "__PAGE__"),
+  nastyString.map(wireValue),
+);
 /** Next.js's own request headers with generated values, one or several at once. */
 const routerHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
   {
@@ -221,7 +269,11 @@ const routerHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
     "next-router-segment-prefetch": oddValue,
     "next-hmr-refresh": oddValue,
     "next-url": oddValue,
-    "next-action": fc.oneof(fc.constantFrom("00".repeat(21), "x", ""), nastyString.map(wireValue), fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 40, maxLength: 44 })),
+    "next-action": fc.oneof(
+      fc.constantFrom("00".repeat(21), "x", ""),
+      nastyString.map(wireValue),
+      fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 40, maxLength: 44 }),
+    ),
     "next-test-fetch-priority": oddValue,
   },
   { requiredKeys: [] },
@@ -282,9 +334,46 @@ type ActionCall = {
   json: unknown[];
 };
 
-const REACT_TAGS = ["$undefined", "$@1", "$Q1", "$W1", "$K9", "$h1", "$T", "$B1", "$n1e400", "$D", "$Dnot-a-date", "$1:0:0", "$S", "$Infinity", "$-0", "$NaN", "$F1", "$R1", "$r1", "$X1", "$Y1", "$$x", "$"];
+const REACT_TAGS = [
+  "$undefined",
+  "$@1",
+  "$Q1",
+  "$W1",
+  "$K9",
+  "$h1",
+  "$T",
+  "$B1",
+  "$n1e400",
+  "$D",
+  "$Dnot-a-date",
+  "$1:0:0",
+  "$S",
+  "$Infinity",
+  "$-0",
+  "$NaN",
+  "$F1",
+  "$R1",
+  "$r1",
+  "$X1",
+  "$Y1",
+  "$$x",
+  "$",
+];
 const fieldValue = fc.oneof(
-  { weight: 3, arbitrary: ref("inv:own0", "inv:own2", "inv:free", "inv:other", "lease:open", "lease:proposed", "lease:terminal", "lease:other", "uuid:missing") },
+  {
+    weight: 3,
+    arbitrary: ref(
+      "inv:own0",
+      "inv:own2",
+      "inv:free",
+      "inv:other",
+      "lease:open",
+      "lease:proposed",
+      "lease:terminal",
+      "lease:other",
+      "uuid:missing",
+    ),
+  },
   { weight: 1, arbitrary: ref("email:owner", "email:other", "password") },
   { weight: 1, arbitrary: ref("version:own0", "version:own2") },
   { weight: 2, arbitrary: nastyString.map((s) => (s as unknown as { toWellFormed(): string }).toWellFormed()) },
@@ -292,33 +381,91 @@ const fieldValue = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("Contoso", "INV-77", "2026-10-01", "2027-01-31") },
 );
 const FIELDS = [
-  "invoice_id", "lease_id", "discard", "next", "number", "counterparty", "issued_on", "due_on", "expected_version",
-  "email", "password", "owner_id", "actor_id",
+  "invoice_id",
+  "lease_id",
+  "discard",
+  "next",
+  "number",
+  "counterparty",
+  "issued_on",
+  "due_on",
+  "expected_version",
+  "email",
+  "password",
+  "owner_id",
+  "actor_id",
   // The edit form's rendered values (decision 0014): only a field that differs is read.
-  "was_number", "was_counterparty", "was_issued_on", "was_due_on",
+  "was_number",
+  "was_counterparty",
+  "was_issued_on",
+  "was_due_on",
 ];
 
 const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   kind: fc.constant("action" as const),
-  action: fc.oneof({ weight: 12, arbitrary: fc.constantFrom<ActionName>("summarize", "apply", "discard", "cancel", "edit", "signIn", "signOut", "signOutCheck") }, { weight: 1, arbitrary: fc.constant("unknown" as const) }),
-  page: fc.oneof({ weight: 6, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom("sign-in" as const, "invoices" as const, "root" as const) }),
+  action: fc.oneof(
+    {
+      weight: 12,
+      arbitrary: fc.constantFrom<ActionName>("summarize", "apply", "discard", "cancel", "edit", "signIn", "signOut", "signOutCheck"),
+    },
+    { weight: 1, arbitrary: fc.constant("unknown" as const) },
+  ),
+  page: fc.oneof(
+    { weight: 6, arbitrary: fc.constant("own" as const) },
+    { weight: 1, arbitrary: fc.constantFrom("sign-in" as const, "invoices" as const, "root" as const) },
+  ),
   encoding: fc.oneof(
     { weight: 6, arbitrary: fc.constant<ActionEncoding>("reply-form") },
     { weight: 3, arbitrary: fc.constantFrom<ActionEncoding>("reply-text", "mpa", "garbage", "raw-form", "reply-json") },
   ),
-  prev: fc.oneof(fc.constant({ ok: true, message: null }), fc.constant({ message: null, email: "" }), anyJson, fc.constantFrom(...REACT_TAGS)),
+  prev: fc.oneof(
+    fc.constant({ ok: true, message: null }),
+    fc.constant({ message: null, email: "" }),
+    anyJson,
+    fc.constantFrom(...REACT_TAGS),
+  ),
   fields: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 7 }),
-  rootModel: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom(...REACT_TAGS.map((tag) => JSON.stringify([tag, "$K1"]))), fc.constantFrom("[", "{}", "null", '"$K1"', "[1e999]", `[${"[".repeat(5000)}${"]".repeat(5000)}]`)) }),
+  rootModel: fc.oneof(
+    { weight: 8, arbitrary: fc.constant(null) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.constantFrom(...REACT_TAGS.map((tag) => JSON.stringify([tag, "$K1"]))),
+        fc.constantFrom("[", "{}", "null", '"$K1"', "[1e999]", `[${"[".repeat(5000)}${"]".repeat(5000)}]`),
+      ),
+    },
+  ),
   cookie: fc.oneof(
     { weight: 8, arbitrary: fc.constant({ kind: "owner" as const }) },
     { weight: 1, arbitrary: fc.constantFrom({ kind: "other" as const }, { kind: "none" as const }, { kind: "revoked" as const }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*") }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*") }),
+    },
   ),
-  origin: fc.oneof({ weight: 6, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom("none" as const, "foreign" as const, "null" as const) }),
-  contentType: fc.oneof({ weight: 8, arbitrary: fc.constant("right" as const) }, { weight: 1, arbitrary: fc.constantFrom("text/plain" as const, "application/json" as const, "none" as const, "form" as const) }),
+  origin: fc.oneof(
+    { weight: 6, arbitrary: fc.constant("own" as const) },
+    { weight: 1, arbitrary: fc.constantFrom("none" as const, "foreign" as const, "null" as const) },
+  ),
+  contentType: fc.oneof(
+    { weight: 8, arbitrary: fc.constant("right" as const) },
+    { weight: 1, arbitrary: fc.constantFrom("text/plain" as const, "application/json" as const, "none" as const, "form" as const) },
+  ),
   garbage: rawBytes,
-  raw: fc.array(fc.tuple(fc.constantFrom(...FIELDS), fc.oneof(rawBytes, hugeString.map((h) => new TextEncoder().encode(h)), nastyString.map((v) => new TextEncoder().encode(v)))), { maxLength: 6 }),
-  json: fc.array(fc.oneof(anyJson, fc.dictionary(fc.constantFrom(...FIELDS), fc.oneof(anyJson, nastyString, hugeString), { maxKeys: 6 })), { maxLength: 3 }),
+  raw: fc.array(
+    fc.tuple(
+      fc.constantFrom(...FIELDS),
+      fc.oneof(
+        rawBytes,
+        hugeString.map((h) => new TextEncoder().encode(h)),
+        nastyString.map((v) => new TextEncoder().encode(v)),
+      ),
+    ),
+    { maxLength: 6 },
+  ),
+  json: fc.array(fc.oneof(anyJson, fc.dictionary(fc.constantFrom(...FIELDS), fc.oneof(anyJson, nastyString, hugeString), { maxKeys: 6 })), {
+    maxLength: 3,
+  }),
 });
 
 // Valid field sets per action, so the allowed writes happen too.
@@ -345,7 +492,19 @@ const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = 
   signOutCheck: fc.constant({}),
 };
 const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
-  .constantFrom<ActionName>("summarize", "summarize", "apply", "apply", "discard", "cancel", "edit", "edit", "signIn", "signOut", "signOutCheck")
+  .constantFrom<ActionName>(
+    "summarize",
+    "summarize",
+    "apply",
+    "apply",
+    "discard",
+    "cancel",
+    "edit",
+    "edit",
+    "signIn",
+    "signOut",
+    "signOutCheck",
+  )
   .chain((action) =>
     fc.record({
       kind: fc.constant("action" as const),
@@ -365,8 +524,23 @@ const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
   );
 
 type ApiCall = { kind: "api"; request: FuzzRequest; path: PathStyle; length: LengthLie; extra: Record<string, string> };
-type PageCall = { kind: "page"; method: "GET" | "HEAD" | "POST" | "OPTIONS"; page: string; id: Ref | string; path: PathStyle; cookie: CookieModel; extra: Record<string, string> };
-type InngestCall = { kind: "inngest"; method: "GET" | "POST" | "PUT"; signature: string | null; query: string; body: Uint8Array; contentType: string | null };
+type PageCall = {
+  kind: "page";
+  method: "GET" | "HEAD" | "POST" | "OPTIONS";
+  page: string;
+  id: Ref | string;
+  path: PathStyle;
+  cookie: CookieModel;
+  extra: Record<string, string>;
+};
+type InngestCall = {
+  kind: "inngest";
+  method: "GET" | "POST" | "PUT";
+  signature: string | null;
+  query: string;
+  body: Uint8Array;
+  contentType: string | null;
+};
 // Methods and paths Next.js itself answered with a 500 before server.mjs's gate (decision
 // 0048): every method Node parses (TRACE, CONNECT, WebDAV's...) and some it does not, on any
 // kind of path, the build's static files (read from its manifest) and the image optimizer.
@@ -387,17 +561,33 @@ type WireTarget =
   | { to: "other"; path: string };
 type Call = ApiCall | PageCall | InngestCall | ActionCall | WireCall;
 
-const API: fc.Arbitrary<ApiCall> = fc.record({ kind: fc.constant("api" as const), request: REQUESTS, path: pathStyle, length: lengthLie, extra: nextHeaders });
+const API: fc.Arbitrary<ApiCall> = fc.record({
+  kind: fc.constant("api" as const),
+  request: REQUESTS,
+  path: pathStyle,
+  length: lengthLie,
+  extra: nextHeaders,
+});
 const PAGE: fc.Arbitrary<PageCall> = fc.record({
   kind: fc.constant("page" as const),
-  method: fc.oneof({ weight: 6, arbitrary: fc.constant("GET" as const) }, { weight: 1, arbitrary: fc.constantFrom("HEAD" as const, "POST" as const, "OPTIONS" as const) }),
+  method: fc.oneof(
+    { weight: 6, arbitrary: fc.constant("GET" as const) },
+    { weight: 1, arbitrary: fc.constantFrom("HEAD" as const, "POST" as const, "OPTIONS" as const) },
+  ),
   page: fc.constantFrom("/invoices/:id", "/invoices/:id", "/invoices", "/sign-in", "/", "/sign-in/reset", "/nowhere/:id"),
-  id: fc.oneof(ref("inv:own0", "inv:other", "uuid:missing"), fc.tuple(fc.constant("lease:open" as const), disguise).map(([n, d]) => new Ref(n, d)), nastyString),
+  id: fc.oneof(
+    ref("inv:own0", "inv:other", "uuid:missing"),
+    fc.tuple(fc.constant("lease:open" as const), disguise).map(([n, d]) => new Ref(n, d)),
+    nastyString,
+  ),
   path: pathStyle,
   cookie: fc.oneof(
     { weight: 6, arbitrary: fc.constant({ kind: "owner" as const }) },
     { weight: 1, arbitrary: fc.constantFrom({ kind: "other" as const }, { kind: "none" as const }, { kind: "revoked" as const }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*") }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*") }),
+    },
   ),
   extra: nextHeaders,
 });
@@ -410,7 +600,11 @@ const INNGEST: fc.Arbitrary<InngestCall> = fc.record({
   ),
   query: fc.constantFrom("", "?fnId=claimcheck-generate-lease-proposal&stepId=step", "?fnId=x", "?deployId=1", "?probe=trust", "?fnId=%ZZ"),
   body: fc.oneof(
-    fc.constant(new TextEncoder().encode(JSON.stringify({ event: { name: "lease/opened", data: {} }, events: [], steps: {}, ctx: { run_id: "r", attempt: 0 } }))),
+    fc.constant(
+      new TextEncoder().encode(
+        JSON.stringify({ event: { name: "lease/opened", data: {} }, events: [], steps: {}, ctx: { run_id: "r", attempt: 0 } }),
+      ),
+    ),
     rawBytes,
   ),
   contentType: fc.constantFrom("application/json", null, "text/plain"),
@@ -428,13 +622,30 @@ const wireMethods = (writes: boolean) =>
     { weight: 1, arbitrary: fc.constantFrom("TRACK", "get", "Trace", "FOO", "DEBUG", "PROPFIND2", "M-SEARCHX", "BREW") },
   );
 const imageParam = (name: string, values: fc.Arbitrary<string>) =>
-  fc.option(values.map((v) => `${name}=${v}`), { nil: undefined, freq: 4 });
+  fc.option(
+    values.map((v) => `${name}=${v}`),
+    { nil: undefined, freq: 4 },
+  );
 const IMAGE_QUERY: fc.Arbitrary<string> = fc
   .tuple(
     imageParam(
       "url",
       fc.oneof(
-        fc.constantFrom("/invoices", "/sign-in", "/icon.svg", "/favicon.ico", "/api/session", "/_next/image?url=/icon.svg&w=16&q=1", "http://127.0.0.1:1/x.png", "//evil.example/x.png", "data:image/png;base64,AAAA", "/%ZZ", "").map(encodeURIComponent),
+        fc
+          .constantFrom(
+            "/invoices",
+            "/sign-in",
+            "/icon.svg",
+            "/favicon.ico",
+            "/api/session",
+            "/_next/image?url=/icon.svg&w=16&q=1",
+            "http://127.0.0.1:1/x.png",
+            "//evil.example/x.png",
+            "data:image/png;base64,AAAA",
+            "/%ZZ",
+            "",
+          )
+          .map(encodeURIComponent),
         nastyString.map((v) => encodeURIComponent((v as unknown as { toWellFormed(): string }).toWellFormed())),
       ),
     ),
@@ -447,7 +658,14 @@ const IMAGE_QUERY: fc.Arbitrary<string> = fc
     return q ? `?${q}` : "";
   });
 const WIRE_TARGET: fc.Arbitrary<WireTarget> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ to: fc.constant("static" as const), file: fc.nat(), suffix: fc.constantFrom("", "", "", "?v=1", "x", "/", "%00", "/../../../package.json", ".map") }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      to: fc.constant("static" as const),
+      file: fc.nat(),
+      suffix: fc.constantFrom("", "", "", "?v=1", "x", "/", "%00", "/../../../package.json", ".map"),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ to: fc.constant("image" as const), query: IMAGE_QUERY }) },
   {
     weight: 3,
@@ -457,16 +675,45 @@ const WIRE_TARGET: fc.Arbitrary<WireTarget> = fc.oneof(
       id: fc.oneof(ref("inv:own0", "lease:open", "lease:other", "uuid:missing"), nastyString),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ to: fc.constant("page" as const), page: fc.constantFrom("/", "/invoices", "/invoices/:id", "/sign-in", "/sign-in/reset", "/sign-out", "/favicon.ico", "/icon.svg"), id: ref("inv:own0", "inv:other") }) },
-  { weight: 1, arbitrary: fc.record({ to: fc.constant("other" as const), path: fc.constantFrom("/nowhere", "/api/nowhere", "/_next/data/x.json", "/_next/webpack-hmr", "/_next/static", "/_next/", "/__nextjs_original-stack-frame", "//", "/_next/image/x") }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      to: fc.constant("page" as const),
+      page: fc.constantFrom("/", "/invoices", "/invoices/:id", "/sign-in", "/sign-in/reset", "/sign-out", "/favicon.ico", "/icon.svg"),
+      id: ref("inv:own0", "inv:other"),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      to: fc.constant("other" as const),
+      path: fc.constantFrom(
+        "/nowhere",
+        "/api/nowhere",
+        "/_next/data/x.json",
+        "/_next/webpack-hmr",
+        "/_next/static",
+        "/_next/",
+        "/__nextjs_original-stack-frame",
+        "//",
+        "/_next/image/x",
+      ),
+    }),
+  },
 );
 const WIRE: fc.Arbitrary<WireCall> = WIRE_TARGET.chain((target) =>
   fc.record({
     kind: fc.constant("wire" as const),
     method: wireMethods(target.to !== "api"),
     target: fc.constant(target),
-    form: fc.oneof({ weight: 8, arbitrary: fc.constant("origin" as const) }, { weight: 1, arbitrary: fc.constantFrom("absolute" as const, "authority" as const, "asterisk" as const) }),
-    cookie: fc.oneof({ weight: 3, arbitrary: fc.constant({ kind: "owner" as const }) }, { weight: 1, arbitrary: fc.constant({ kind: "none" as const }) }),
+    form: fc.oneof(
+      { weight: 8, arbitrary: fc.constant("origin" as const) },
+      { weight: 1, arbitrary: fc.constantFrom("absolute" as const, "authority" as const, "asterisk" as const) },
+    ),
+    cookie: fc.oneof(
+      { weight: 3, arbitrary: fc.constant({ kind: "owner" as const }) },
+      { weight: 1, arbitrary: fc.constant({ kind: "none" as const }) },
+    ),
     body: fc.constantFrom("none" as const, "none" as const, "xml" as const, "json" as const),
     extra: nextHeaders,
   }),
@@ -509,7 +756,15 @@ function cookieOf(c: CookieModel): { header: string | null; actor: { id: string;
 
 const lookup = (name: Parameters<World["lookup"]>[0]) => world.lookup(name);
 const hostHeader = () => new URL(app.url).host;
-const originValue = (o: string) => ({ own: app.url, foreign: "https://evil.example", null: "null", garbage: "::not a url::", port: "http://127.0.0.1:1", upper: app.url.toUpperCase() })[o];
+const originValue = (o: string) =>
+  ({
+    own: app.url,
+    foreign: "https://evil.example",
+    null: "null",
+    garbage: "::not a url::",
+    port: "http://127.0.0.1:1",
+    upper: app.url.toUpperCase(),
+  })[o];
 
 function headLines(method: string, target: string, headers: Record<string, string | null | undefined>): string {
   const lines = [`${method} ${target} HTTP/1.1`];
@@ -618,13 +873,31 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
           { status: 400, answer: null },
         ];
         const verdicts = candidates.map((k) =>
-          apiViolations({ route: r.route, method: r.method, status: k.status, answer: k.answer, actor, param: decoded, input: c.length === "short" ? undefined : {}, emailUser }, writes, { background: true }),
+          apiViolations(
+            {
+              route: r.route,
+              method: r.method,
+              status: k.status,
+              answer: k.answer,
+              actor,
+              param: decoded,
+              input: c.length === "short" ? undefined : {},
+              emailUser,
+            },
+            writes,
+            { background: true },
+          ),
         );
         const fits = verdicts.find((v) => v.length === 0);
         return fits ?? [...(res.status >= 500 ? [`status ${res.status}`] : []), ...verdicts.at(-1)!];
       }
-      const problems = apiViolations({ route: r.route, method: r.method, status: res.status, answer, actor, param: decoded, input, emailUser }, writes, { background: true });
-      if (r.route === "session" && r.method === "POST" && res.status === 200 && answer?.actor?.id !== emailUser) problems.push(`signed in as another user`);
+      const problems = apiViolations(
+        { route: r.route, method: r.method, status: res.status, answer, actor, param: decoded, input, emailUser },
+        writes,
+        { background: true },
+      );
+      if (r.route === "session" && r.method === "POST" && res.status === 200 && answer?.actor?.id !== emailUser)
+        problems.push(`signed in as another user`);
       return problems;
     },
   };
@@ -635,10 +908,20 @@ async function sendPage(c: PageCall): Promise<Outcome> {
   const id = String(await resolveRefs(c.id, lookup));
   const { wire } = writeSegment(id, c.path);
   const { header } = cookieOf(c.cookie);
-  const head = headLines(c.method, c.page.replace(":id", wire), { cookie: header, origin: c.method === "POST" ? app.url : null, ...c.extra });
+  const head = headLines(c.method, c.page.replace(":id", wire), {
+    cookie: header,
+    origin: c.method === "POST" ? app.url : null,
+    ...c.extra,
+  });
   const started = await mark();
   const res = await rawRequest(head, null);
-  return { route: `${c.method} ${c.page}`, status: res.status, answer: res.body.slice(0, 200), ...started, problems: (writes) => nothingBut(writes) };
+  return {
+    route: `${c.method} ${c.page}`,
+    status: res.status,
+    answer: res.body.slice(0, 200),
+    ...started,
+    problems: (writes) => nothingBut(writes),
+  };
 }
 
 /** The build's own files, as its manifest lists them. */
@@ -654,7 +937,8 @@ async function sendWire(c: WireCall): Promise<Outcome> {
   let target: string;
   if (t.to === "static") target = `${builtFiles[t.file % builtFiles.length]}${t.suffix}`;
   else if (t.to === "image") target = `/_next/image${t.query}`;
-  else if (t.to === "api") target = t.route === "inngest" ? "/api/inngest" : PATHS[t.route](writeSegment(String(await resolveRefs(t.id, lookup)), "plain").wire);
+  else if (t.to === "api")
+    target = t.route === "inngest" ? "/api/inngest" : PATHS[t.route](writeSegment(String(await resolveRefs(t.id, lookup)), "plain").wire);
   else if (t.to === "page") target = t.page.replace(":id", String(await resolveRefs(t.id, lookup)));
   else target = t.path;
   const wireTarget = { origin: target, absolute: `${app.url}${target}`, authority: hostHeader(), asterisk: "*" }[c.form];
@@ -723,7 +1007,12 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
   const fields = (await resolveRefs(c.fields, lookup)) as Record<string, unknown>;
   const { header, actor } = cookieOf(c.cookie);
   const own = c.action === "unknown" ? "invoice" : ACTION_PAGE[c.action];
-  const pages = { "sign-in": "/sign-in", invoices: "/invoices", root: "/", own: own === "sign-in" ? "/sign-in" : `/invoices/${world.ownInvoices[0]}` };
+  const pages = {
+    "sign-in": "/sign-in",
+    invoices: "/invoices",
+    root: "/",
+    own: own === "sign-in" ? "/sign-in" : `/invoices/${world.ownInvoices[0]}`,
+  };
   const page = pages[c.page];
   const id = c.action === "unknown" ? "7f".repeat(21) : actionIds[c.action];
   const takesState = c.action === "signIn" || c.action === "edit";
@@ -775,7 +1064,13 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
     contentType = encoded.headers.get("content-type");
     body = new Uint8Array(await encoded.arrayBuffer());
   }
-  const types = { right: contentType, "text/plain": "text/plain", "application/json": "application/json", none: null, form: "application/x-www-form-urlencoded" };
+  const types = {
+    right: contentType,
+    "text/plain": "text/plain",
+    "application/json": "application/json",
+    none: null,
+    form: "application/x-www-form-urlencoded",
+  };
   const head = headLines("POST", page, {
     cookie: header,
     origin: c.origin === "none" ? null : originValue(c.origin),
@@ -801,23 +1096,29 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
       let allowed: string[][] = [[]];
       const opened = labels.find((l) => l.startsWith("open:"))?.split(":")[1];
       if (c.action === "signIn") allowed = [[], [`session:${emailUser}`]];
-      else if (actor && c.action === "summarize") allowed = [[], [`open:${opened}:${str(fields.invoice_id)}:${a}:${s}`, `event:opened:${opened}`]];
+      else if (actor && c.action === "summarize")
+        allowed = [[], [`open:${opened}:${str(fields.invoice_id)}:${a}:${s}`, `event:opened:${opened}`]];
       else if (actor && (c.action === "apply" || c.action === "discard" || c.action === "cancel")) {
         const l = str(fields.lease_id);
         allowed =
           c.action === "apply"
-            ? [[], [`event:apply_refused:${l}`], [`fence:${l}:${a}:*`, `event:invoice_changed:${l}`], [`apply:${l}:${a}:*`, `summary:*:${a}`, `event:applied:${l}`]]
+            ? [
+                [],
+                [`event:apply_refused:${l}`],
+                [`fence:${l}:${a}:*`, `event:invoice_changed:${l}`],
+                [`apply:${l}:${a}:*`, `summary:*:${a}`, `event:applied:${l}`],
+              ]
             : [[], [`event:cancel_refused:${l}`], [`cancel:${l}:${a}`, `event:cancelled:${l}`]];
       } else if (actor && c.action === "edit") {
         const inv = str(fields.invoice_id);
         // An edit withdraws the lease in flight on that invoice, with its event (decision 0013).
         allowed = [[], [`edit:${inv}:${a}`], [`edit:${inv}:${a}`, `fence:*:*:${inv}`, `event:invoice_changed:*`]];
-      }
-      else if (actor && c.action === "signOut") {
+      } else if (actor && c.action === "signOut") {
         const revoked = labels.filter((l) => l.startsWith(`revoke:`)).map((l) => l.split(":")[1]!);
         allowed = [[], [`signout:${s}:${a}`, ...revoked.flatMap((l) => [`revoke:${l}:${a}:${s}`, `event:revoked:${l}`])]];
       }
-      if (!matchesOneOf(labels, allowed)) problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
+      if (!matchesOneOf(labels, allowed))
+        problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
       return problems;
     },
   };
@@ -931,7 +1232,11 @@ async function check(call: Call) {
     .filter((line) => FAILED_LOG.test(line) && !ABORTED_LOG.test(line));
   if (logged.length) problems.push(`the app logged: ${logged.join(" | ").slice(0, 600)}`);
   const previous = recent.map((r) => `${r.route} → ${r.status} (${r.at})`).join("; ");
-  recent.push({ route: `${sent.route} ${JSON.stringify(call).slice(0, 600)}`, status: sent.status, at: new Date().toISOString().slice(11, 23) });
+  recent.push({
+    route: `${sent.route} ${JSON.stringify(call).slice(0, 600)}`,
+    status: sent.status,
+    at: new Date().toISOString().slice(11, 23),
+  });
   if (recent.length > 3) recent.shift();
   expect(
     problems,
@@ -984,12 +1289,35 @@ describe("found by fuzzing", () => {
   it("a Next-Router-State-Tree header that does not parse is 400 (was a 500 from Next.js), and a well-formed one still renders", async () => {
     for (const method of ["GET", "HEAD"] as const) {
       for (const page of ["/invoices/:id", "/nowhere/:id", "/sign-in"]) {
-        for (const state of ["%7B%22a%22", "not json", "%ZZ", encodeURIComponent("{}"), encodeURIComponent('["",{},null,null,null,"x",1]'), encodeURIComponent('[["id","x","nope",null],{}]')]) {
-          const status = await check({ kind: "page", method, page, id: new Ref("inv:own0"), path: "plain", cookie: { kind: "owner" }, extra: { rsc: "1", "next-router-state-tree": state } });
+        for (const state of [
+          "%7B%22a%22",
+          "not json",
+          "%ZZ",
+          encodeURIComponent("{}"),
+          encodeURIComponent('["",{},null,null,null,"x",1]'),
+          encodeURIComponent('[["id","x","nope",null],{}]'),
+        ]) {
+          const status = await check({
+            kind: "page",
+            method,
+            page,
+            id: new Ref("inv:own0"),
+            path: "plain",
+            cookie: { kind: "owner" },
+            extra: { rsc: "1", "next-router-state-tree": state },
+          });
           expect(status, `${method} ${page} with ${state}`).toBe(400);
         }
         const fine = encodeURIComponent(JSON.stringify(["", { children: ["__PAGE__", {}, null, null] }, null, null]));
-        const status = await check({ kind: "page", method, page, id: new Ref("inv:own0"), path: "plain", cookie: { kind: "owner" }, extra: { rsc: "1", "next-router-state-tree": fine } });
+        const status = await check({
+          kind: "page",
+          method,
+          page,
+          id: new Ref("inv:own0"),
+          path: "plain",
+          cookie: { kind: "owner" },
+          extra: { rsc: "1", "next-router-state-tree": fine },
+        });
         // Not refused by the guard (what the page then answers, 200, 307 or 404, is checked by check()).
         expect(status, `${method} ${page} with a well-formed tree`).not.toBe(400);
       }
@@ -1001,9 +1329,21 @@ describe("found by fuzzing", () => {
   // router state header there was Next's 500 again. The matcher now skips only /_next/static/.
   it("a broken Next-Router-State-Tree on /_next/image or /_next/static is 400, not a 500", async () => {
     for (const method of ["GET", "HEAD"]) {
-      for (const target of [{ to: "image" as const, query: "?url=%2Finvoices&w=64&q=75" }, { to: "image" as const, query: "" }, { to: "other" as const, path: "/_next/static" }]) {
+      for (const target of [
+        { to: "image" as const, query: "?url=%2Finvoices&w=64&q=75" },
+        { to: "image" as const, query: "" },
+        { to: "other" as const, path: "/_next/static" },
+      ]) {
         for (const state of ["x", "%ZZ", encodeURIComponent("[1]")]) {
-          const call: WireCall = { kind: "wire", method, target, form: "origin", cookie: { kind: "owner" }, body: "none", extra: { rsc: "1", "next-router-state-tree": state } };
+          const call: WireCall = {
+            kind: "wire",
+            method,
+            target,
+            form: "origin",
+            cookie: { kind: "owner" },
+            body: "none",
+            extra: { rsc: "1", "next-router-state-tree": state },
+          };
           expect(await check(call), `${method} ${JSON.stringify(target)} with ${state}`).toBe(400);
         }
       }
@@ -1013,6 +1353,9 @@ describe("found by fuzzing", () => {
 
 describe("fuzz: the built app over the wire", () => {
   it(`${RUNS} generated requests, server actions included: never a 5xx, and only the writes the contract allows`, async () => {
-    await fc.assert(fc.asyncProperty(CALLS, async (call) => void (await check(call))), { numRuns: RUNS, ...replay });
+    await fc.assert(
+      fc.asyncProperty(CALLS, async (call) => void (await check(call))),
+      { numRuns: RUNS, ...replay },
+    );
   }, 900_000);
 });

@@ -21,7 +21,19 @@ import * as cancelRoute from "@/app/api/leases/[id]/cancel/route";
 import * as eventsRoute from "@/app/api/leases/[id]/events/route";
 import { sessionCookieFrom } from "../../support/api";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
-import { apiViolations, auditMark, Histogram, installAudit, label, resolveRefs, rowsOf, snapshot, World, writesSince, type ApiRoute } from "../../support/fuzz";
+import {
+  apiViolations,
+  auditMark,
+  Histogram,
+  installAudit,
+  label,
+  resolveRefs,
+  rowsOf,
+  snapshot,
+  World,
+  writesSince,
+  type ApiRoute,
+} from "../../support/fuzz";
 import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../../support/fuzz-requests";
 
 /** Inputs per database: with the PGlite and PostgreSQL passes and fuzz-http.built-app.test.ts, over 5,000 per `npm test`. */
@@ -50,11 +62,17 @@ const histogram = new Histogram();
 
 async function signInThroughRoute(email: string) {
   const res = await sessionRoute.POST(
-    new Request(`${ORIGIN}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: PASSWORD }) }),
+    new Request(`${ORIGIN}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    }),
   );
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
   const [row] = rowsOf<{ id: string }>(
-    await t.db.execute(sql`select s.id from app_session s join app_user u on u.id = s.user_id where u.email = ${email} order by s.created_at desc limit 1`),
+    await t.db.execute(
+      sql`select s.id from app_session s join app_user u on u.id = s.user_id where u.email = ${email} order by s.created_at desc limit 1`,
+    ),
   );
   return { cookie: sessionCookieFrom(res.headers), sessionId: row!.id };
 }
@@ -69,10 +87,20 @@ beforeAll(async () => {
   const other = (await makeInvoice(t.db, bob.id)).id;
   const a = await signInThroughRoute(alice.email);
   const b = await signInThroughRoute(bob.email);
-  world = new World(t.db, { id: alice.id, email: alice.email, ...a }, { id: bob.id, email: bob.email, ...b }, own, other, signInThroughRoute, PASSWORD);
+  world = new World(
+    t.db,
+    { id: alice.id, email: alice.email, ...a },
+    { id: bob.id, email: bob.email, ...b },
+    own,
+    other,
+    signInThroughRoute,
+    PASSWORD,
+  );
   // A cookie whose session was signed out.
   revokedCookie = (await signInThroughRoute(alice.email)).cookie;
-  await sessionRoute.DELETE(new Request(`${ORIGIN}/api/session`, { method: "DELETE", headers: { cookie: revokedCookie } }), { params: Promise.resolve({}) });
+  await sessionRoute.DELETE(new Request(`${ORIGIN}/api/session`, { method: "DELETE", headers: { cookie: revokedCookie } }), {
+    params: Promise.resolve({}),
+  });
 });
 afterAll(async () => {
   console.info(`[fuzz-routes] ${histogram.total} inputs on ${t?.kind}; statuses per route:\n${histogram.toString()}`);
@@ -106,7 +134,14 @@ function cookieHeader(c: CookieModel): { header: string | null; actor: { id: str
 
 const encodeSegment = (s: string) => encodeURIComponent((s as unknown as { toWellFormed(): string }).toWellFormed());
 
-type Sent = { status: number; answer: any; input: any; param: string; actor: { id: string; sessionId: string } | null; emailUser: string | null };
+type Sent = {
+  status: number;
+  answer: any;
+  input: any;
+  param: string;
+  actor: { id: string; sessionId: string } | null;
+  emailUser: string | null;
+};
 type Prepared = { handler: Handler; req: Request; param: string; input: any; actor: Sent["actor"]; emailUser: string | null };
 
 /** Resolves the request's references (making fixtures as needed) and builds it; null for a method the route lacks. */
@@ -123,7 +158,14 @@ async function prepare(r: FuzzRequest): Promise<Prepared | null> {
   const headers = new Headers();
   if (header) headers.set("cookie", header);
   if (r.contentType !== null) headers.set("content-type", r.contentType);
-  const origins = { own: ORIGIN, foreign: "https://evil.example", null: "null", garbage: "::not a url::", port: "http://127.0.0.1:3001", upper: "HTTP://127.0.0.1:3000" };
+  const origins = {
+    own: ORIGIN,
+    foreign: "https://evil.example",
+    null: "null",
+    garbage: "::not a url::",
+    port: "http://127.0.0.1:3001",
+    upper: "HTTP://127.0.0.1:3000",
+  };
   if (r.origin !== "none") headers.set("origin", origins[r.origin]);
   const bytes =
     body.kind === "json"
@@ -135,7 +177,16 @@ async function prepare(r: FuzzRequest): Promise<Prepared | null> {
           : null;
   const hasBody = bytes !== null && r.method !== "GET" && r.method !== "HEAD";
   const n = hasBody ? bytes.byteLength : 0;
-  const lengths = { true: n, zero: 0, short: Math.max(0, n - 1), long: n + 1, huge: 99_999_999_999, nan: "abc", negative: -1, list: `${n}, ${n}` };
+  const lengths = {
+    true: n,
+    zero: 0,
+    short: Math.max(0, n - 1),
+    long: n + 1,
+    huge: 99_999_999_999,
+    nan: "abc",
+    negative: -1,
+    list: `${n}, ${n}`,
+  };
   if (r.contentLength !== "omit") headers.set("content-length", String(lengths[r.contentLength]));
 
   const req = new Request(`${ORIGIN}${PATHS[r.route](encodeSegment(param))}${r.query ?? ""}`, {
@@ -192,7 +243,10 @@ async function check(r: FuzzRequest) {
     problems.push(`signed in as ${answer?.actor?.id} with the email of ${p.emailUser}`);
   }
   if (writes.length === 0 && JSON.stringify(after) !== JSON.stringify(before)) problems.push("the snapshot changed with no write recorded");
-  expect(problems, `${r.method} ${PATHS[r.route](p.param)} → ${status} ${JSON.stringify(answer)}; writes: ${JSON.stringify(writes.map(label))}`).toEqual([]);
+  expect(
+    problems,
+    `${r.method} ${PATHS[r.route](p.param)} → ${status} ${JSON.stringify(answer)}; writes: ${JSON.stringify(writes.map(label))}`,
+  ).toEqual([]);
 }
 
 const replay = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED), path: process.env.FUZZ_PATH } : {};

@@ -106,7 +106,7 @@ describe("broken bodies posted to a page", () => {
     const edit = actionId("app/invoices/[id]/actions.ts", "editInvoiceAction");
     const bodies = [
       "garbage",
-      "--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nunterminated",
+      '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated',
       "--x\r\nContent-Disposition: form-data\r\n\r\n\r\n--x--\r\n",
       "--x--",
     ];
@@ -236,7 +236,12 @@ describe("methods and paths Next.js answered with a 500 before our code ran", ()
     const lines = [`${method} ${target} HTTP/1.1`, `host: ${new URL(app.url).host}`, "connection: close"];
     for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
     // CONNECT names an authority, not a path (RFC 9110 §9.3.6), as a proxy client sends it.
-    return rawRequest(app.url, method === "CONNECT" ? lines.join("\r\n").replace(target, new URL(app.url).host) : lines.join("\r\n"), null, { timeoutMs: 5000 });
+    return rawRequest(
+      app.url,
+      method === "CONNECT" ? lines.join("\r\n").replace(target, new URL(app.url).host) : lines.join("\r\n"),
+      null,
+      { timeoutMs: 5000 },
+    );
   }
 
   /** The build's own files, as its manifest lists them. */
@@ -249,7 +254,10 @@ describe("methods and paths Next.js answered with a 500 before our code ran", ()
 
   /** The app's routes as the build knows them: route handlers and pages, `[id]` filled in. */
   function routes(id: string): { handlers: string[]; pages: string[] } {
-    const m = JSON.parse(fs.readFileSync(path.join(ROOT, TEST_DIST_DIR, "app-path-routes-manifest.json"), "utf8")) as Record<string, string>;
+    const m = JSON.parse(fs.readFileSync(path.join(ROOT, TEST_DIST_DIR, "app-path-routes-manifest.json"), "utf8")) as Record<
+      string,
+      string
+    >;
     const fill = (p: string) => p.replace(/\[[^\]]+\]/g, id);
     const entries = Object.entries(m).filter(([, p]) => !p.startsWith("/_"));
     return {
@@ -280,7 +288,11 @@ describe("methods and paths Next.js answered with a 500 before our code ran", ()
       for (const target of ["/", ...pages, "/nowhere", "/api/nowhere", ...handlers, file!, "/_next/image?url=%2Finvoices&w=64&q=75"]) {
         for (const headers of [{}, { cookie }] as Record<string, string>[]) {
           const res = await send(method, target, headers);
-          expect({ method, target, status: res.status }).toEqual({ method, target, status: expect.toSatisfy((s: number) => s >= 400 && s < 500) });
+          expect({ method, target, status: res.status }).toEqual({
+            method,
+            target,
+            status: expect.toSatisfy((s: number) => s >= 400 && s < 500),
+          });
           if (!UNPARSED.has(method)) expect({ method, target, status: res.status }).toEqual({ method, target, status: 405 });
           if (method === "CONNECT") expect(headerOf(res.head, "allow")).toBe(SERVER_ALLOWS);
         }
@@ -310,7 +322,12 @@ describe("methods and paths Next.js answered with a 500 before our code ran", ()
         if (method === "GET" || method === "HEAD") {
           expect({ method, file, status: res.status }).toEqual({ method, file, status: file.includes("not-there") ? 404 : 200 });
         } else if (method === "OPTIONS") {
-          expect({ method, file, status: res.status, allow: headerOf(res.head, "allow") }).toEqual({ method, file, status: 204, allow: STATIC_ALLOWS });
+          expect({ method, file, status: res.status, allow: headerOf(res.head, "allow") }).toEqual({
+            method,
+            file,
+            status: 204,
+            allow: STATIC_ALLOWS,
+          });
         } else {
           expectRefused(method, file, res, STATIC_ALLOWS);
         }
@@ -363,7 +380,11 @@ describe("methods and paths Next.js answered with a 500 before our code ran", ()
       expect({ target, allows: allowed.has("OPTIONS") }).toEqual({ target, allows: true });
       for (const headers of [{}, { cookie }] as Record<string, string>[]) {
         const head = await send("HEAD", target, headers);
-        expect({ target, headers, status: head.status }).toEqual({ target, headers, status: expect.toSatisfy((s: number) => s >= 200 && s < 500) });
+        expect({ target, headers, status: head.status }).toEqual({
+          target,
+          headers,
+          status: expect.toSatisfy((s: number) => s >= 200 && s < 500),
+        });
       }
       for (const method of METHODS.filter((m) => !allowed.has(m))) {
         expectRefused(method, target, await send(method, target, { cookie }), allows!);
@@ -372,7 +393,11 @@ describe("methods and paths Next.js answered with a 500 before our code ran", ()
       // would be Next.js's own 405). Bodiless, so nothing is written; DELETE /api/session last.
       for (const method of [...allowed].filter((m) => m !== "OPTIONS" && !(m === "DELETE" && target === "/api/session"))) {
         const res = await send(method, target, { cookie, origin: app.url });
-        expect({ method, target, status: res.status }).toEqual({ method, target, status: expect.toSatisfy((s: number) => s !== 405 && s < 500) });
+        expect({ method, target, status: res.status }).toEqual({
+          method,
+          target,
+          status: expect.toSatisfy((s: number) => s !== 405 && s < 500),
+        });
       }
     }
     const signOut = await send("DELETE", "/api/session", { cookie, origin: app.url });

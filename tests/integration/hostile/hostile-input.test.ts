@@ -140,10 +140,7 @@ const anyValue = fc.oneof(
 const field = <K extends string>(...keys: K[]) => fc.constantFrom(...keys);
 
 function bodyOf(keys: fc.Arbitrary<string>) {
-  return fc.oneof(
-    fc.dictionary(keys, anyValue, { maxKeys: 5 }),
-    fc.jsonValue(),
-  );
+  return fc.oneof(fc.dictionary(keys, anyValue, { maxKeys: 5 }), fc.jsonValue());
 }
 
 const RUNS = 60;
@@ -199,7 +196,14 @@ describe("property: arbitrary bodies never answer 5xx, and a 4xx writes nothing"
       fc.asyncProperty(
         fc.oneof(
           bodyOf(field("email", "password")),
-          fc.record({ email: fc.oneof(nasty, fc.constant(alice.email), nasty.map((s) => alice.email + s)), password: fc.oneof(nasty, fc.constant("wrong")) }),
+          fc.record({
+            email: fc.oneof(
+              nasty,
+              fc.constant(alice.email),
+              nasty.map((s) => alice.email + s),
+            ),
+            password: fc.oneof(nasty, fc.constant("wrong")),
+          }),
         ),
         async (json) => {
           const before = await snapshot();

@@ -41,7 +41,10 @@ async function counts() {
 const leaseRow = (id: string) => rows.leaseRow(t.db, id);
 
 async function proposeByHand(leaseId: string, summary = "Proposed summary") {
-  await t.db.update(inferenceLease).set({ status: "proposed", proposal: { summary, model: "test" } }).where(eq(inferenceLease.id, leaseId));
+  await t.db
+    .update(inferenceLease)
+    .set({ status: "proposed", proposal: { summary, model: "test" } })
+    .where(eq(inferenceLease.id, leaseId));
 }
 
 describe("POST/GET/DELETE /api/session", () => {
@@ -59,7 +62,10 @@ describe("POST/GET/DELETE /api/session", () => {
 
   it("refuses wrong passwords and unknown emails alike: 401 invalid_credentials, no cookie", async () => {
     const alice = await makeUser(t.db, "Alice");
-    for (const json of [{ email: alice.email, password: "wrong" }, { email: "nobody@example.test", password: PASSWORD }]) {
+    for (const json of [
+      { email: alice.email, password: "wrong" },
+      { email: "nobody@example.test", password: PASSWORD },
+    ]) {
       const res = await api("POST", "/api/session", { json });
       expect(res).toMatchObject({ status: 401, body: { detail: "invalid_credentials" } });
       expect(res.headers.getSetCookie()).toEqual([]);
@@ -67,7 +73,13 @@ describe("POST/GET/DELETE /api/session", () => {
   });
 
   it("answers malformed sign-in bodies with 422 invalid_request", async () => {
-    for (const opts of [{ raw: "{not json" }, { json: { email: 42, password: true } }, { json: { email: "a@b.c" } }, { json: [] }, { raw: "" }]) {
+    for (const opts of [
+      { raw: "{not json" },
+      { json: { email: 42, password: true } },
+      { json: { email: "a@b.c" } },
+      { json: [] },
+      { raw: "" },
+    ]) {
       expect(await api("POST", "/api/session", opts)).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
     }
   });
@@ -78,7 +90,12 @@ describe("POST/GET/DELETE /api/session", () => {
     const tampered = aliceCookie.slice(0, -6) + (aliceCookie.endsWith("A") ? "BBBBBB" : "AAAAAA");
     expect(await api("GET", "/api/session", { cookie: tampered })).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
     expect(await api("GET", "/api/session", { cookie: "claimcheck_session=Fe26.2**garbage" })).toMatchObject({ status: 401 });
-    for (const [method, path] of [["GET", "/api/invoices"], ["POST", "/api/leases"], ["DELETE", "/api/session"], ["POST", `/api/leases/${randomUUID()}/apply`]] as const) {
+    for (const [method, path] of [
+      ["GET", "/api/invoices"],
+      ["POST", "/api/leases"],
+      ["DELETE", "/api/session"],
+      ["POST", `/api/leases/${randomUUID()}/apply`],
+    ] as const) {
       expect((await api(method, path, { cookie: tampered, json: method === "GET" ? undefined : {} })).status).toBe(401);
     }
   });
@@ -102,7 +119,9 @@ describe("POST/GET/DELETE /api/session", () => {
     expect(out.body).toEqual({ status: "signed_out", revoked: [mine.body.lease_id] });
     expect(await leaseRow(mine.body.lease_id)).toMatchObject({ status: "rejected", closedReason: "signed_out" });
     expect((await leaseRow(theirs.body.lease_id))?.status).toBe("open");
-    expect(sink().events).toContainEqual(expect.objectContaining({ name: "lease/closed", data: expect.objectContaining({ leaseId: mine.body.lease_id }) }));
+    expect(sink().events).toContainEqual(
+      expect.objectContaining({ name: "lease/closed", data: expect.objectContaining({ leaseId: mine.body.lease_id }) }),
+    );
     // The other session still works.
     expect((await api("GET", "/api/session", { cookie: otherSession })).status).toBe(200);
   });
@@ -117,7 +136,10 @@ describe("sign-out whatever the session's state, and sign-out everywhere", () =>
   const closedSignal = (leaseId: string) => expect.objectContaining({ name: "lease/closed", data: expect.objectContaining({ leaseId }) });
   const clears = (headers: Headers) => headers.getSetCookie().some((c) => /^claimcheck_session=;/.test(c));
   const sessionsOf = async (userId: string) =>
-    t.db.select({ id: appSession.id, revoked: sql<boolean>`${appSession.revokedAt} is not null` }).from(appSession).where(eq(appSession.userId, userId));
+    t.db
+      .select({ id: appSession.id, revoked: sql<boolean>`${appSession.revokedAt} is not null` })
+      .from(appSession)
+      .where(eq(appSession.userId, userId));
 
   it("DELETE /api/session with a session past its expires_at still closes that session's leases: 401, cookie cleared, runs told", async () => {
     const { alice, inv, aliceCookie } = await world();
@@ -126,10 +148,17 @@ describe("sign-out whatever the session's state, and sign-out everywhere", () =>
     const mine = await open(aliceCookie, inv.id);
     const theirs = await open(otherSession, other.id);
     const [lease] = await t.db.select({ sessionId: inferenceLease.sessionId }).from(inferenceLease).where(eq(inferenceLease.id, mine));
-    await t.db.update(appSession).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(appSession.id, lease!.sessionId!));
+    await t.db
+      .update(appSession)
+      .set({ expiresAt: sql`now() - interval '1 second'` })
+      .where(eq(appSession.id, lease!.sessionId!));
 
     const out = await api("DELETE", "/api/session", { cookie: aliceCookie });
-    expect({ status: out.status, body: out.body, clears: clears(out.headers) }).toEqual({ status: 401, body: { detail: "not_signed_in" }, clears: true });
+    expect({ status: out.status, body: out.body, clears: clears(out.headers) }).toEqual({
+      status: 401,
+      body: { detail: "not_signed_in" },
+      clears: true,
+    });
     expect(await leaseRow(mine)).toMatchObject({ status: "rejected", closedReason: "signed_out" });
     expect(sink().events).toContainEqual(closedSignal(mine));
     // Only that session's: the other one and its lease go on.
@@ -170,7 +199,10 @@ describe("sign-out whatever the session's state, and sign-out everywhere", () =>
     const mine = await open(aliceCookie, inv.id);
     const onLaptop = await open(laptop, other.id);
     const [lease] = await t.db.select({ sessionId: inferenceLease.sessionId }).from(inferenceLease).where(eq(inferenceLease.id, mine));
-    await t.db.update(appSession).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(appSession.id, lease!.sessionId!));
+    await t.db
+      .update(appSession)
+      .set({ expiresAt: sql`now() - interval '1 second'` })
+      .where(eq(appSession.id, lease!.sessionId!));
     const out = await api("DELETE", "/api/session?scope=all", { cookie: aliceCookie });
     expect({ status: out.status, body: out.body }).toEqual({ status: 401, body: { detail: "not_signed_in" } });
     expect(await leaseRow(mine)).toMatchObject({ status: "rejected", closedReason: "signed_out" });
@@ -200,7 +232,13 @@ describe("GET/PATCH /api/invoices", () => {
     const ids = res.body.map((i: { id: string }) => i.id);
     expect(ids).toContain(inv.id);
     expect(ids).not.toContain(bobInv.id);
-    expect(res.body.find((i: { id: string }) => i.id === inv.id)).toMatchObject({ counterparty: "Northwind Traders", total_cents: 1234550, currency: "EUR", summary: null, version: 1 });
+    expect(res.body.find((i: { id: string }) => i.id === inv.id)).toMatchObject({
+      counterparty: "Northwind Traders",
+      total_cents: 1234550,
+      currency: "EUR",
+      summary: null,
+      version: 1,
+    });
   });
 
   it("shows one invoice with lines, summary and the lease in flight; foreign, missing and malformed ids get the same 404", async () => {
@@ -208,14 +246,21 @@ describe("GET/PATCH /api/invoices", () => {
     const res = await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie });
     expect(res.status).toBe(200);
     expect(res.body.lines).toHaveLength(2);
-    expect(res.body.lines[0]).toEqual({ description: "Consulting, November", quantity: 10, unit_price_cents: 120000, amount_cents: 1200000 });
+    expect(res.body.lines[0]).toEqual({
+      description: "Consulting, November",
+      quantity: 10,
+      unit_price_cents: 120000,
+      amount_cents: 1200000,
+    });
     expect(res.body.lease).toBeNull();
     const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
     const again = await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie });
     expect(again.body.lease).toMatchObject({ lease_id: opened.body.lease_id, status: "open" });
 
     const refusals = await Promise.all(
-      [bobInv.id, randomUUID(), "not-a-uuid", "1 or 1=1", "%00"].map((id) => api("GET", `/api/invoices/${encodeURIComponent(id)}`, { cookie: aliceCookie })),
+      [bobInv.id, randomUUID(), "not-a-uuid", "1 or 1=1", "%00"].map((id) =>
+        api("GET", `/api/invoices/${encodeURIComponent(id)}`, { cookie: aliceCookie }),
+      ),
     );
     for (const r of refusals) expect(r).toMatchObject({ status: 404, body: { detail: "invoice_not_found" } });
   });
@@ -236,7 +281,10 @@ describe("GET/PATCH /api/invoices", () => {
     const { inv, bobInv, aliceCookie } = await world();
     const before = await counts();
     for (const id of [bobInv.id, randomUUID(), "nope"]) {
-      expect(await api("PATCH", `/api/invoices/${id}`, { cookie: aliceCookie, json: { counterparty: "X" } })).toMatchObject({ status: 404, body: { detail: "invoice_not_found" } });
+      expect(await api("PATCH", `/api/invoices/${id}`, { cookie: aliceCookie, json: { counterparty: "X" } })).toMatchObject({
+        status: 404,
+        body: { detail: "invoice_not_found" },
+      });
     }
     for (const opts of [
       { raw: "{" },
@@ -249,9 +297,14 @@ describe("GET/PATCH /api/invoices", () => {
       { json: { due_on: "2020-01-01" } }, // before the stored issue date
       { json: { counterparty: "x".repeat(201) } },
     ]) {
-      expect(await api("PATCH", `/api/invoices/${inv.id}`, { cookie: aliceCookie, ...opts })).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
+      expect(await api("PATCH", `/api/invoices/${inv.id}`, { cookie: aliceCookie, ...opts })).toMatchObject({
+        status: 422,
+        body: { detail: "invalid_request" },
+      });
     }
-    expect(await api("PATCH", `/api/invoices/${inv.id}`, { cookie: aliceCookie, json: { counterparty: "Y", expected_version: 7 } })).toMatchObject({ status: 409, body: { detail: "invoice_changed" } });
+    expect(
+      await api("PATCH", `/api/invoices/${inv.id}`, { cookie: aliceCookie, json: { counterparty: "Y", expected_version: 7 } }),
+    ).toMatchObject({ status: 409, body: { detail: "invoice_changed" } });
     expect(await counts()).toEqual(before);
   });
 });
@@ -272,12 +325,18 @@ describe("POST /api/leases", () => {
     expect(row).toMatchObject({ actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open" });
     expect(new Date(res.body.deadline_at).getTime()).toBe(row!.deadlineAt.getTime());
     const sent = sink().events.filter((e) => e.name === "lease/opened" && e.id === `lease-opened-${res.body.lease_id}`);
-    expect(sent).toEqual([{ name: "lease/opened", id: `lease-opened-${res.body.lease_id}`, data: expect.any(Object), ts: expect.any(Number) }]);
+    expect(sent).toEqual([
+      { name: "lease/opened", id: `lease-opened-${res.body.lease_id}`, data: expect.any(Object), ts: expect.any(Number) },
+    ]);
     // The nonce goes to Inngest only, sealed (docs/decisions/0049): the generation must hand it back to propose.
     expect(sent[0]!.data.runNonce).toMatchObject({ __ENCRYPTED__: true });
     expect(JSON.stringify(sent[0]!.data)).not.toContain(row!.runNonce);
     expect(await opened(sent[0]!.data)).toEqual({
-      leaseId: res.body.lease_id, actorId: alice.id, invoiceId: inv.id, purpose: "summarize_invoice", runNonce: row!.runNonce,
+      leaseId: res.body.lease_id,
+      actorId: alice.id,
+      invoiceId: inv.id,
+      purpose: "summarize_invoice",
+      runNonce: row!.runNonce,
     });
     expect(row!.runNonce).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(res.body)).not.toContain(row!.runNonce);
@@ -298,7 +357,10 @@ describe("POST /api/leases", () => {
     const first = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
     await proposeByHand(first.body.lease_id);
     const again = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
-    expect(again).toMatchObject({ status: 200, body: { lease_id: first.body.lease_id, deadline_at: first.body.deadline_at, status: "proposed" } });
+    expect(again).toMatchObject({
+      status: 200,
+      body: { lease_id: first.body.lease_id, deadline_at: first.body.deadline_at, status: "proposed" },
+    });
   });
 
   it("after the invoice changes hands, the new owner reads who holds the lease in flight (a name, nothing else of it), and POST /api/leases is 409 lease_in_flight naming them", async () => {
@@ -319,7 +381,8 @@ describe("POST /api/leases", () => {
     expect(refused.body).toEqual({ detail: "lease_in_flight", held_by: { name: "Alice" } });
     expect(await counts()).toEqual(before);
     for (const text of [JSON.stringify(read.body), JSON.stringify(refused.body)]) {
-      for (const secret of [leaseId, alice.id, alice.email, "Alice's private summary", opened.body.deadline_at]) expect(text).not.toContain(secret);
+      for (const secret of [leaseId, alice.id, alice.email, "Alice's private summary", opened.body.deadline_at])
+        expect(text).not.toContain(secret);
     }
 
     // Alice no longer sees the invoice; once her lease is closed, nobody else holds one.
@@ -338,20 +401,28 @@ describe("POST /api/leases", () => {
     const { inv, bobInv, aliceCookie } = await world();
     const before = await counts();
     for (const id of [bobInv.id, randomUUID(), "not-a-uuid"]) {
-      expect(await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: id, purpose: "summarize_invoice" } })).toMatchObject({ status: 404, body: { detail: "invoice_not_found" } });
+      expect(
+        await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: id, purpose: "summarize_invoice" } }),
+      ).toMatchObject({ status: 404, body: { detail: "invoice_not_found" } });
     }
     for (const purpose of ["delete_invoice", "SUMMARIZE_INVOICE", "", "summarize_invoice "]) {
-      expect(await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose } })).toMatchObject({ status: 422, body: { detail: "purpose_not_allowed" } });
+      expect(await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose } })).toMatchObject({
+        status: 422,
+        body: { detail: "purpose_not_allowed" },
+      });
     }
     for (const opts of [
-      { raw: "{\"invoice_id\":" },
+      { raw: '{"invoice_id":' },
       { raw: "null" },
       { json: { invoice_id: 1, purpose: "summarize_invoice" } },
       { json: { invoice_id: inv.id, purpose: ["summarize_invoice"] } },
       { json: { invoice_id: inv.id } },
       { json: "summarize_invoice" },
     ]) {
-      expect(await api("POST", "/api/leases", { cookie: aliceCookie, ...opts })).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
+      expect(await api("POST", "/api/leases", { cookie: aliceCookie, ...opts })).toMatchObject({
+        status: 422,
+        body: { detail: "invalid_request" },
+      });
     }
     expect(await counts()).toEqual(before);
   });
@@ -360,9 +431,14 @@ describe("POST /api/leases", () => {
     const { inv, aliceCookie } = await world();
     const before = await counts();
     const huge = JSON.stringify({ invoice_id: inv.id, purpose: "summarize_invoice", pad: "x".repeat(2_000_000) });
-    expect(await api("POST", "/api/leases", { cookie: aliceCookie, raw: huge })).toMatchObject({ status: 413, body: { detail: "payload_too_large" } });
+    expect(await api("POST", "/api/leases", { cookie: aliceCookie, raw: huge })).toMatchObject({
+      status: 413,
+      body: { detail: "payload_too_large" },
+    });
     // A lying content-length header does not get around the limit either.
-    expect(await api("POST", "/api/leases", { cookie: aliceCookie, raw: huge, headers: { "content-length": "10" } })).toMatchObject({ status: 413 });
+    expect(await api("POST", "/api/leases", { cookie: aliceCookie, raw: huge, headers: { "content-length": "10" } })).toMatchObject({
+      status: 413,
+    });
     expect(await api("POST", "/api/session", { raw: huge })).toMatchObject({ status: 413 });
     expect(await counts()).toEqual(before);
   });
@@ -376,7 +452,9 @@ describe("POST /api/leases", () => {
     expect(row).toMatchObject({ status: "rejected", closedReason: "dispatch_failed" });
     sink().setFailing(false);
     // The slot is free again: the next click opens a fresh lease.
-    expect((await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } })).status).toBe(201);
+    expect(
+      (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } })).status,
+    ).toBe(201);
   });
 });
 
@@ -405,7 +483,10 @@ describe("GET /api/leases/:id", () => {
   it("reports a lease past its deadline as expired", async () => {
     const { inv, aliceCookie } = await world();
     const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
-    await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, opened.body.lease_id));
+    await t.db
+      .update(inferenceLease)
+      .set({ deadlineAt: sql`now() - interval '1 second'` })
+      .where(eq(inferenceLease.id, opened.body.lease_id));
     const res = await api("GET", `/api/leases/${opened.body.lease_id}`, { cookie: aliceCookie });
     expect(res.body.status).toBe("expired");
     expect(res.body.events.map((e: { kind: string }) => e.kind)).toEqual(["opened", "expired"]);
@@ -417,7 +498,10 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
   /** A lease of Alice's with `refusals` apply refusals after its `opened` event, recorded as apply records them. */
   async function longLease(refusals: number) {
     const w = await world();
-    const opened = await api("POST", "/api/leases", { cookie: w.aliceCookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } });
+    const opened = await api("POST", "/api/leases", {
+      cookie: w.aliceCookie,
+      json: { invoice_id: w.inv.id, purpose: "summarize_invoice" },
+    });
     const leaseId = opened.body.lease_id as string;
     await t.db.execute(sql`insert into lease_event (lease_id, kind, detail)
       select ${leaseId}, 'apply_refused', jsonb_build_object('code', 'lease_open', 'n', g) from generate_series(1, ${refusals}) g`);
@@ -483,7 +567,9 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     );
     const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
     for (const before of [null, leases.openEventsCursor(leaseId, first.body.events_before) as number]) {
-      const read = scans(await t.db.execute(sql`explain (analyze, format json) ${leases.leaseReadStatement(t.db, alice.id, leaseId, { before })}`));
+      const read = scans(
+        await t.db.execute(sql`explain (analyze, format json) ${leases.leaseReadStatement(t.db, alice.id, leaseId, { before })}`),
+      );
       const pageStart = await t.db.transaction(async (tx) => {
         for (const setting of fn!.proconfig) await tx.execute(sql.raw(`set local ${setting.replace("=", " = ")}`));
         await tx.execute(sql.raw("set local plan_cache_mode = force_generic_plan"));
@@ -494,7 +580,10 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
         await tx.execute(sql.raw("deallocate page_start"));
         return scans(explained);
       });
-      for (const [what, found] of [["read", read], ["page start", pageStart]] as const) {
+      for (const [what, found] of [
+        ["read", read],
+        ["page start", pageStart],
+      ] as const) {
         expect(found.length, what).toBeGreaterThan(0);
         for (const scan of found) expect({ what, before, ...scan, bounded: scan.rows <= N + 1 }).toMatchObject({ bounded: true });
       }
@@ -520,7 +609,10 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
     const first = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
     const cursor = first.body.events_before as string;
     // Overdue: the next good read records `expired`; a refused one must not.
-    await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
+    await t.db
+      .update(inferenceLease)
+      .set({ deadlineAt: sql`now() - interval '1 second'` })
+      .where(eq(inferenceLease.id, leaseId));
     const before = await counts();
     // As sent, query strings: empty, garbage, the event id a cursor stands for, the cursor altered,
     // cut or lengthened, a cursor sealed for no event (0), twice.
@@ -539,8 +631,14 @@ describe("GET /api/leases/:id: the events of a long lease, a page at a time", ()
 
     // Someone else's lease with its own cursor: the same 404 as without a cursor. A cursor on a
     // lease it was not sealed for is not a cursor there, decided without reading.
-    expect(await api("GET", `/api/leases/${leaseId}?events_before=${cursor}`, { cookie: bobCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
-    expect(await api("GET", `/api/leases/${randomUUID()}?events_before=${cursor}`, { cookie: aliceCookie })).toMatchObject({ status: 400, body: { detail: "invalid_cursor" } });
+    expect(await api("GET", `/api/leases/${leaseId}?events_before=${cursor}`, { cookie: bobCookie })).toMatchObject({
+      status: 404,
+      body: { detail: "lease_not_found" },
+    });
+    expect(await api("GET", `/api/leases/${randomUUID()}?events_before=${cursor}`, { cookie: aliceCookie })).toMatchObject({
+      status: 400,
+      body: { detail: "invalid_cursor" },
+    });
     // Not signed in outranks a bad cursor.
     expect(await api("GET", `/api/leases/${leaseId}?events_before=abc`)).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
     expect(await counts()).toEqual(before);
@@ -607,7 +705,9 @@ describe("events_before names no global counter (docs/decisions/0046)", () => {
     expect(cursor2).not.toBe(cursor1);
     expect(invoice1!.body.latest_lease.events_before).toBe(cursor1);
     expect(invoice2!.body.latest_lease.events_before).toBe(cursor2);
-    const ids = (await t.db.select({ id: leaseEvent.id }).from(leaseEvent).where(eq(leaseEvent.leaseId, b.leaseId))).map((e) => String(e.id));
+    const ids = (await t.db.select({ id: leaseEvent.id }).from(leaseEvent).where(eq(leaseEvent.leaseId, b.leaseId))).map((e) =>
+      String(e.id),
+    );
     expect(ids[0]).toMatch(/^98765/);
     for (const res of [read1, invoice1, read2, invoice2, earlier]) {
       const text = JSON.stringify(res!.body);
@@ -625,7 +725,12 @@ describe("POST /api/leases/:id/apply", () => {
     const res = await api("POST", `/api/leases/${opened.body.lease_id}/apply`, { cookie: aliceCookie });
     expect(res).toMatchObject({ status: 200, body: { status: "applied", lease_id: opened.body.lease_id } });
     const detail = await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie });
-    expect(detail.body).toMatchObject({ summary: "Northwind Traders: EUR 12,345.50 due 2026-12-01", version: 2, lease: null, latest_lease: { status: "applied" } });
+    expect(detail.body).toMatchObject({
+      summary: "Northwind Traders: EUR 12,345.50 due 2026-12-01",
+      version: 2,
+      lease: null,
+      latest_lease: { status: "applied" },
+    });
   });
 
   it("refusals: 404 for foreign/missing/malformed; 409 lease_open, lease_applied, lease_rejected, lease_expired, invoice_changed", async () => {
@@ -636,29 +741,52 @@ describe("POST /api/leases/:id/apply", () => {
     expect(await api("POST", `/api/leases/${id}/apply`, { cookie: bobCookie })).toMatchObject(notFound);
     expect(await api("POST", `/api/leases/${randomUUID()}/apply`, { cookie: aliceCookie })).toMatchObject(notFound);
     expect(await api("POST", `/api/leases/x'--/apply`, { cookie: aliceCookie })).toMatchObject(notFound);
-    expect(await api("POST", `/api/leases/${id}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_open" } });
+    expect(await api("POST", `/api/leases/${id}/apply`, { cookie: aliceCookie })).toMatchObject({
+      status: 409,
+      body: { detail: "lease_open" },
+    });
 
     await proposeByHand(id);
     expect((await api("POST", `/api/leases/${id}/apply`, { cookie: aliceCookie })).status).toBe(200);
-    expect(await api("POST", `/api/leases/${id}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_applied" } });
+    expect(await api("POST", `/api/leases/${id}/apply`, { cookie: aliceCookie })).toMatchObject({
+      status: 409,
+      body: { detail: "lease_applied" },
+    });
 
     const inv2 = await makeInvoice(t.db, alice.id);
-    const l2 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv2.id, purpose: "summarize_invoice" } })).body.lease_id;
+    const l2 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv2.id, purpose: "summarize_invoice" } })).body
+      .lease_id;
     await api("POST", `/api/leases/${l2}/cancel`, { cookie: aliceCookie });
-    expect(await api("POST", `/api/leases/${l2}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_rejected" } });
+    expect(await api("POST", `/api/leases/${l2}/apply`, { cookie: aliceCookie })).toMatchObject({
+      status: 409,
+      body: { detail: "lease_rejected" },
+    });
 
     const inv3 = await makeInvoice(t.db, alice.id);
-    const l3 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv3.id, purpose: "summarize_invoice" } })).body.lease_id;
+    const l3 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv3.id, purpose: "summarize_invoice" } })).body
+      .lease_id;
     await proposeByHand(l3);
-    await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, l3));
-    expect(await api("POST", `/api/leases/${l3}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_expired" } });
+    await t.db
+      .update(inferenceLease)
+      .set({ deadlineAt: sql`now() - interval '1 second'` })
+      .where(eq(inferenceLease.id, l3));
+    expect(await api("POST", `/api/leases/${l3}/apply`, { cookie: aliceCookie })).toMatchObject({
+      status: 409,
+      body: { detail: "lease_expired" },
+    });
     expect((await leaseRow(l3))?.status).toBe("expired");
 
     const inv4 = await makeInvoice(t.db, alice.id);
-    const l4 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv4.id, purpose: "summarize_invoice" } })).body.lease_id;
+    const l4 = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv4.id, purpose: "summarize_invoice" } })).body
+      .lease_id;
     await proposeByHand(l4);
-    expect((await api("PATCH", `/api/invoices/${inv4.id}`, { cookie: aliceCookie, json: { counterparty: "Edited meanwhile" } })).status).toBe(200);
-    expect(await api("POST", `/api/leases/${l4}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "invoice_changed" } });
+    expect(
+      (await api("PATCH", `/api/invoices/${inv4.id}`, { cookie: aliceCookie, json: { counterparty: "Edited meanwhile" } })).status,
+    ).toBe(200);
+    expect(await api("POST", `/api/leases/${l4}/apply`, { cookie: aliceCookie })).toMatchObject({
+      status: 409,
+      body: { detail: "invoice_changed" },
+    });
     expect(await leaseRow(l4)).toMatchObject({ status: "rejected", closedReason: "invoice_changed" });
 
     const summaries = await t.db.select({ id: invoice.id, summary: invoice.summary }).from(invoice).where(eq(invoice.ownerId, alice.id));
@@ -677,17 +805,26 @@ describe("POST /api/leases/:id/apply: a proposal with no usable summary", () => 
       const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
       const leaseId = opened.body.lease_id as string;
       // Any JSON at all, as a row seeded with the contract's columns may hold.
-      await t.db.update(inferenceLease).set({ status: "proposed", proposal: proposal as never }).where(eq(inferenceLease.id, leaseId));
+      await t.db
+        .update(inferenceLease)
+        .set({ status: "proposed", proposal: proposal as never })
+        .where(eq(inferenceLease.id, leaseId));
       const before = await rows.invoiceRow(t.db, inv.id);
 
-      expect(await api("POST", `/api/leases/${leaseId}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "proposal_unusable" } });
+      expect(await api("POST", `/api/leases/${leaseId}/apply`, { cookie: aliceCookie })).toMatchObject({
+        status: 409,
+        body: { detail: "proposal_unusable" },
+      });
       expect(await leaseRow(leaseId)).toMatchObject({ status: "rejected", closedReason: "proposal_unusable" });
       expect(await rows.eventKinds(t.db, leaseId)).toEqual(["opened", "proposal_unusable"]);
       expect(await rows.invoiceRow(t.db, inv.id)).toEqual(before);
       const read = await api("GET", `/api/leases/${leaseId}`, { cookie: aliceCookie });
       expect(read.body).toMatchObject({ status: "rejected", closed_reason: "proposal_unusable" });
       // Closed: a second apply finds it so.
-      expect(await api("POST", `/api/leases/${leaseId}/apply`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_rejected" } });
+      expect(await api("POST", `/api/leases/${leaseId}/apply`, { cookie: aliceCookie })).toMatchObject({
+        status: 409,
+        body: { detail: "lease_rejected" },
+      });
     });
   }
 });
@@ -695,15 +832,27 @@ describe("POST /api/leases/:id/apply: a proposal with no usable summary", () => 
 describe("POST /api/leases/:id/cancel", () => {
   it("cancels open and proposed leases: 200 {status:rejected}, lease/closed sent; refusals 404 and 409 lease_not_cancelable", async () => {
     const { alice, inv, aliceCookie, bobCookie } = await world();
-    const id = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } })).body.lease_id;
-    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: bobCookie })).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
+    const id = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } })).body
+      .lease_id;
+    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: bobCookie })).toMatchObject({
+      status: 404,
+      body: { detail: "lease_not_found" },
+    });
     expect((await leaseRow(id))?.status).toBe("open");
-    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: aliceCookie })).toMatchObject({ status: 200, body: { status: "rejected", lease_id: id } });
+    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: aliceCookie })).toMatchObject({
+      status: 200,
+      body: { status: "rejected", lease_id: id },
+    });
     expect(sink().events).toContainEqual(expect.objectContaining({ name: "lease/closed", data: { leaseId: id, reason: "cancelled" } }));
-    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: aliceCookie })).toMatchObject({ status: 409, body: { detail: "lease_not_cancelable" } });
+    expect(await api("POST", `/api/leases/${id}/cancel`, { cookie: aliceCookie })).toMatchObject({
+      status: 409,
+      body: { detail: "lease_not_cancelable" },
+    });
 
     const inv2 = await makeInvoice(t.db, alice.id);
-    const proposed = (await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv2.id, purpose: "summarize_invoice" } })).body.lease_id;
+    const proposed = (
+      await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv2.id, purpose: "summarize_invoice" } })
+    ).body.lease_id;
     await proposeByHand(proposed);
     expect((await api("POST", `/api/leases/${proposed}/cancel`, { cookie: aliceCookie })).status).toBe(200);
     expect(await api("POST", `/api/leases/${randomUUID()}/cancel`, { cookie: aliceCookie })).toMatchObject({ status: 404 });

@@ -12,9 +12,7 @@ import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../
 import { formatDate } from "@/app/_lib/format";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error(
-    "edit-locales.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).",
-  );
+  throw new Error("edit-locales.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
 const BOOT_TIMEOUT = 300_000;
@@ -45,7 +43,12 @@ async function signedIn() {
 }
 
 const unescape = (v: string) =>
-  v.replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  v
+    .replace(/&quot;/g, '"')
+    .replace(/&#x27;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** The edit form's fields as the server rendered them for this Accept-Language, hidden ones included. */
 async function editForm(invoiceId: string, cookie: string, language: string): Promise<Map<string, string>> {
@@ -105,9 +108,7 @@ async function waitingLease(actorId: string, invoiceId: string) {
   return lease!.id;
 }
 
-const LOCALES = [
-  "am-ET-u-ca-ethiopic", "th-TH", "fa-IR", "ar-SA", "ja-JP-u-ca-japanese", "he-IL-u-ca-hebrew", "de-DE", "en-US",
-];
+const LOCALES = ["am-ET-u-ca-ethiopic", "th-TH", "fa-IR", "ar-SA", "ja-JP-u-ca-japanese", "he-IL-u-ca-hebrew", "de-DE", "en-US"];
 const saved = (id: string) => ({ status: 303, location: `/invoices/${id}?notice=edit.saved` });
 const dates = { issuedOn: "2026-11-01", dueOn: "2026-12-01" };
 

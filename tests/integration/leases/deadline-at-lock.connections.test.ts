@@ -11,7 +11,9 @@ import { applyLease, proposeLease } from "@/lib/leases";
 import { invoiceRow, leaseRow, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("deadline-at-lock.connections.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error(
+    "deadline-at-lock.connections.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).",
+  );
 }
 
 let t: TestDb;

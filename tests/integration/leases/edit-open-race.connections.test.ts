@@ -23,12 +23,19 @@ it("two edits racing an open on the same invoice never answer 500, over 150 roun
   for (let round = 0; round < 150; round++) {
     const inv = await makeInvoice(t.db, alice.id);
     const edit = (n: number) => api("PATCH", `/api/invoices/${inv.id}`, { cookie, json: { counterparty: `Counterparty ${round}-${n}` } });
-    const answers = await Promise.all([edit(1), edit(2), api("POST", "/api/leases", { cookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } })]);
+    const answers = await Promise.all([
+      edit(1),
+      edit(2),
+      api("POST", "/api/leases", { cookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } }),
+    ]);
     for (const [i, a] of answers.entries()) {
       const key = `${i < 2 ? "edit" : "open"} ${a.status}`;
       seen.set(key, (seen.get(key) ?? 0) + 1);
     }
-    expect(answers.map((a) => a.status), `round ${round}: ${JSON.stringify(answers.map((a) => a.body))}`).toEqual([200, 200, expect.any(Number)]);
+    expect(
+      answers.map((a) => a.status),
+      `round ${round}: ${JSON.stringify(answers.map((a) => a.body))}`,
+    ).toEqual([200, 200, expect.any(Number)]);
     expect([200, 201]).toContain(answers[2]!.status);
   }
   console.info(`[edit-open-race] answers: ${JSON.stringify(Object.fromEntries(seen))}`);

@@ -27,10 +27,23 @@ function recorder(): LeaseDispatch & { closed: [string[], string][] } {
   };
 }
 
-async function seedLease(actorId: string, invoiceId: string, status: string, deadline = "60 seconds", proposal: LeaseProposal | null = null) {
+async function seedLease(
+  actorId: string,
+  invoiceId: string,
+  status: string,
+  deadline = "60 seconds",
+  proposal: LeaseProposal | null = null,
+) {
   const [row] = await t.db
     .insert(inferenceLease)
-    .values({ actorId, invoiceId, purpose: "summarize_invoice", status: status as never, deadlineAt: sql`now() + ${deadline}::interval`, proposal })
+    .values({
+      actorId,
+      invoiceId,
+      purpose: "summarize_invoice",
+      status: status as never,
+      deadlineAt: sql`now() + ${deadline}::interval`,
+      proposal,
+    })
     .returning();
   return row!;
 }
@@ -46,13 +59,21 @@ describe("an edit withdraws the leases in flight on its invoice", () => {
     expect(await rows.leaseRow(t.db, lease.id)).toMatchObject({ status: "rejected", closedReason: "invoice_changed" });
     expect(await rows.eventKinds(t.db, lease.id)).toEqual(["invoice_changed"]);
     const [event] = await t.db.select({ detail: leaseEvent.detail }).from(leaseEvent).where(eq(leaseEvent.leaseId, lease.id));
-    expect(event!.detail).toEqual({ by: "edit", lease_version: inv.version, invoice_version: inv.version + 1, fields: ["counterparty", "due_on"] });
+    expect(event!.detail).toEqual({
+      by: "edit",
+      lease_version: inv.version,
+      invoice_version: inv.version + 1,
+      fields: ["counterparty", "due_on"],
+    });
     expect(dispatch.closed).toEqual([[[lease.id], "invoice_changed"]]);
 
     expect(await applyLease(t.db, alice.id, lease.id)).toEqual({ ok: false, code: "invoice_changed" });
     expect(await rows.eventKinds(t.db, lease.id)).toEqual(["invoice_changed", "apply_refused"]);
     expect((await rows.invoiceRow(t.db, inv.id)).summary).toBeNull();
-    const refused = await t.db.select({ kind: leaseEvent.kind, detail: leaseEvent.detail }).from(leaseEvent).where(eq(leaseEvent.leaseId, lease.id));
+    const refused = await t.db
+      .select({ kind: leaseEvent.kind, detail: leaseEvent.detail })
+      .from(leaseEvent)
+      .where(eq(leaseEvent.leaseId, lease.id));
     expect(refused.find((e) => e.kind === "apply_refused")?.detail).toEqual({ code: "invoice_changed" });
   });
 
@@ -100,8 +121,14 @@ describe("the invoice's history", () => {
     for (let i = 0; i < 7; i++) {
       const status = i === 2 ? "applied" : "expired";
       const lease = await seedLease(alice.id, inv.id, status, "60 seconds", status === "applied" ? { summary: "s", model: "m" } : null);
-      await t.db.update(inferenceLease).set({ createdAt: sql`now() - make_interval(mins => ${60 - i})` }).where(eq(inferenceLease.id, lease.id));
-      await t.db.insert(leaseEvent).values([{ leaseId: lease.id, kind: "opened" }, { leaseId: lease.id, kind: status === "applied" ? "applied" : "expired" }]);
+      await t.db
+        .update(inferenceLease)
+        .set({ createdAt: sql`now() - make_interval(mins => ${60 - i})` })
+        .where(eq(inferenceLease.id, lease.id));
+      await t.db.insert(leaseEvent).values([
+        { leaseId: lease.id, kind: "opened" },
+        { leaseId: lease.id, kind: status === "applied" ? "applied" : "expired" },
+      ]);
       ids.push(lease.id);
     }
     const first = await invoiceAttempts(t.db, alice.id, inv.id, { offset: 0, limit: 5 });

@@ -21,7 +21,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function openOne() {
   const alice = await makeUser(t.db, "Alice");
   const inv = await makeInvoice(t.db, alice.id);
-  const opened = await openLease(t.db, { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 60 }, quiet);
+  const opened = await openLease(
+    t.db,
+    { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 60 },
+    quiet,
+  );
   if (!opened.ok) throw new Error(`open failed: ${opened.code}`);
   return { alice, leaseId: opened.lease.id };
 }
@@ -76,6 +80,13 @@ describe("watchLeaseClose", () => {
     expect(await cancelLease(t.db, alice.id, leaseId, quiet)).toEqual({ ok: true });
     await sleep(200);
     expect(watch.signal.aborted).toBe(false);
-    expect((await t.db.select().from(inferenceLease).where(sql`id = ${leaseId}`))[0]?.status).toBe("rejected");
+    expect(
+      (
+        await t.db
+          .select()
+          .from(inferenceLease)
+          .where(sql`id = ${leaseId}`)
+      )[0]?.status,
+    ).toBe("rejected");
   });
 });

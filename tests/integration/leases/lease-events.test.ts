@@ -52,8 +52,7 @@ async function stream(cookie: string, leaseId: string): Promise<Stream> {
 async function leaseEvents(s: Stream, until?: (statuses: string[]) => boolean): Promise<{ statuses: string[]; ended: boolean }> {
   const decoder = new TextDecoder();
   let text = "";
-  const statuses = () =>
-    [...text.matchAll(/^event: lease\ndata: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as { status: string }).status);
+  const statuses = () => [...text.matchAll(/^event: lease\ndata: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as { status: string }).status);
   for (;;) {
     const { done, value } = await s.reader!.read();
     if (done) return { statuses: statuses(), ended: true };
@@ -134,7 +133,10 @@ describe("a stream ends once its lease is terminal", () => {
 
   it("applied", async () => {
     const { cookie, leaseId } = await world();
-    await t.db.update(inferenceLease).set({ status: "proposed", proposal: { summary: "A summary", model: "test" } }).where(eq(inferenceLease.id, leaseId));
+    await t.db
+      .update(inferenceLease)
+      .set({ status: "proposed", proposal: { summary: "A summary", model: "test" } })
+      .where(eq(inferenceLease.id, leaseId));
     const s = await stream(cookie, leaseId);
     expect((await leaseEvents(s, (st) => st.includes("proposed"))).statuses).toContain("proposed");
     expect((await api("POST", `/api/leases/${leaseId}/apply`, { cookie })).status).toBe(200);
@@ -143,7 +145,10 @@ describe("a stream ends once its lease is terminal", () => {
 
   it("expired (the deadline passes while the stream is open)", async () => {
     const { cookie, leaseId } = await world();
-    await t.db.update(inferenceLease).set({ deadlineAt: sql`now() + interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
+    await t.db
+      .update(inferenceLease)
+      .set({ deadlineAt: sql`now() + interval '1 second'` })
+      .where(eq(inferenceLease.id, leaseId));
     const s = await stream(cookie, leaseId);
     const all = await leaseEvents(s);
     expect(all.ended).toBe(true);
@@ -170,7 +175,10 @@ describe("a stream ends once its lease is terminal", () => {
 });
 
 /** The `lease` frames a stream sends from now until `until` saw enough (or it ended). */
-async function frames(s: Stream, until: (bodies: Record<string, unknown>[]) => boolean): Promise<{ bodies: Record<string, unknown>[]; ended: boolean }> {
+async function frames(
+  s: Stream,
+  until: (bodies: Record<string, unknown>[]) => boolean,
+): Promise<{ bodies: Record<string, unknown>[]; ended: boolean }> {
   const decoder = new TextDecoder();
   let text = "";
   const bodies = () => [...text.matchAll(/^event: lease\ndata: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
@@ -201,8 +209,16 @@ describe("frames from notices: what a read would say, without the read", () => {
     let reads = streamReads();
 
     // Propose as the run would, with the lease's own nonce.
-    const [row] = await t.db.select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce }).from(inferenceLease).where(eq(inferenceLease.id, leaseId));
-    const proposed = await leases.proposeLease(t.db, { leaseId, actorId: row!.actorId, runNonce: row!.runNonce!, proposal: { summary: "Northwind: 3 lines, due in 30 days.", model: "test-model" } });
+    const [row] = await t.db
+      .select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce })
+      .from(inferenceLease)
+      .where(eq(inferenceLease.id, leaseId));
+    const proposed = await leases.proposeLease(t.db, {
+      leaseId,
+      actorId: row!.actorId,
+      runNonce: row!.runNonce!,
+      proposal: { summary: "Northwind: 3 lines, due in 30 days.", model: "test-model" },
+    });
     expect(proposed).toEqual({ ok: true });
     const afterPropose = await frames(s, (b) => b.length === 1);
     expect(streamReads()).toBe(reads);
@@ -210,7 +226,12 @@ describe("frames from notices: what a read would say, without the read", () => {
     expect(withoutClock(afterPropose.bodies[0]!)).toEqual(await readNow(cookie, leaseId));
 
     // A forged completion: refused (run_mismatch), recorded as an event, the lease unchanged.
-    const forged = await leases.proposeLease(t.db, { leaseId, actorId: row!.actorId, runNonce: "0".repeat(64), proposal: { summary: "FORGED", model: "x" } });
+    const forged = await leases.proposeLease(t.db, {
+      leaseId,
+      actorId: row!.actorId,
+      runNonce: "0".repeat(64),
+      proposal: { summary: "FORGED", model: "x" },
+    });
     expect(forged).toMatchObject({ ok: false, code: "run_mismatch" });
     reads = streamReads();
     const afterRefusal = await frames(s, (b) => b.length === 1);
@@ -251,9 +272,19 @@ describe("frames from notices: what a read would say, without the read", () => {
     expect(afterRefusal.bodies[0]!.events_before).not.toBe(first.bodies[0]!.events_before);
     expect(withoutClock(afterRefusal.bodies[0]!)).toEqual(await readNow(cookie, leaseId));
 
-    const [row] = await t.db.select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce }).from(inferenceLease).where(eq(inferenceLease.id, leaseId));
+    const [row] = await t.db
+      .select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce })
+      .from(inferenceLease)
+      .where(eq(inferenceLease.id, leaseId));
     reads = streamReads();
-    expect(await leases.proposeLease(t.db, { leaseId, actorId: row!.actorId, runNonce: row!.runNonce!, proposal: { summary: "S", model: "test-model" } })).toEqual({ ok: true });
+    expect(
+      await leases.proposeLease(t.db, {
+        leaseId,
+        actorId: row!.actorId,
+        runNonce: row!.runNonce!,
+        proposal: { summary: "S", model: "test-model" },
+      }),
+    ).toEqual({ ok: true });
     const afterPropose = await frames(s, (b) => b.length === 1);
     expect(streamReads()).toBe(reads);
     expect(afterPropose.bodies[0]!.status).toBe("proposed");
@@ -266,9 +297,19 @@ describe("frames from notices: what a read would say, without the read", () => {
     const s = await stream(cookie, leaseId);
     await frames(s, (b) => b.length === 1);
     const before = streamReads();
-    const [row] = await t.db.select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce }).from(inferenceLease).where(eq(inferenceLease.id, leaseId));
+    const [row] = await t.db
+      .select({ actorId: inferenceLease.actorId, runNonce: inferenceLease.runNonce })
+      .from(inferenceLease)
+      .where(eq(inferenceLease.id, leaseId));
     const summary = "A long summary. ".repeat(600); // 9,600 bytes: over the 8,000 a NOTIFY carries
-    expect(await leases.proposeLease(t.db, { leaseId, actorId: row!.actorId, runNonce: row!.runNonce!, proposal: { summary, model: "test-model" } })).toEqual({ ok: true });
+    expect(
+      await leases.proposeLease(t.db, {
+        leaseId,
+        actorId: row!.actorId,
+        runNonce: row!.runNonce!,
+        proposal: { summary, model: "test-model" },
+      }),
+    ).toEqual({ ok: true });
     const got = await frames(s, (b) => b.length === 1);
     expect(streamReads()).toBe(before + 1);
     expect((got.bodies[0]!.proposal as { summary: string }).summary).toBe(summary);

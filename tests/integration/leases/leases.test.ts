@@ -112,7 +112,11 @@ describe("open", () => {
   it("opens with a deadline on the database clock and sends lease/opened after the commit", async () => {
     const { alice, inv } = await setup();
     const dispatch = recorder();
-    const result = await openLease(t.db, { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 }, dispatch);
+    const result = await openLease(
+      t.db,
+      { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 },
+      dispatch,
+    );
     if (!result.ok) throw new Error(result.code);
     expect(result.created).toBe(true);
     expect(dispatch.opened).toEqual([result.lease.id]);
@@ -123,7 +127,11 @@ describe("open", () => {
     expect(seconds).toBeCloseTo(90, 0);
     expect((await leaseRow(result.lease.id)).invoiceVersion).toBe(inv.version);
 
-    const again = await openLease(t.db, { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 }, dispatch);
+    const again = await openLease(
+      t.db,
+      { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 },
+      dispatch,
+    );
     expect(again).toMatchObject({ ok: true, created: false, lease: { id: result.lease.id } });
     expect(dispatch.opened).toHaveLength(1);
   });
@@ -133,9 +141,18 @@ describe("open", () => {
     const bob = await makeUser(t.db, "Bob");
     const dispatch = recorder();
     const base = { sessionId: null, ttlSeconds: 90 };
-    expect(await openLease(t.db, { ...base, actorId: alice.id, invoiceId: inv.id, purpose: "delete_invoice" }, dispatch)).toEqual({ ok: false, code: "purpose_not_allowed" });
-    expect(await openLease(t.db, { ...base, actorId: bob.id, invoiceId: inv.id, purpose: "summarize_invoice" }, dispatch)).toEqual({ ok: false, code: "invoice_not_found" });
-    expect(await openLease(t.db, { ...base, actorId: alice.id, invoiceId: "not-a-uuid", purpose: "summarize_invoice" }, dispatch)).toEqual({ ok: false, code: "invoice_not_found" });
+    expect(await openLease(t.db, { ...base, actorId: alice.id, invoiceId: inv.id, purpose: "delete_invoice" }, dispatch)).toEqual({
+      ok: false,
+      code: "purpose_not_allowed",
+    });
+    expect(await openLease(t.db, { ...base, actorId: bob.id, invoiceId: inv.id, purpose: "summarize_invoice" }, dispatch)).toEqual({
+      ok: false,
+      code: "invoice_not_found",
+    });
+    expect(await openLease(t.db, { ...base, actorId: alice.id, invoiceId: "not-a-uuid", purpose: "summarize_invoice" }, dispatch)).toEqual({
+      ok: false,
+      code: "invoice_not_found",
+    });
     const rows = await t.db.select().from(inferenceLease).where(eq(inferenceLease.invoiceId, inv.id));
     expect(rows).toHaveLength(0);
     expect(dispatch.opened).toHaveLength(0);
@@ -149,7 +166,11 @@ describe("open", () => {
       },
       leaseClosed: async () => {},
     };
-    const result = await openLease(t.db, { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 }, failing);
+    const result = await openLease(
+      t.db,
+      { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 },
+      failing,
+    );
     expect(result).toEqual({ ok: false, code: "dispatch_failed" });
     const [row] = await t.db.select().from(inferenceLease).where(eq(inferenceLease.invoiceId, inv.id));
     expect(row).toMatchObject({ status: "rejected", closedReason: "dispatch_failed" });
@@ -162,7 +183,11 @@ describe("open", () => {
   it("an expired-but-unrecorded lease does not block a new one; it is recorded expired first", async () => {
     const { alice, inv } = await setup();
     const stale = await seedLease(alice.id, inv.id, "open", "-5 seconds");
-    const result = await openLease(t.db, { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 }, recorder());
+    const result = await openLease(
+      t.db,
+      { actorId: alice.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 },
+      recorder(),
+    );
     expect(result).toMatchObject({ ok: true, created: true });
     expect((await leaseRow(stale.id)).status).toBe("expired");
   });
@@ -213,7 +238,9 @@ describe("propose", () => {
     expect(await eventKinds(lease.id)).toEqual(["actor_mismatch"]);
     // Not even a non-uuid "actor" slips through.
     const other = await seedLease(alice.id, (await makeInvoice(t.db, alice.id)).id, "open", "60 seconds");
-    expect(await proposeLease(t.db, { leaseId: other.id, actorId: "alice", runNonce: other.runNonce, proposal })).toMatchObject({ code: "actor_mismatch" });
+    expect(await proposeLease(t.db, { leaseId: other.id, actorId: "alice", runNonce: other.runNonce, proposal })).toMatchObject({
+      code: "actor_mismatch",
+    });
   });
 
   it("from a run the lease did not dispatch (wrong or missing nonce): writes nothing but run_mismatch", async () => {
@@ -258,7 +285,9 @@ describe("propose", () => {
     expect(cancelled).toEqual({ ok: true });
     expect(generationDone).toBe(false); // the cancel did not wait for the generation
     await generation;
-    expect(await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, runNonce: lease.runNonce, proposal })).toMatchObject({ code: "late_completion" });
+    expect(await proposeLease(t.db, { leaseId: lease.id, actorId: alice.id, runNonce: lease.runNonce, proposal })).toMatchObject({
+      code: "late_completion",
+    });
     expect((await leaseRow(lease.id)).status).toBe("rejected");
   });
 });
@@ -276,7 +305,10 @@ describe("apply", () => {
   it("refuses invoice_changed when the invoice moved since the lease opened, and closes the lease", async () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "proposed", "60 seconds", { summary: "Stale summary" });
-    await t.db.update(invoice).set({ counterparty: "Renamed Ltd", version: sql`${invoice.version} + 1` }).where(eq(invoice.id, inv.id));
+    await t.db
+      .update(invoice)
+      .set({ counterparty: "Renamed Ltd", version: sql`${invoice.version} + 1` })
+      .where(eq(invoice.id, inv.id));
     expect(await applyLease(t.db, alice.id, lease.id)).toEqual({ ok: false, code: "invoice_changed" });
     expect((await invoiceRow(inv.id)).summary).toBeNull();
     expect(await leaseRow(lease.id)).toMatchObject({ status: "rejected", closedReason: "invoice_changed" });
@@ -335,10 +367,15 @@ describe("read, generation load, failure, sweep", () => {
   it("failGeneration closes an open lease with generation_failed", async () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "open", "60 seconds");
-    expect(await failGeneration(t.db, { leaseId: lease.id, runNonce: lease.runNonce, code: "model_output_invalid" })).toEqual({ closed: true });
+    expect(await failGeneration(t.db, { leaseId: lease.id, runNonce: lease.runNonce, code: "model_output_invalid" })).toEqual({
+      closed: true,
+    });
     expect(await leaseRow(lease.id)).toMatchObject({ status: "rejected", closedReason: "generation_failed" });
     expect(await rows.leaseEvents(t.db, lease.id)).toEqual([
-      { kind: "generation_failed", detail: { code: "model_output_invalid", message: "The model's answer could not be used.", closed: true } },
+      {
+        kind: "generation_failed",
+        detail: { code: "model_output_invalid", message: "The model's answer could not be used.", closed: true },
+      },
     ]);
   });
 
@@ -356,7 +393,9 @@ describe("read, generation load, failure, sweep", () => {
   it("failGeneration on an overdue lease records it expired, not failed", async () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "open", "-1 second");
-    expect(await failGeneration(t.db, { leaseId: lease.id, runNonce: lease.runNonce, code: "model_unavailable" })).toEqual({ closed: false });
+    expect(await failGeneration(t.db, { leaseId: lease.id, runNonce: lease.runNonce, code: "model_unavailable" })).toEqual({
+      closed: false,
+    });
     expect((await leaseRow(lease.id)).status).toBe("expired");
     expect(await eventKinds(lease.id)).toEqual(["expired", "generation_failed"]);
   });
@@ -364,7 +403,8 @@ describe("read, generation load, failure, sweep", () => {
   it("the sweep records expired for overdue in-flight leases, in bounded batches, and leaves the rest", async () => {
     const { alice } = await setup();
     const overdue = [];
-    for (let i = 0; i < 5; i++) overdue.push(await seedLease(alice.id, (await makeInvoice(t.db, alice.id)).id, i % 2 ? "open" : "proposed", "-1 second"));
+    for (let i = 0; i < 5; i++)
+      overdue.push(await seedLease(alice.id, (await makeInvoice(t.db, alice.id)).id, i % 2 ? "open" : "proposed", "-1 second"));
     const live = await seedLease(alice.id, (await makeInvoice(t.db, alice.id)).id, "open", "60 seconds");
     const first = await expireOverdue(t.db, 3);
     expect(first.expired).toHaveLength(3);

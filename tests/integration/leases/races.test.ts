@@ -99,7 +99,8 @@ describe(`races (${ROUNDS} rounds each)`, () => {
         Array.from({ length: 20 }, () => api("POST", `/api/leases/${opened.body.lease_id}/apply`, { cookie })),
       );
       expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
-      for (const r of responses.filter((r) => r.status !== 200)) expect(r).toMatchObject({ status: 409, body: { detail: "lease_applied" } });
+      for (const r of responses.filter((r) => r.status !== 200))
+        expect(r).toMatchObject({ status: 409, body: { detail: "lease_applied" } });
       const [invRow] = await t.db.select().from(invoice).where(eq(invoice.id, inv.id));
       expect(invRow).toMatchObject({ summary: `Once ${round}`, version: inv.version + 1 });
       const applied = await t.db
@@ -118,7 +119,11 @@ describe(`races (${ROUNDS} rounds each)`, () => {
       const session = await signIn(t.db, alice.email, PASSWORD);
       if (!session.ok) throw new Error("sign-in failed");
       const [opened, signedOut] = await Promise.all([
-        openLease(t.db, { actorId: alice.id, sessionId: session.sessionId, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 }, quiet),
+        openLease(
+          t.db,
+          { actorId: alice.id, sessionId: session.sessionId, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 },
+          quiet,
+        ),
         revokeSession(t.db, { actorId: alice.id, sessionId: session.sessionId }, quiet),
       ]);
       const rows = await t.db.select().from(inferenceLease).where(eq(inferenceLease.invoiceId, inv.id));

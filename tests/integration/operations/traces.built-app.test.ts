@@ -43,7 +43,10 @@ describe("traces over OTLP from the running app", () => {
     const opened = await http(app.url, "POST", "/api/leases", { cookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
     expect(opened.status).toBe(201);
     const leaseId = opened.body.lease_id as string;
-    await waitFor("the lease to be proposed", async () => (await http(app.url, "GET", `/api/leases/${leaseId}`, { cookie })).body.status === "proposed");
+    await waitFor(
+      "the lease to be proposed",
+      async () => (await http(app.url, "GET", `/api/leases/${leaseId}`, { cookie })).body.status === "proposed",
+    );
     expect((await http(app.url, "POST", `/api/leases/${leaseId}/apply`, { cookie })).status).toBe(200);
 
     const traceId = leaseId.replace(/-/g, "");

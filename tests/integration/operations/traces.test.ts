@@ -62,14 +62,7 @@ describe("one trace per lease lifecycle", () => {
     for (const leaseId of [first, second]) {
       const spans = spansOf(leaseId);
       expect(names(spans)).toEqual(
-        new Set([
-          "lease.open",
-          "inngest.step generate",
-          "model.generate",
-          "inngest.step propose",
-          "lease.propose",
-          "lease.apply",
-        ]),
+        new Set(["lease.open", "inngest.step generate", "model.generate", "inngest.step propose", "lease.propose", "lease.apply"]),
       );
       expect(new Set(spans.map((s) => s.spanContext().traceId))).toEqual(new Set([leaseTraceId(leaseId)]));
       // No span about this lease lives anywhere else: the trace holds the whole lifecycle.
@@ -80,11 +73,22 @@ describe("one trace per lease lifecycle", () => {
       const generate = spans.find((s) => s.name === "inngest.step generate")!;
       const model = spans.find((s) => s.name === "model.generate")!;
       expect(model.parentSpanContext?.spanId).toBe(generate.spanContext().spanId);
-      expect(model.attributes).toMatchObject({ "claimcheck.model.provider": "local", "claimcheck.model": "local-summary-v1", "claimcheck.model.aborted": false });
-      expect(generate.attributes).toMatchObject({ "inngest.step": "generate", "inngest.function": "claimcheck-generate-lease-proposal", "inngest.attempt": 0 });
+      expect(model.attributes).toMatchObject({
+        "claimcheck.model.provider": "local",
+        "claimcheck.model": "local-summary-v1",
+        "claimcheck.model.aborted": false,
+      });
+      expect(generate.attributes).toMatchObject({
+        "inngest.step": "generate",
+        "inngest.function": "claimcheck-generate-lease-proposal",
+        "inngest.attempt": 0,
+      });
       expect(spans.find((s) => s.name === "lease.apply")!.attributes).toMatchObject({ "claimcheck.outcome": "ok" });
       expect(spans.find((s) => s.name === "lease.propose")!.attributes).toMatchObject({ "claimcheck.outcome": "ok" });
-      expect(spans.find((s) => s.name === "lease.open")!.attributes).toMatchObject({ "claimcheck.outcome": "ok", "claimcheck.created": true });
+      expect(spans.find((s) => s.name === "lease.open")!.attributes).toMatchObject({
+        "claimcheck.outcome": "ok",
+        "claimcheck.created": true,
+      });
       // The open span starts before, and the apply span ends after, every other span of it.
       const start = (s: ReadableSpan) => s.startTime[0] * 1e9 + s.startTime[1];
       const end = (s: ReadableSpan) => s.endTime[0] * 1e9 + s.endTime[1];

@@ -205,7 +205,15 @@ describe("two app instances, one database, one Inngest server", () => {
     // Abandoned leases: past their deadline, no run for them.
     const leases = await t.db
       .insert(inferenceLease)
-      .values(invoices.map((inv) => ({ actorId: user.id, invoiceId: inv.id, purpose: "summarize_invoice", status: "open" as const, deadlineAt: sql`now() - interval '1 second'` })))
+      .values(
+        invoices.map((inv) => ({
+          actorId: user.id,
+          invoiceId: inv.id,
+          purpose: "summarize_invoice",
+          status: "open" as const,
+          deadlineAt: sql`now() - interval '1 second'`,
+        })),
+      )
       .returning({ id: inferenceLease.id });
     const ids = leases.map((l) => l.id);
 
@@ -214,7 +222,15 @@ describe("two app instances, one database, one Inngest server", () => {
     const drivers: InngestLocal[] = [];
     try {
       for (const app of [a, b]) {
-        const driver = await startInngestLocal({ port: 0, appUrls: [app.serveUrl], signingKey: inngest.signingKey, eventKeys: [inngest.eventKey], retryScale: 0.01, syncRetryMs: 250, log: () => {} });
+        const driver = await startInngestLocal({
+          port: 0,
+          appUrls: [app.serveUrl],
+          signingKey: inngest.signingKey,
+          eventKeys: [inngest.eventKey],
+          retryScale: 0.01,
+          syncRetryMs: 250,
+          log: () => {},
+        });
         drivers.push(driver);
         await driver.sync();
       }
@@ -227,29 +243,43 @@ describe("two app instances, one database, one Inngest server", () => {
       };
       const invoked = await Promise.all(
         drivers.map(async (d) => {
-          const res = await fetch(`${d.url}/fn/expire-overdue-leases/invoke`, { method: "POST", headers: { authorization: `Bearer ${inngest.signingKey}` }, body: "{}" });
+          const res = await fetch(`${d.url}/fn/expire-overdue-leases/invoke`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${inngest.signingKey}` },
+            body: "{}",
+          });
           return ((await res.json()) as { runId: string }).runId;
         }),
       );
       const direct = Array.from({ length: 3 }, async () => {
         let n = 0;
-        for (let r; (r = await expireOverdue(t.db, 50)).expired.length; ) n += r.expired.length;
+        for (let r; (r = await expireOverdue(t.db, 50)).expired.length;) n += r.expired.length;
         return n;
       });
       await Promise.all([
-        reads(a, ids.filter((_, i) => i % 7 === 0)),
-        reads(b, ids.filter((_, i) => i % 7 === 3)),
+        reads(
+          a,
+          ids.filter((_, i) => i % 7 === 0),
+        ),
+        reads(
+          b,
+          ids.filter((_, i) => i % 7 === 3),
+        ),
         ...direct,
       ]);
       const runs = await Promise.all(
-        drivers.map((d, i) => waitFor(`the sweep run on ${i ? "b" : "a"}`, () => d.runs().find((r) => r.id === invoked[i] && r.status !== "running"), 60_000)),
+        drivers.map((d, i) =>
+          waitFor(`the sweep run on ${i ? "b" : "a"}`, () => d.runs().find((r) => r.id === invoked[i] && r.status !== "running"), 60_000),
+        ),
       );
       for (const run of runs) expect(run.status, JSON.stringify(run.error)).toBe("completed");
 
       const counts = await t.db
         .select({ leaseId: leaseEvent.leaseId, n: sql<number>`count(*)::int`, by: sql<string>`min(${leaseEvent.detail}->>'by')` })
         .from(leaseEvent)
-        .where(sql`${leaseEvent.kind} = 'expired' and ${leaseEvent.leaseId} in (select id from inference_lease where actor_id = ${user.id})`)
+        .where(
+          sql`${leaseEvent.kind} = 'expired' and ${leaseEvent.leaseId} in (select id from inference_lease where actor_id = ${user.id})`,
+        )
         .groupBy(leaseEvent.leaseId);
       expect(counts).toHaveLength(N);
       expect(counts.filter((c) => c.n !== 1)).toEqual([]);
@@ -262,14 +292,19 @@ describe("two app instances, one database, one Inngest server", () => {
       const by: Record<string, number> = {};
       for (const c of counts) by[c.by] = (by[c.by] ?? 0) + 1;
       const perRun = await Promise.all(runs.map(async (r) => (await opened<{ expired: number }>(r.output)).expired));
-      console.info(`[two-instances] ${N} overdue leases, each expired once; by: ${JSON.stringify(by)}; sweep on a expired ${perRun[0]}, on b ${perRun[1]}`);
+      console.info(
+        `[two-instances] ${N} overdue leases, each expired once; by: ${JSON.stringify(by)}; sweep on a expired ${perRun[0]}, on b ${perRun[1]}`,
+      );
       // The sweeps' own counts agree with the events they wrote (the shared server's cron may have sweeped some too).
       expect(perRun[0]! + perRun[1]!).toBeLessThanOrEqual(by.sweep ?? 0);
     } finally {
       for (const d of drivers) await d.close();
     }
     // The session is untouched by all that.
-    const [session] = await t.db.select({ revokedAt: appSession.revokedAt }).from(appSession).where(sql`${appSession.userId} = ${user.id}`);
+    const [session] = await t.db
+      .select({ revokedAt: appSession.revokedAt })
+      .from(appSession)
+      .where(sql`${appSession.userId} = ${user.id}`);
     expect(session?.revokedAt).toBeNull();
   });
 });

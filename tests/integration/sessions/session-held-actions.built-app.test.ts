@@ -15,7 +15,9 @@ import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../
 import { rowHolder, type RowHolder } from "../../support/row-holder";
 
 if (inject("dbKind") !== "postgres") {
-  throw new Error("session-held-actions.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
+  throw new Error(
+    "session-held-actions.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).",
+  );
 }
 
 const BOOT_TIMEOUT = 300_000;
@@ -57,7 +59,11 @@ async function signIn(email: string): Promise<{ cookie: string; sessionId: strin
     .getSetCookie()
     .map((c) => c.split(";")[0])
     .join("; ");
-  const [row] = await t.db.select({ id: appSession.id }).from(appSession).orderBy(sql`created_at desc`).limit(1);
+  const [row] = await t.db
+    .select({ id: appSession.id })
+    .from(appSession)
+    .orderBy(sql`created_at desc`)
+    .limit(1);
   return { cookie, sessionId: row!.id };
 }
 
@@ -74,7 +80,12 @@ async function postAction(name: string, invoiceId: string, cookie: string, field
     form.append(`$ACTION_ID_${actionId(name)}`, "");
   }
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await fetch(`${app.url}/invoices/${invoiceId}`, { method: "POST", headers: { cookie, origin: app.url }, body: form, redirect: "manual" });
+  const res = await fetch(`${app.url}/invoices/${invoiceId}`, {
+    method: "POST",
+    headers: { cookie, origin: app.url },
+    body: form,
+    redirect: "manual",
+  });
   const body = await res.text();
   return { status: res.status, location: res.headers.get("location"), body: body.slice(0, 300) };
 }
@@ -82,10 +93,19 @@ async function postAction(name: string, invoiceId: string, cookie: string, field
 /** The hidden fields of the invoice page's edit form, as the server rendered them. */
 async function editFormHiddenFields(invoiceId: string, cookie: string): Promise<[string, string][]> {
   const html = await (await fetch(`${app.url}/invoices/${invoiceId}`, { headers: { cookie } })).text();
-  const forms = html.split("<form").slice(1).map((f) => f.slice(0, f.indexOf("</form>")));
+  const forms = html
+    .split("<form")
+    .slice(1)
+    .map((f) => f.slice(0, f.indexOf("</form>")));
   const edit = forms.find((f) => f.includes('name="counterparty"'));
   if (!edit) throw new Error("no edit form on the invoice page");
-  const unescape = (v: string) => v.replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  const unescape = (v: string) =>
+    v
+      .replace(/&quot;/g, '"')
+      .replace(/&#x27;/g, "'")
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&amp;/g, "&");
   return [...edit.matchAll(/<input[^>]*type="hidden"[^>]*>/g)].map((m) => {
     const attr = (a: string) => new RegExp(`${a}="([^"]*)"`).exec(m[0])?.[1] ?? "";
     return [unescape(attr("name")), unescape(attr("value"))];

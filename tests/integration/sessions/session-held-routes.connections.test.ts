@@ -55,8 +55,7 @@ async function world(opts: { lease: boolean }) {
   return { alice, inv, leaseId: lease?.id ?? "", cookie, sessionId: session!.id };
 }
 
-const open = (w: World) =>
-  api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } });
+const open = (w: World) => api("POST", "/api/leases", { cookie: w.cookie, json: { invoice_id: w.inv.id, purpose: "summarize_invoice" } });
 
 type World = Awaited<ReturnType<typeof world>>;
 type Case = {

@@ -70,7 +70,10 @@ describe("pages with a cookie that does not unseal", () => {
   it("the reset stop never clears a live session (a cross-site link to it signs no one out)", async () => {
     const alice = await makeUser(t.db, "Alice");
     const res = await signIn(one, alice.email, PASSWORD);
-    const cookie = res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const cookie = res.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     const reset = await get(one, "/sign-in/reset", cookie);
     expect(reset.status).toBe(303);
     expect(reset.headers.get("location")).toBe("/invoices");

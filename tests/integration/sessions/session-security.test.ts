@@ -82,7 +82,13 @@ describe("a cookie that does not unseal", () => {
           cookie: `claimcheck_session=${value}`,
           json: method === "GET" ? undefined : { invoice_id: inv.id, purpose: "summarize_invoice" },
         });
-        expect({ name, method, path, status: res.status, body: res.body }).toEqual({ name, method, path, status: 401, body: { detail: "not_signed_in" } });
+        expect({ name, method, path, status: res.status, body: res.body }).toEqual({
+          name,
+          method,
+          path,
+          status: 401,
+          body: { detail: "not_signed_in" },
+        });
         expect({ name, path, clears: clears(res.headers) }).toEqual({ name, path, clears: true });
       }
     }
@@ -115,17 +121,36 @@ describe("a session past its own end on the database clock", () => {
   it("gets 401 and a cleared cookie although the cookie itself is still valid", async () => {
     const { alice, inv, cookie } = await world();
     expect((await api("GET", "/api/session", { cookie })).status).toBe(200);
-    await t.db.update(appSession).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(appSession.userId, alice.id));
-    for (const [method, path] of [["GET", "/api/session"], ["GET", "/api/invoices"], ["POST", "/api/leases"], ["DELETE", "/api/session"]] as const) {
-      const res = await api(method, path, { cookie, json: method === "POST" ? { invoice_id: inv.id, purpose: "summarize_invoice" } : undefined });
-      expect({ path, status: res.status, body: res.body, clears: clears(res.headers) }).toEqual({ path, status: 401, body: { detail: "not_signed_in" }, clears: true });
+    await t.db
+      .update(appSession)
+      .set({ expiresAt: sql`now() - interval '1 second'` })
+      .where(eq(appSession.userId, alice.id));
+    for (const [method, path] of [
+      ["GET", "/api/session"],
+      ["GET", "/api/invoices"],
+      ["POST", "/api/leases"],
+      ["DELETE", "/api/session"],
+    ] as const) {
+      const res = await api(method, path, {
+        cookie,
+        json: method === "POST" ? { invoice_id: inv.id, purpose: "summarize_invoice" } : undefined,
+      });
+      expect({ path, status: res.status, body: res.body, clears: clears(res.headers) }).toEqual({
+        path,
+        status: 401,
+        body: { detail: "not_signed_in" },
+        clears: true,
+      });
     }
   });
 
   it("opens no lease, even when the session ends between the actor check and the open", async () => {
     const { alice, inv } = await world();
     const [session] = await t.db.select({ id: appSession.id }).from(appSession).where(eq(appSession.userId, alice.id));
-    await t.db.update(appSession).set({ expiresAt: sql`now()` }).where(eq(appSession.id, session!.id));
+    await t.db
+      .update(appSession)
+      .set({ expiresAt: sql`now()` })
+      .where(eq(appSession.id, session!.id));
     const dispatched: string[] = [];
     const dispatch: LeaseDispatch = {
       async leaseOpened(lease) {
@@ -133,7 +158,11 @@ describe("a session past its own end on the database clock", () => {
       },
       async leaseClosed() {},
     };
-    const result = await openLease(t.db, { actorId: alice.id, sessionId: session!.id, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 }, dispatch);
+    const result = await openLease(
+      t.db,
+      { actorId: alice.id, sessionId: session!.id, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 90 },
+      dispatch,
+    );
     expect(result).toEqual({ ok: false, code: "not_signed_in" });
     expect(dispatched).toEqual([]);
   });
@@ -147,7 +176,11 @@ describe("sign-in attempt limits", () => {
   async function failUntilLimited(email: string, headers?: Record<string, string>) {
     for (let i = 0; i < EMAIL_POINTS; i++) {
       const res = await signInAs(email, `wrong-${i}`, headers);
-      expect({ attempt: i + 1, status: res.status, body: res.body }).toEqual({ attempt: i + 1, status: 401, body: { detail: "invalid_credentials" } });
+      expect({ attempt: i + 1, status: res.status, body: res.body }).toEqual({
+        attempt: i + 1,
+        status: 401,
+        body: { detail: "invalid_credentials" },
+      });
     }
   }
 
@@ -236,7 +269,8 @@ describe("sign-in attempt limits", () => {
   it("trusts no X-Forwarded-For by default: rotating it does not escape the email limit", async () => {
     expect(process.env.TRUST_PROXY ?? "").toBe("");
     const alice = await makeUser(t.db, "Alice");
-    for (let i = 0; i < EMAIL_POINTS; i++) expect((await signInAs(alice.email, "wrong", { "x-forwarded-for": `10.0.0.${i}` })).status).toBe(401);
+    for (let i = 0; i < EMAIL_POINTS; i++)
+      expect((await signInAs(alice.email, "wrong", { "x-forwarded-for": `10.0.0.${i}` })).status).toBe(401);
     expectLimited(await signInAs(alice.email, PASSWORD, { "x-forwarded-for": "10.9.9.9" }), EMAIL_BLOCK);
   });
 });
