@@ -4,6 +4,7 @@
 // through every await without being passed down. Held on globalThis under a registered symbol:
 // server.mjs (plain JavaScript, outside the bundle) and the bundled app share one store.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { randomUUID } from "node:crypto";
 
 type Context = Record<string, string | number | boolean | null>;
 
@@ -28,4 +29,14 @@ export function withLogContext<T>(fields: Context, fn: () => T): T {
  */
 export function saneRequestId(value: string | null | undefined): string | null {
   return typeof value === "string" && /^[A-Za-z0-9._:-]{1,128}$/.test(value) ? value : null;
+}
+
+/**
+ * Runs `fn` under the request's id, unless one is in force already (server.mjs enters it
+ * around every request of `npm start`; under `next dev` there is no server.mjs, so the route
+ * and action wrappers enter it from the `X-Request-Id` that proxy.ts set on the request).
+ */
+export function withRequestId<T>(header: string | null | undefined, fn: () => T): T {
+  if (logContext().request_id) return fn();
+  return withLogContext({ request_id: saneRequestId(header) ?? randomUUID() }, fn);
 }

@@ -14,8 +14,10 @@ import "server-only";
 // For "actor", `db` holds the session in every transaction the action runs (sessionHeld): a
 // sign-out waits for the action's commit, and a session revoked before it, or run out while it
 // waited on a row, writes nothing and sends the browser to sign in, as the routes answer 401.
+import { headers } from "next/headers";
 import type { z } from "zod";
 import { getDb, type Db } from "@/db/client";
+import { withRequestId } from "@/lib/log-context";
 import { SessionEnded, sessionHeld } from "@/lib/sessions";
 import { getActor, requireActor, sendToSignIn, type PageActor } from "./actor";
 
@@ -44,21 +46,23 @@ async function actorFor(who: Who): Promise<PageActor | null> {
 
 /** A server action taking one argument: a form's action (`<form action={...}>`), or none (a query such as signOutCheck). */
 export function action<W extends Who, S extends z.ZodType, R>(spec: Spec<W, S, R>): (raw?: FormData) => Promise<R> {
-  return async (raw: unknown) => {
-    // The session first: someone signed out is sent to sign in whatever they posted.
-    const actor = (await actorFor(spec.who)) as ActorOf<W>;
-    const parsed = spec.input.safeParse(raw);
-    if (!parsed.success) return spec.invalid(raw, { actor });
-    const db = await getDb();
-    if (spec.who !== "actor" || !actor) return spec.run(parsed.data, { actor, raw, db });
-    const held = sessionHeld(db, { actorId: actor.id, sessionId: actor.sessionId });
-    try {
-      return await spec.run(parsed.data, { actor, raw, db: held });
-    } catch (error) {
-      if (error instanceof SessionEnded) return sendToSignIn();
-      throw error;
-    }
-  };
+  return async (raw: unknown) => withRequestId((await headers()).get("x-request-id"), () => answer(spec, raw));
+}
+
+async function answer<W extends Who, S extends z.ZodType, R>(spec: Spec<W, S, R>, raw: unknown): Promise<R> {
+  // The session first: someone signed out is sent to sign in whatever they posted.
+  const actor = (await actorFor(spec.who)) as ActorOf<W>;
+  const parsed = spec.input.safeParse(raw);
+  if (!parsed.success) return spec.invalid(raw, { actor });
+  const db = await getDb();
+  if (spec.who !== "actor" || !actor) return spec.run(parsed.data, { actor, raw, db });
+  const held = sessionHeld(db, { actorId: actor.id, sessionId: actor.sessionId });
+  try {
+    return await spec.run(parsed.data, { actor, raw, db: held });
+  } catch (error) {
+    if (error instanceof SessionEnded) return sendToSignIn();
+    throw error;
+  }
 }
 
 /** The same, for `useActionState`: the previous state comes first, and is not used. */

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import { getDb, isConnectionError, isDbUnavailable, type Db } from "@/db/client";
 import { isUuid } from "@/lib/ids";
 import { log } from "@/lib/log";
+import { withRequestId } from "@/lib/log-context";
 import { isForeignOrigin, isStateChanging } from "@/lib/origin";
 import { discardSession, requestSession, resolveActor, SessionEnded, sessionHeld, type Actor } from "@/lib/sessions";
 
@@ -163,15 +164,16 @@ export type Answer = Response | Refusal;
 
 /** A route that needs no actor (sign-in), with the same error handling. */
 export function publicRoute(handler: (req: Request, res: Response) => Promise<Response>) {
-  return async (req: Request): Promise<Response> => {
-    try {
-      const refused = refuseCrossSite(req);
-      if (refused) return refused;
-      return await handler(req, new Response());
-    } catch (error) {
-      return internalError(req, error);
-    }
-  };
+  return (req: Request): Promise<Response> =>
+    withRequestId(req.headers.get("x-request-id"), async () => {
+      try {
+        const refused = refuseCrossSite(req);
+        if (refused) return refused;
+        return await handler(req, new Response());
+      } catch (error) {
+        return internalError(req, error);
+      }
+    });
 }
 
 /**
@@ -193,7 +195,7 @@ function guardedRoute(body: (req: Request, context: RouteContext) => Promise<Res
       return internalError(req, error);
     }
   };
-  return (req: Request, context: RouteContext) => route(req, context);
+  return (req: Request, context: RouteContext) => withRequestId(req.headers.get("x-request-id"), () => route(req, context));
 }
 
 /** A refusal's code and what its body says beside it. */
