@@ -1,10 +1,11 @@
 import "server-only";
 import { z } from "zod";
+import { DEV_INNGEST_ENCRYPTION_KEY } from "./dev-keys";
 
 /** Used only outside production, so a fresh clone runs with no configuration. */
 export const DEV_SESSION_PASSWORD = "claimcheck-dev-only-session-key-do-not-use-in-production";
-/** The same for the key that encrypts step data at the Inngest server (inngest/encryption.ts). */
-export const DEV_INNGEST_ENCRYPTION_KEY = "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production";
+/** The same for the key that encrypts step data at the Inngest server (inngest/encryption.ts): lib/dev-keys.ts. */
+export { DEV_INNGEST_ENCRYPTION_KEY };
 
 const intFromEnv = (fallback: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 

@@ -7,7 +7,12 @@
 //     condition, which this script does not run under).
 //   - Inngest: the real `inngest-cli dev` when it is installed and runs (an optional
 //     dependency whose postinstall downloads the binary; `npm ci --ignore-scripts` or no
-//     internet leaves a stub that exits 1), else our stand-in, packages/inngest-local.
+//     internet leaves a stub that exits 1), else our stand-in, packages/inngest-local. The
+//     stand-in gets the encryption keys the app runs with (INNGEST_ENCRYPTION_KEY, else
+//     lib/dev-keys.ts's public dev key; and INNGEST_ENCRYPTION_KEY_FALLBACK) as its display
+//     keys, so its dashboard shows how a run ended: for display only, its APIs stay sealed.
+//     A key set only in .env.local is not seen here (Next reads that file, this script does
+//     not): the dashboard then says "output encrypted", as before.
 //   - The first page: dev compiles each page on its first request (a minute or more on a busy
 //     machine), so /sign-in is requested, saying so, before the banner sends anyone to it.
 //   - Ports: PORT (default 3000) for the app, INNGEST_PORT (default 8288) for the Inngest
@@ -22,6 +27,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { DEMO_USERS, demoPassword } from "../db/demo";
+import { DEV_INNGEST_ENCRYPTION_KEY } from "../lib/dev-keys";
 import { cliPath as INNGEST_LOCAL_CLI } from "@claimcheck/inngest-local";
 import { killTree } from "./dev-reaper";
 import { TSX_SERVER_FLAGS } from "./tsx-server";
@@ -194,7 +200,15 @@ async function main() {
   } else {
     say(`inngest-cli ${cliProblem}: using the local stand-in, packages/inngest-local.`);
     if (fs.existsSync(INNGEST_CLI)) say("(with internet, `npm rebuild --ignore-scripts=false inngest-cli` installs the real one.)");
-    inngest = start("inngest-local", TSX, [INNGEST_LOCAL_CLI, "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
+    // The keys as lib/env.ts reads them (an empty variable is unset), in the environment, not argv.
+    const displayKeys = [
+      process.env.INNGEST_ENCRYPTION_KEY || DEV_INNGEST_ENCRYPTION_KEY,
+      process.env.INNGEST_ENCRYPTION_KEY_FALLBACK || "",
+    ].filter(Boolean);
+    inngest = start("inngest-local", TSX, [INNGEST_LOCAL_CLI, "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)], {
+      ...process.env,
+      INNGEST_LOCAL_DISPLAY_KEYS: displayKeys.join("\n"),
+    });
   }
 
   // Next's own binary, not `npx next`: killing npx would orphan next-server.

@@ -21,6 +21,10 @@ export function createContext(opts: InngestLocalOptions) {
   if (signingKey && !/^(?:signkey-\w+-)?(?:[0-9a-f]{2})+$/i.test(signingKey)) {
     throw new Error("the signing key must be hex (an even number of digits), optionally as signkey-<env>-<hex>");
   }
+  const displayKeys = (opts.displayKeys ?? []).map((k) => k.trim()).filter(Boolean);
+  // The app's key is what 0049 keeps from the server: a dev convenience, never self-hosted.
+  if (signingKey && displayKeys.length)
+    throw new Error("display keys are for dev mode only (self-hosted mode keeps the app's encryption key from the server)");
   const { later, clearAll } = createTimers();
   // The dashboard's credential for a browser (self-hosted mode): printed at start as a login
   // URL that puts it in a cookie, so the signing key never has to be typed into a page.
@@ -31,6 +35,8 @@ export function createContext(opts: InngestLocalOptions) {
     mode: signingKey ? ("self-hosted" as const) : ("dev" as const),
     signingKey,
     eventKeys,
+    /** Dev mode: the app's encryption keys, with which the dashboard opens sealed outputs for display (display.ts). */
+    displayKeys,
     /** The factor on the real server's retry schedule (backoff.ts): 1 unless a test shrinks it. */
     retryScale: opts.retryScale ?? retryScaleFrom(process.env.INNGEST_LOCAL_RETRY_SCALE),
     checkpointing: opts.checkpointing ?? process.env.INNGEST_LOCAL_CHECKPOINTING !== "0",

@@ -7,6 +7,7 @@
 // before, reloaded by hand. Everything shown from an event or a step is attacker-influenced
 // text, so all of it goes through esc().
 import { CRON_EVENT, traceOf, type EventInfo, type LocalState } from "./gql";
+import { isSealed, type Open } from "./display";
 import type { RunSummary } from "./types";
 
 export interface DashboardActions {
@@ -57,8 +58,14 @@ const STATUS_WORD: Record<string, string> = {
 const badge = (status: string) => `<span class="badge s-${esc(status.toLowerCase())}">${esc(STATUS_WORD[status] ?? status)}</span>`;
 /** A code as words: `late_completion` → `late completion`. */
 const words = (code: string) => code.replace(/[_-]+/g, " ");
-/** A value the SDK's encryption middleware sealed: the server cannot read it. */
-const isSealed = (v: unknown) => !!v && typeof v === "object" && (v as Record<string, unknown>).__ENCRYPTED__ === true;
+/** Said wherever the page shows a value it opened with a display key (display.ts). */
+const OPENED = "opened with the dev key";
+const openedNote = `<span class="muted opened">(${OPENED})</span>`;
+/** A value as the page shows it: a sealed one opened when a display key opens it. */
+function shown(open: Open, v: unknown): { value: unknown; opened: boolean } {
+  const o = isSealed(v) ? open(v) : undefined;
+  return o ? { value: o.value, opened: true } : { value: v, opened: false };
+}
 const eventOf = (state: LocalState, id: string | undefined) =>
   id ? state.events().find((e) => e.internalId === id || e.event.id === id) : undefined;
 /** Why a cancelled run stopped: the event (linked, with its payload's `reason`), or who pressed cancel. */
@@ -77,14 +84,15 @@ function cancelCause(state: LocalState, run: RunSummary): { short: string; html:
  * it did not do its work, a `reason`) says so, green only without a reason; an output the
  * server cannot read says that; a cancelled run says what cancelled it.
  */
-function runBadge(state: LocalState, run: RunSummary): string {
+function runBadge(state: LocalState, run: RunSummary, open: Open): string {
   const span = (cls: string, text: string) => `<span class="badge ${cls}">${esc(text)}</span>`;
   if (run.status === "completed") {
-    const o = run.output as Record<string, unknown> | null | undefined;
+    const { value, opened } = shown(open, run.output);
+    const o = value as Record<string, unknown> | null | undefined;
     if (isSealed(o)) return span("s-sealed", "Completed (output encrypted)");
     if (o && typeof o === "object" && typeof o.outcome === "string") {
       const reason = typeof o.reason === "string" ? o.reason : undefined;
-      return span(reason ? "s-stopped" : "s-completed", `Completed: ${words(o.outcome)}${reason ? ` (${words(reason)})` : ""}`);
+      return `${span(reason ? "s-stopped" : "s-completed", `Completed: ${words(o.outcome)}${reason ? ` (${words(reason)})` : ""}`)}${opened ? ` ${openedNote}` : ""}`;
     }
   }
   if (run.status === "cancelled") return span("s-cancelled", `Cancelled: ${cancelCause(state, run).short}`);
@@ -200,7 +208,7 @@ function home(state: LocalState, notice?: string): string {
   return layout(state, "/", "Functions & apps", body, notice, true);
 }
 
-function runsPage(state: LocalState, q: URLSearchParams): string {
+function runsPage(state: LocalState, q: URLSearchParams, open: Open): string {
   const status = q.get("status") ?? "";
   const fnId = q.get("function") ?? "";
   const showCron = q.get("cron") === "1";
@@ -224,7 +232,7 @@ function runsPage(state: LocalState, q: URLSearchParams): string {
         ? `Cron <code>${esc((r.event.data as { cron?: unknown }).cron)}</code>`
         : `<code>${esc(r.eventName)}</code>`;
       return `<tr><td data-label="Run"><a href="/ui/runs/${encodeURIComponent(r.id)}"><code>${esc(r.id)}</code></a></td><td data-label="Function">${esc(r.functionName)}</td>
-<td data-label="Trigger">${trigger}</td><td data-label="Status">${runBadge(state, r)}</td><td data-label="Started">${time(r.startedAt)}</td><td data-label="Duration">${duration(r.endedAt ? Date.parse(r.endedAt) - Date.parse(r.startedAt) : null)}</td></tr>`;
+<td data-label="Trigger">${trigger}</td><td data-label="Status">${runBadge(state, r, open)}</td><td data-label="Started">${time(r.startedAt)}</td><td data-label="Duration">${duration(r.endedAt ? Date.parse(r.endedAt) - Date.parse(r.startedAt) : null)}</td></tr>`;
     })
     .join("");
   const base = new URLSearchParams(q);
@@ -240,7 +248,7 @@ function runsPage(state: LocalState, q: URLSearchParams): string {
   return layout(state, "/ui/runs", "Runs", `${filters}<div data-live="runs">${count}${table}${pager}</div>`, undefined, true);
 }
 
-function runPage(state: LocalState, run: RunSummary, notice?: string): string {
+function runPage(state: LocalState, run: RunSummary, open: Open, notice?: string): string {
   const trace = traceOf(run);
   const start = Date.parse(run.startedAt);
   const end = run.endedAt ? Date.parse(run.endedAt) : Date.now();
@@ -250,6 +258,11 @@ function runPage(state: LocalState, run: RunSummary, notice?: string): string {
   const started = (iso: string) =>
     `<div><dt>Started</dt><dd>${time(iso)} <span class="muted">(+${duration(Date.parse(iso) - start)})</span></dd></div>`;
   const cut = run.interrupted;
+  /** A step's output, opened when a display key opens it, and saying so. */
+  const outputBlock = (label: string, v: unknown) => {
+    const s = shown(open, v);
+    return `<p><strong>${label}</strong>${s.opened ? ` ${openedNote}` : ""}</p><pre>${pretty(s.value)}</pre>`;
+  };
   const steps = trace.childrenSpans
     // The step a cancel interrupted is shown once, below, with what the app reported after.
     .filter((s) => s.step && !(cut?.stepId && s.step.id === cut.stepId))
@@ -261,7 +274,7 @@ function runPage(state: LocalState, run: RunSummary, notice?: string): string {
         st.error !== undefined && (st.status === "failed" || st.status === "retrying")
           ? `<p><strong>${st.status === "retrying" ? "Last error (retrying)" : "Error"}</strong></p><pre>${pretty(st.error)}</pre>`
           : st.output !== undefined && st.op !== "Sleep"
-            ? `<p><strong>${st.op === "WaitForEvent" ? (st.output === null ? "Timed out (no event)" : "Event received") : "Output"}</strong></p><pre>${pretty(st.output)}</pre>`
+            ? outputBlock(st.op === "WaitForEvent" ? (st.output === null ? "Timed out (no event)" : "Event received") : "Output", st.output)
             : "";
       return `<li data-key="${esc(st.id)}"><div class="step-head"><h3>${esc(s.name)}</h3><code>${esc(OP_WORD[s.stepType] ?? s.stepType)}</code>${badge(s.status)}</div>
 <dl class="inline">${started(st.startedAt)}<div><dt>Duration</dt><dd>${st.endedAt ? duration(len) : `${duration(len)} so far`}</dd></div><div><dt>Attempts</dt><dd>${st.attempts}</dd></div></dl>
@@ -285,7 +298,7 @@ ${st.status === "completed" && st.error !== undefined ? `<details><summary>Error
           ? `<p>The app reported it ${duration(Date.parse(cut.reportedAt) - Date.parse(cut.cancelledAt))} after the cancel (it ran ${duration(Date.parse(cut.reportedAt) - since)} in all); the server refused the result and the run stays cancelled.</p>${
               cut.error !== undefined
                 ? `<p><strong>Error (discarded)</strong></p><pre>${pretty(cut.error)}</pre>`
-                : `<p><strong>Output (discarded)</strong></p><pre>${pretty(cut.output)}</pre>`
+                : outputBlock("Output (discarded)", cut.output)
             }`
           : `<p class="muted">The app has not reported it yet: the SDK names a step when it reports the step's result.</p>`;
     steps.push(`<li data-key="interrupted"><div class="step-head"><h3>${esc(cut.name ?? "A step not reported yet")}</h3><code>step.run</code><span class="badge s-cancelled">Cancelled while running</span></div>
@@ -297,7 +310,7 @@ ${st.status === "completed" && st.error !== undefined ? `<details><summary>Error
     : run.status === "failed"
       ? `<h2>Error</h2><pre>${pretty(run.error)}</pre>`
       : run.status === "completed"
-        ? `<h2>Output</h2><pre>${pretty(run.output)}</pre>${isSealed(run.output) ? '<p class="muted">The app encrypted its output before sending it: this server cannot read how the run ended.</p>' : ""}`
+        ? runOutput(shown(open, run.output))
         : `<p class="muted">Still running: this page shows new steps as they come.<noscript> Reload it to see them.</noscript></p>`;
   const buttons = `<div class="actions">${
     run.status === "running"
@@ -308,18 +321,23 @@ ${st.status === "completed" && st.error !== undefined ? `<details><summary>Error
     ? `Cron <code>${esc((run.event.data as { cron?: unknown }).cron)}</code>`
     : `<code>${esc(run.eventName)}</code> <span class="muted">event</span> <code>${esc(run.eventId)}</code>`;
   const body = `<div data-live="actions">${buttons}</div><div data-live="facts"><dl class="facts"><dt>Run</dt><dd><code>${esc(run.id)}</code></dd><dt>Function</dt><dd>${esc(run.functionName)} <code>${esc(run.functionId)}</code></dd>
-<dt>Status</dt><dd>${runBadge(state, run)}</dd><dt>Trigger</dt><dd>${trigger}</dd><dt>Started</dt><dd>${time(run.startedAt)}</dd><dt>Ended</dt><dd>${time(run.endedAt)}</dd>
+<dt>Status</dt><dd>${runBadge(state, run, open)}</dd><dt>Trigger</dt><dd>${trigger}</dd><dt>Started</dt><dd>${time(run.startedAt)}</dd><dt>Ended</dt><dd>${time(run.endedAt)}</dd>
 <dt>Duration</dt><dd>${duration(run.endedAt ? end - start : null)}</dd><dt>Attempts</dt><dd>${run.attempts} of at most ${run.maxAttempts} per step</dd></dl></div>
 <div data-live="outcome">${outcome}</div><h2>Timeline</h2><div data-live="timeline">${steps.length ? `<ol class="timeline" aria-label="Steps">${steps.join("")}</ol>` : '<p class="muted">No steps yet.</p>'}</div>
 <h2>Trigger payload</h2><pre>${pretty(run.event)}</pre>`;
   return layout(state, "/ui/runs", `Run of ${run.functionName}`, body, notice, stillChanging(run));
 }
+/** A completed run's output: as stored, or opened with a display key (and saying so), or saying it cannot be read. */
+const runOutput = ({ value, opened }: { value: unknown; opened: boolean }) =>
+  opened
+    ? `<h2>Output <span class="muted opened">(${OPENED})</span></h2><pre>${pretty(value)}</pre><p class="muted">The app encrypted its output; this server opened it for this page with the key it was given for display (INNGEST_LOCAL_DISPLAY_KEYS). It stores and serves the output encrypted.</p>`
+    : `<h2>Output</h2><pre>${pretty(value)}</pre>${isSealed(value) ? '<p class="muted">The app encrypted its output before sending it: this server cannot read how the run ended.</p>' : ""}`;
 
 /** One event: its payload, the runs it started and the runs it cancelled. */
-function eventPage(state: LocalState, e: EventInfo): string {
+function eventPage(state: LocalState, e: EventInfo, open: Open): string {
   const list = (ids: string[], none: string) =>
     ids.length
-      ? `<ul>${ids.map((id) => `<li><a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id)}</li>`).join("")}</ul>`
+      ? `<ul>${ids.map((id) => `<li><a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id, open)}</li>`).join("")}</ul>`
       : `<p class="muted">${none}</p>`;
   const cancelled = state
     .runs()
@@ -338,12 +356,12 @@ function eventPage(state: LocalState, e: EventInfo): string {
 <h2>Payload</h2><pre>${pretty(e.event)}</pre>`;
   return layout(state, "/ui/events", `Event ${e.event.name}`, body, undefined, true);
 }
-const runOrRunning = (state: LocalState, id: string) => {
+const runOrRunning = (state: LocalState, id: string, open: Open) => {
   const r = state.run(id);
-  return r ? runBadge(state, r) : badge("running");
+  return r ? runBadge(state, r, open) : badge("running");
 };
 
-function eventsPage(state: LocalState, q: URLSearchParams, notice?: string): string {
+function eventsPage(state: LocalState, q: URLSearchParams, open: Open, notice?: string): string {
   const showInternal = q.get("internal") === "1";
   const page = Math.max(1, Math.floor(Number(q.get("page")) || 1));
   const all = state.events().filter((e) => showInternal || !e.event.name.startsWith("inngest/"));
@@ -352,7 +370,7 @@ function eventsPage(state: LocalState, q: URLSearchParams, notice?: string): str
     .map((e) => {
       const runs = e.runs.length
         ? e.runs
-            .map((id) => `<a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id)}`)
+            .map((id) => `<a href="/ui/runs/${encodeURIComponent(id)}"><code>${esc(id)}</code></a> ${runOrRunning(state, id, open)}`)
             .join("<br>")
         : '<span class="muted">no runs</span>';
       return `<tr data-key="${esc(e.internalId)}"><td data-label="Event"><code>${esc(e.event.name)}</code><br><span class="muted">id</span> <code>${esc(e.event.id)}</code></td><td data-label="Received">${time(e.receivedAt)}</td>
@@ -371,24 +389,35 @@ ${shown.length ? `<table class="stack"><thead><tr><th scope="col">Event</th><th 
   return layout(state, "/ui/events", "Events", body, notice, true);
 }
 
-/** The HTML for a dashboard GET, or undefined when the path is not a dashboard page. */
-export function renderDashboard(state: LocalState, path: string, q: URLSearchParams): { status: number; html: string } | undefined {
+const NO_OPEN: Open = () => undefined;
+
+/**
+ * The HTML for a dashboard GET, or undefined when the path is not a dashboard page. `open`
+ * gives what a display key opened (display.ts; dev mode only): without it sealed values show
+ * as they are stored.
+ */
+export function renderDashboard(
+  state: LocalState,
+  path: string,
+  q: URLSearchParams,
+  open: Open = NO_OPEN,
+): { status: number; html: string } | undefined {
   const notice = q.get("done") ?? undefined;
   if (path === "/") return { status: 200, html: home(state, notice) };
-  if (path === "/ui/runs") return { status: 200, html: runsPage(state, q) };
-  if (path === "/ui/events") return { status: 200, html: eventsPage(state, q, notice) };
+  if (path === "/ui/runs") return { status: 200, html: runsPage(state, q, open) };
+  if (path === "/ui/events") return { status: 200, html: eventsPage(state, q, open, notice) };
   const ev = path.match(/^\/ui\/events\/([^/]+)$/);
   if (ev) {
     const e = eventOf(state, decode(ev[1]!));
     return e
-      ? { status: 200, html: eventPage(state, e) }
+      ? { status: 200, html: eventPage(state, e, open) }
       : { status: 404, html: layout(state, "/ui/events", "Event not found", '<p><a href="/ui/events">All events</a></p>') };
   }
   const m = path.match(/^\/ui\/runs\/([^/]+)$/);
   if (m) {
     const run = state.run(decode(m[1]!));
     return run
-      ? { status: 200, html: runPage(state, run, notice) }
+      ? { status: 200, html: runPage(state, run, open, notice) }
       : { status: 404, html: layout(state, "/ui/runs", "Run not found", '<p><a href="/ui/runs">All runs</a></p>') };
   }
   return undefined;

@@ -2,6 +2,8 @@
 //   tsx packages/inngest-local/main.ts [-u http://127.0.0.1:3000/api/inngest]... [-p 8288]
 //       [--host 127.0.0.1] [--poll 5000] [--retry-scale 1] [--no-checkpointing]
 //       [--signing-key signkey-...] [--event-key KEY]... [--dev]
+// INNGEST_LOCAL_DISPLAY_KEYS (dev mode; keys one a line): the app's encryption keys, with which
+// the dashboard opens encrypted outputs for display (display.ts). `npm run dev` sets it.
 // With a signing key and an event key (flags, or INNGEST_SIGNING_KEY / INNGEST_EVENT_KEY as
 // `inngest start` reads them) it runs self-hosted: signed calls, event key checked.
 import { startInngestLocal } from "./server";
@@ -17,7 +19,9 @@ const USAGE = `usage: tsx packages/inngest-local/main.ts [options]
       --signing-key <k>  self-hosted mode: sign every call to the app (default $INNGEST_SIGNING_KEY)
       --event-key <k>    self-hosted mode: accept events sent with this key (repeatable; default $INNGEST_EVENT_KEY)
       --dev              dev mode (unsigned, any event key), ignoring the two variables above
-  -h, --help`;
+  -h, --help
+environment: INNGEST_LOCAL_DISPLAY_KEYS  dev mode: the app's encryption keys (one a line); the
+                         dashboard shows encrypted outputs opened with them, for display only`;
 
 function parseArgs(argv: string[]) {
   const out = {
@@ -106,6 +110,15 @@ async function main() {
     process.exit(2);
   }
   const stamp = () => new Date().toISOString().slice(11, 23);
+  // Keys by the environment, not a flag, so they are not in the process list.
+  let displayKeys = (process.env.INNGEST_LOCAL_DISPLAY_KEYS ?? "")
+    .split("\n")
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (displayKeys.length && args.signingKey) {
+    console.error(`${stamp()} [inngest-local] INNGEST_LOCAL_DISPLAY_KEYS ignored: display keys are for dev mode only`);
+    displayKeys = [];
+  }
   let local: Awaited<ReturnType<typeof startInngestLocal>>;
   try {
     local = await startInngestLocal({
@@ -117,6 +130,7 @@ async function main() {
       checkpointing: args.checkpointing,
       signingKey: args.signingKey,
       eventKeys: args.eventKeys,
+      displayKeys,
       log: (line) => (line.startsWith("ERROR") ? console.error : console.log)(`${stamp()} [inngest-local] ${line}`),
     });
   } catch (e) {

@@ -6,6 +6,7 @@ import type http from "node:http";
 import { nextCronTime } from "./cron";
 import { appIdOf, executeGql, type LocalState } from "./gql";
 import { LIVE_JS, dashboardAction, errorPage, renderDashboard, type DashboardActions } from "./dashboard";
+import { createDisplay } from "./display";
 import { messageOf } from "./util";
 import type { Context } from "./context";
 import type { Registry } from "./registry";
@@ -60,6 +61,15 @@ export function createRoutes(
   address: () => { host: string; port: number },
 ) {
   const { log } = ctx;
+  // Dev mode's display keys (none otherwise): what the pages open, never what the APIs serve.
+  const display = createDisplay(ctx.displayKeys);
+  const sealedValues = function* () {
+    for (const r of state.runs()) {
+      yield r.output;
+      for (const s of r.steps) yield s.output;
+      yield r.interrupted?.output;
+    }
+  };
   const { fns } = registry;
   const { runs } = executor;
 
@@ -139,8 +149,9 @@ export function createRoutes(
       return true;
     };
 
-  const dashboardPage = ({ res, path, url, json }: Call) => {
-    const page = renderDashboard(state, path, url.searchParams);
+  const dashboardPage = async ({ res, path, url, json }: Call) => {
+    if (display.on) await display.prime(sealedValues());
+    const page = renderDashboard(state, path, url.searchParams, display.open);
     if (!page) return notFound({ json, path, url } as Call);
     res.writeHead(page.status, HTML_HEADERS);
     res.end(page.html);

@@ -107,6 +107,10 @@ export async function startInngestLocal(opts: InngestLocalOptions): Promise<Inng
   log(
     `listening on ${url} in ${ctx.mode} mode${ctx.signingKey ? " (calls signed; events need the event key)" : " (unsigned)"} (retry schedule ×${ctx.retryScale}, checkpointing ${ctx.checkpointing ? "on" : "off"})`,
   );
+  if (ctx.displayKeys.length)
+    log(
+      `the dashboard opens encrypted outputs with ${ctx.displayKeys.length} display key(s), for display only (the APIs serve them encrypted)`,
+    );
 
   const loginUrl = ctx.dashboardToken ? `${url}/ui/login?token=${ctx.dashboardToken}` : undefined;
   if (loginUrl) log(`dashboard login (sets its cookie; the JSON API takes the signing key or this token as a bearer): ${loginUrl}`);

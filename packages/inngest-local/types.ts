@@ -35,7 +35,7 @@ export interface RunSummary {
   eventId: string;
   event: EventPayload;
   status: RunStatus;
-  /** Most attempts any single request of this run needed (1 = no retries). */
+  /** Most attempts any single request of this run needed (1 = no retries), a request still out counted. */
   attempts: number;
   maxAttempts: number;
   steps: StepSummary[];
@@ -95,6 +95,13 @@ export interface InngestLocalOptions {
   signingKey?: string;
   /** Self-hosted mode: the keys events must be sent with (POST /e/<key>); others get 401. */
   eventKeys?: string[];
+  /**
+   * Dev mode only (refused with a signing key): the app's encryption keys (what
+   * @inngest/middleware-encryption's LibSodium strategy seals with), so the dashboard shows
+   * encrypted outputs and step outputs opened, marked "opened with the dev key". For display
+   * only: what is stored, sent to the app and served by the JSON and GraphQL APIs stays sealed.
+   */
+  displayKeys?: string[];
 }
 
 export interface InngestLocal {

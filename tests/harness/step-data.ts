@@ -3,10 +3,10 @@
 // read back from the stand-in with it.
 import { isEncryptedValue } from "@inngest/middleware-encryption";
 import { LibSodiumEncryptionService } from "@inngest/middleware-encryption/strategies/libSodium";
+import { DEV_INNGEST_ENCRYPTION_KEY as DEV_KEY } from "@/lib/dev-keys";
 
 export const TEST_INNGEST_ENCRYPTION_KEY = "claimcheck-integration-tests-inngest-encryption-key-0123456789";
-/** lib/env.ts's DEV_INNGEST_ENCRYPTION_KEY, which in-process tests run with (lib/env.ts is server-only). */
-const DEV_KEY = "claimcheck-dev-only-inngest-encryption-key-do-not-use-in-production";
+// DEV_KEY: lib/env.ts's default, which in-process tests run with.
 const service = new LibSodiumEncryptionService([TEST_INNGEST_ENCRYPTION_KEY, DEV_KEY]);
 
 /** A value as the app wrote it: an encrypted output opened, an event's encrypted fields opened. */

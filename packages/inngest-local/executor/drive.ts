@@ -52,7 +52,6 @@ export async function drive(ex: ExecutorState, run: Run) {
       lateReport(run, ans.body, true);
       return;
     }
-    run.attempts = Math.max(run.attempts, req.attempt + 1);
     await handleAnswer(ex, run, ans, req);
     if (run.status === "running" && !run.requests.length && !run.pending.size) {
       failRun(ex, run, {
@@ -119,6 +118,8 @@ async function callApp(ex: ExecutorState, run: Run, req: Request): Promise<Answe
     const bodyText = canonicalBody(body);
     run.mark = Date.now();
     run.inFlight = req.stepId;
+    // Counted when the request leaves, so a run cancelled while it is out counts it too.
+    run.attempts = Math.max(run.attempts, req.attempt + 1);
     const res = await fetch(url, {
       method: "POST",
       // x-inngest-job-id is the queue item's id, which the SDK gives functions as ctx.jobId.

@@ -109,6 +109,9 @@ describe("inngest-local dashboard, live and truthful", () => {
     let page = await raw(`${local.url}/ui/runs/${run.id}`);
     expect(page.text).not.toContain("No steps yet");
     expect(page.text).toContain("Cancelled while running");
+    // The request the cancel cut off is counted: it was the run's first attempt.
+    expect(cancelled.attempts).toBe(1);
+    expect(page.text).toContain("<dt>Attempts</dt><dd>1 of at most 1 per step</dd>");
     // The app finishes the step anyway; the stand-in refuses its result, and names the step from it.
     await waitFor("the late report", () => local.runs().find((r) => r.id === run.id)?.interrupted?.name);
     const late = local.runs().find((r) => r.id === run.id)!;

@@ -99,7 +99,7 @@ async function expectDroppedWithoutRetry(
     expect(run.status).toBe("completed");
     expect(await opened(run.output)).toEqual({ leaseId, outcome: "stopped", ...stoppedAs });
   }
-  // No request of the run needed a second attempt (a run cancelled mid-step counts none).
+  // No request of the run needed a second attempt (a run cancelled mid-step counts its one request).
   expect(run.attempts).toBeLessThanOrEqual(1);
   expect(run.steps.map((s) => s.name)).not.toContain("propose");
   for (const step of run.steps) expect(step.attempts, `attempts of ${step.name}`).toBeLessThanOrEqual(1);
