@@ -19,6 +19,12 @@ const nextConfig: NextConfig = {
   // Lets parallel builds (tests, a second checkout) keep separate outputs.
   distDir: process.env.NEXT_DIST_DIR || ".next",
   experimental: {
+    // No Turbopack cache across `next dev` starts. A start after one that was stopped before
+    // Turbopack finished writing its cache (Ctrl-C seconds after a page's first compile) reloaded
+    // /sign-in two or three times a second for as long as it ran: every new HMR subscription
+    // answered an update, so the tab reloaded ("HMR hash mismatch"). Every start now compiles
+    // from nothing, as a fresh clone does (docs/notes/dev-reload-loop.md, docs/decisions/0059).
+    turbopackFileSystemCacheForDev: false,
     serverActions: {
       // No other site may call our server actions. Next compares Origin with X-Forwarded-Host
       // (else Host); proxy.ts sets that header to our own host, so a forged one is never seen.

@@ -3,6 +3,7 @@
 // for server actions. The API's own guard is in app/_lib/http.ts (refuseCrossSite).
 // Why each header and which proxy headers are trusted: docs/decisions/0011-cross-site-writes-and-headers.md.
 import { NextResponse, type NextRequest } from "next/server";
+import { saneRequestId } from "@/lib/log-context";
 import { isForeignOrigin, isStateChanging, ownHost } from "@/lib/origin";
 import { hasBrokenActionBody, hasMalformedPath, hasMalformedRouterState } from "@/lib/request-guards";
 import { REQUEST_PATH_HEADER } from "@/lib/return-path";
@@ -68,6 +69,15 @@ function withoutRscParam(search: string): string {
 }
 
 export async function proxy(request: NextRequest): Promise<NextResponse> {
+  // The request's id: server.mjs has set one already (and logs under it); under `next dev` or
+  // a bare `next start` it is made here, so every answer and route sees one (lib/log-context.ts).
+  const requestId = saneRequestId(request.headers.get("x-request-id")) ?? crypto.randomUUID();
+  const response = await guarded(request, requestId);
+  response.headers.set("x-request-id", requestId);
+  return response;
+}
+
+async function guarded(request: NextRequest, requestId: string): Promise<NextResponse> {
   const https = servedOverHttps(request);
   const isApi = request.nextUrl.pathname.startsWith("/api/");
 
@@ -92,6 +102,7 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
   if (await hasBrokenActionBody(request)) return refusal(400, "invalid_request", isApi, https);
 
   const headers = new Headers(request.headers);
+  headers.set("x-request-id", requestId);
   const host = ownHost(request.headers, request.url);
   if (host) headers.set("x-forwarded-host", host);
   else headers.delete("x-forwarded-host");

@@ -12,6 +12,8 @@
 //   - a request target that is no path is 400 (`GET *` was a 500), but `OPTIONS *`, 204.
 // Everything else reaches Next.js untouched. Plain JavaScript, so `npm start` needs nothing
 // but Node and the production dependencies.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
@@ -19,10 +21,11 @@ import { parseArgs } from "node:util";
 
 /**
  * The app's route handlers (app/**\/route.ts) and the methods each exports. Next.js adds HEAD
- * where there is GET, and OPTIONS. tests/integration/hostile-http.pg.test.ts holds this list to
+ * where there is GET, and OPTIONS. tests/integration/hostile/hostile-http.built-app.test.ts holds this list to
  * the build's routes and to Next.js's own OPTIONS answer for each.
  */
 const ROUTE_HANDLERS = {
+  "/api/health": ["GET"],
   "/api/inngest": ["GET", "POST", "PUT"],
   "/api/invoices": ["GET"],
   "/api/invoices/[id]": ["GET", "PATCH"],
@@ -31,6 +34,7 @@ const ROUTE_HANDLERS = {
   "/api/leases/[id]/apply": ["POST"],
   "/api/leases/[id]/cancel": ["POST"],
   "/api/leases/[id]/events": ["GET"],
+  "/api/ready": ["GET"],
   "/api/session": ["DELETE", "GET", "POST"],
   "/sign-in/reset": ["GET"],
 };
@@ -113,6 +117,23 @@ export function gate(req, res) {
   return false;
 }
 
+// Every log line written while a request is handled carries its id (lib/log-context.ts holds
+// the same store, by the same registered symbol). A client's X-Request-Id is kept if it is
+// short and plain (lib/log-context.ts saneRequestId: the same test), else the server makes one;
+// the answer says which, so a client can quote it.
+const LOG_CONTEXT = Symbol.for("claimcheck.log-context");
+globalThis[LOG_CONTEXT] ??= new AsyncLocalStorage();
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request's id, set on the request (for proxy.ts and the routes) and on the answer. */
+export function requestId(req, res) {
+  const given = req.headers["x-request-id"];
+  const id = typeof given === "string" && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  req.headers["x-request-id"] = id;
+  res.setHeader("x-request-id", id);
+  return id;
+}
+
 async function main() {
   const { values } = parseArgs({
     options: {
@@ -139,7 +160,8 @@ async function main() {
 
   server.on("request", (req, res) => {
     if (gate(req, res)) return;
-    handle(req, res).catch((error) => {
+    const id = requestId(req, res);
+    globalThis[LOG_CONTEXT].run({ request_id: id }, () => handle(req, res)).catch((error) => {
       // As `next start` does with what escapes Next's own handler.
       console.error(`Failed to handle request for ${req.url}`, error);
       if (!res.headersSent) res.statusCode = 500;

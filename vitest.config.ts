@@ -1,12 +1,14 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-// Tests that run the built app as a second process need a database two processes can
-// share: PostgreSQL. The PGlite pass leaves them out, and says so.
+// Two kinds of test need PostgreSQL (tests/README.md): `*.built-app.test.ts` run the built app
+// as a second process, which needs a database two processes can share; `*.connections.test.ts`
+// need connections PGlite (one, in this process) does not have. The PGlite pass leaves both
+// out, and says so.
 const onPostgres = Boolean(process.env.DATABASE_URL) && process.env.TEST_DB !== "pglite";
-const PG_ONLY = "tests/integration/**/*.pg.test.ts";
+const PG_ONLY = ["tests/integration/**/*.built-app.test.ts", "tests/integration/**/*.connections.test.ts"];
 if (!onPostgres && process.argv.some((a) => a.includes("integration"))) {
-  console.info(`[vitest] integration on PGlite: ${PG_ONLY} need PostgreSQL (set DATABASE_URL) and are not run in this pass.`);
+  console.info(`[vitest] integration on PGlite: ${PG_ONLY.join(", ")} need PostgreSQL (set DATABASE_URL) and are not run in this pass.`);
 }
 
 const root = fileURLToPath(new URL(".", import.meta.url));
@@ -22,11 +24,14 @@ export default defineConfig({
   test: {
     // postgres.js 3.4.9 throws this from a setImmediate when a backend is killed inside a
     // transaction (porsager/postgres#1208); `next start` logs uncaught exceptions and goes
-    // on, and db/client.ts replaces the pool it breaks. tests/integration/db-faults.pg.test.ts
+    // on, and db/client.ts replaces the pool it breaks. tests/integration/faults/db-faults.connections.test.ts
     // kills backends on purpose, so here it is ignored too, and only it.
     onUnhandledError: (error) =>
       !(error.name === "TypeError" && error.message === "Cannot read properties of null (reading 'write')" && /postgres\/src\/connection\.js/.test(error.stack ?? "")),
     projects: [
+      // The local Inngest server's own tests (packages/inngest-local/tests), by its own config:
+      // `--project inngest-local`.
+      "packages/inngest-local",
       {
         resolve: { alias },
         test: { name: "unit", include: ["tests/unit/**/*.test.ts"], environment: "node" },
@@ -35,9 +40,8 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "integration",
-          // The local Inngest server keeps its own tests beside it (tools/inngest-local/tests).
-          include: ["tests/integration/**/*.test.ts", "tools/inngest-local/tests/**/*.test.ts"],
-          exclude: onPostgres ? [] : [PG_ONLY],
+          include: ["tests/integration/**/*.test.ts"],
+          exclude: onPostgres ? [] : PG_ONLY,
           environment: "node",
           globalSetup: ["tests/support/global-setup.ts"],
           setupFiles: ["tests/support/setup-integration.ts"],

@@ -1,7 +1,7 @@
 // Close → model request dropped: how long after a lease is cancelled during its model call the
 // OpenAI-compatible server sees the call's connection close (docs/decisions/0025). The built
-// app under `next start` with the local Inngest stand-in (tests/support/app-server.ts), on a
-// PostgreSQL database of its own, the model faked at the network edge (tests/support/fake-openai.ts)
+// app under `next start` with the local Inngest stand-in (tests/harness/app-server.ts), on a
+// PostgreSQL database of its own, the model faked at the network edge (tests/harness/fake-openai.ts)
 // answering only after a minute, so the request ends early only if the app drops it.
 //
 // Each run: open a lease (POST /api/leases), wait until its model request has reached the fake,
@@ -23,8 +23,8 @@ import postgres from "postgres";
 import { openDb } from "@/db/client";
 import { migrateDb } from "@/db/migrate";
 import { hashPassword } from "@/lib/password";
-import { ROOT, startAppServer } from "@/tests/support/app-server";
-import { startFakeOpenAI } from "@/tests/support/fake-openai";
+import { ROOT, startAppServer } from "@/tests/harness/app-server";
+import { startFakeOpenAI } from "@/tests/harness/fake-openai";
 
 export type Distribution = { n: number; min: number; p50: number; p95: number; max: number };
 

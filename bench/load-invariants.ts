@@ -2,7 +2,7 @@
 // rows alone: the DB-only sibling of tests/model/invariants.ts, which holds the same rules
 // against a model of the expected invoices and leases. Returns what is wrong, in words.
 import type postgres from "postgres";
-import { IN_FLIGHT, isTransition, TERMINAL, type Detail } from "../tests/support/lease-rules";
+import { CLOSING_EVENT, isInFlight, isTransition, type Detail } from "../tests/harness/lease-rules";
 
 type LeaseRow = {
   id: string;
@@ -65,7 +65,7 @@ export async function checkDatabase(sql: postgres.Sql, opts: { expectedVersions?
     const where = `lease ${l.id.slice(0, 8)} (${l.status}${l.closed_reason ? `/${l.closed_reason}` : ""})`;
     const outcome = `${l.status}${l.closed_reason ? `/${l.closed_reason}` : ""}`;
     byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
-    const flying = IN_FLIGHT.has(l.status);
+    const flying = isInFlight(l.status);
     if (flying) {
       const key = `${l.invoice_id}:${l.purpose}`;
       slots.set(key, (slots.get(key) ?? 0) + 1);
@@ -88,7 +88,7 @@ export async function checkDatabase(sql: postgres.Sql, opts: { expectedVersions?
     if (flying) {
       if (closing.length) violations.push(`${where}: terminal events while in flight: ${closing.join(", ")}`);
     } else {
-      const expected = TERMINAL[`${l.status}:${l.closed_reason ?? ""}`];
+      const expected = CLOSING_EVENT[`${l.status}:${l.closed_reason ?? ""}`];
       if (!expected) violations.push(`${where}: not a known way to close`);
       else if (closing.length !== 1 || closing[0] !== expected || transitions.at(-1) !== expected) {
         violations.push(`${where}: terminal events [${closing.join(", ")}], expected [${expected}] last`);

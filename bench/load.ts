@@ -1,7 +1,7 @@
 // `npm run test:load [-- --actors 100 --duration 60 --latency 500 --streams 500 ...]`
 // A load run against the production build: a fresh PostgreSQL database seeded with N load
 // actors (`db:seed -- --actors N`), `next start` with the signed local Inngest server
-// (tests/support/app-server.ts) and the local model slowed to --latency ms. Then:
+// (tests/harness/app-server.ts) and the local model slowed to --latency ms. Then:
 //
 //   1. streams: ceil(S / 20) sessions (20 event streams is the per-session cap) hold S lease
 //      event streams open while a few clients call the API; its p95 is measured, and also
@@ -21,7 +21,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
-import { ROOT, startAppServer, type AppServer } from "@/tests/support/app-server";
+import { ROOT, startAppServer, type AppServer } from "@/tests/harness/app-server";
 import { checkDatabase, type InvariantReport } from "./load-invariants";
 import { TSX_SERVER_FLAGS } from "../tools/tsx-server";
 
@@ -78,7 +78,7 @@ const opts = { actors: 100, duration: 60, latency: 500, streams: 500, probe: 15,
   }
 }
 
-const MAX_STREAMS_PER_SESSION = 20; // app/_lib/lease-feed.ts
+const MAX_STREAMS_PER_SESSION = 20; // app/_lib/sse.ts
 const SEED_PASSWORD = "claimcheck-load-password";
 const INVOICES_EACH = 3;
 const PURPOSE = "summarize_invoice";

@@ -1,5 +1,5 @@
 // `npm run bench page [-- --loads 7] [-- --floor no] [-- --label name]`: the invoice page's
-// weight and paint in Chromium. The built app (tests/support/app-server.ts) on a fresh
+// weight and paint in Chromium. The built app (tests/harness/app-server.ts) on a fresh
 // PostgreSQL database with one seeded actor; Chromium (Playwright, /usr/bin/chromium) signs in
 // and loads /invoices/<id> with an empty cache `--loads` times. Reports:
 //   - first-load JavaScript: every script the page loads, as sent (the server's encoding)
@@ -17,8 +17,8 @@ import path from "node:path";
 import { chromium, type Browser } from "@playwright/test";
 import { option, withOneActorDb } from "@/bench/support/bench-db";
 import { startFloorApp, type FloorVariant } from "@/bench/support/floor-app";
-import { startAppServer, TEST_DIST_DIR } from "@/tests/support/app-server";
-import { signIn } from "@/tests/support/app-client";
+import { startAppServer, TEST_DIST_DIR } from "@/tests/harness/app-server";
+import { signIn } from "@/tests/harness/app-client";
 import { firstLoadJs, gzipSize, INVOICE_PAGE, kb, TARGET_GZIP_KB } from "@/tools/first-load-js";
 
 const LOADS = Number(option("loads", "7"));

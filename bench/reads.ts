@@ -14,7 +14,7 @@
 // profiler adds its own cost, so the CPU figures of a profiled run are a little higher), its
 // shares covering the whole process life.
 //
-// `--events N` reads a closed lease with N events instead of a fresh one (issue 10: "a lease
+// `--events N` reads a closed lease with N events instead of a fresh one (the performance target "a lease
 // with 200 events still reads in under 10 ms at p95"), without the scale phase's 1M-row seed:
 // first the domain read (lib/leases readLease, in this process) one at a time, in turns with
 // the read as it was before paging (the whole timeline, decision 0043), DOMAIN_READS each; the
@@ -34,9 +34,9 @@ import { eq, sql } from "drizzle-orm";
 import { appUser } from "@/db/schema";
 import type { Db } from "@/db/client";
 import { leaseReadStatement, readLease } from "@/lib/leases";
-import { startAppServer } from "@/tests/support/app-server";
+import { startAppServer } from "@/tests/harness/app-server";
 import { option, seedLongLease, withOneActorDb } from "./support/bench-db";
-import { distribution, http, signIn } from "@/tests/support/app-client";
+import { distribution, http, signIn } from "@/tests/harness/app-client";
 import { cpuProfEnv, printProfile, summarizeProfiles } from "./support/cpu-profile";
 import { processTreeCpuMs } from "./support/proc-cpu";
 

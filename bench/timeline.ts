@@ -17,10 +17,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { startAppServer } from "@/tests/support/app-server";
+import { startAppServer } from "@/tests/harness/app-server";
 import { option, withOneActorDb } from "./support/bench-db";
-import { distribution, http, openEventStream, signIn } from "@/tests/support/app-client";
-import { startCollector, type ReceivedSpan as Span } from "@/tests/support/otlp-collector";
+import { distribution, http, openEventStream, signIn } from "@/tests/harness/app-client";
+import { startCollector, type ReceivedSpan as Span } from "@/tests/harness/otlp-collector";
 import { ownCpuMs, processTreeCpuMs } from "./support/proc-cpu";
 
 const LIFECYCLES = Number(option("lifecycles", "40"));

@@ -213,7 +213,7 @@ export function isDbUnavailable(error: unknown): boolean {
  *
  * A transaction PostgreSQL chose as a deadlock's (or a serialization failure's) victim was
  * rolled back whole, before COMMIT, so it runs again too, up to twice: two edits of an invoice
- * racing an open on it can deadlock (tests/integration/edit-open-race.pg.test.ts,
+ * racing an open on it can deadlock (tests/integration/leases/edit-open-race.connections.test.ts,
  * docs/decisions/0017), and the loser answered 500.
  */
 function retryingTransactions(pool: () => Db, onConnectionLost: (failed: Db) => void): Db["transaction"] {

@@ -12,10 +12,20 @@ import {
   uuid,
   bigserial,
 } from "drizzle-orm/pg-core";
-import type { ClosedReason, EventKind, LeaseProposal } from "../lib/lease-vocabulary";
+import {
+  IN_FLIGHT_STATUSES,
+  LEASE_STATUSES,
+  type ClosedReason,
+  type EventKind,
+  type LeaseProposal,
+  type LeaseStatus,
+} from "../lib/lease-codes";
 
-export const LEASE_STATUSES = ["open", "proposed", "applied", "expired", "rejected"] as const;
-export type LeaseStatus = (typeof LEASE_STATUSES)[number];
+/**
+ * `'open','proposed'`: a list of codes as SQL literals, not bound parameters, so the planner
+ * matches the partial indexes' predicate in generic plans too. Codes only: never user input.
+ */
+export const sqlCodes = (codes: readonly string[]) => sql.raw(codes.map((code) => `'${code}'`).join(","));
 
 export const appUser = pgTable("app_user", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -116,16 +126,16 @@ export const inferenceLease = pgTable(
   (t) => [
     check(
       "inference_lease_status_check",
-      sql`${t.status} in ('open','proposed','applied','expired','rejected')`,
+      sql`${t.status} in (${sqlCodes(LEASE_STATUSES)})`,
     ),
     // One lease in flight per invoice and purpose, enforced by the database.
     uniqueIndex("inference_lease_one_in_flight")
       .on(t.invoiceId, t.purpose)
-      .where(sql`status in ('open','proposed')`),
+      .where(sql`status in (${sqlCodes(IN_FLIGHT_STATUSES)})`),
     // Serves the expiry sweep: in-flight leases ordered by deadline.
     index("inference_lease_sweep_idx")
       .on(t.deadlineAt)
-      .where(sql`status in ('open','proposed')`),
+      .where(sql`status in (${sqlCodes(IN_FLIGHT_STATUSES)})`),
     index("inference_lease_actor_idx").on(t.actorId),
     // An invoice's attempts, newest first: the invoice page's latest lease and history, the
     // list's newest attempt per invoice. Without it these scan every closed lease of the
@@ -134,7 +144,7 @@ export const inferenceLease = pgTable(
     index("inference_lease_invoice_history_idx").on(t.invoiceId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index("inference_lease_session_idx")
       .on(t.sessionId)
-      .where(sql`status in ('open','proposed')`),
+      .where(sql`status in (${sqlCodes(IN_FLIGHT_STATUSES)})`),
   ],
 );
 

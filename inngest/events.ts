@@ -4,7 +4,7 @@
 // without retries: EventValidationError is non-retriable).
 import { eventType } from "inngest";
 import { z } from "zod";
-import { CLOSED_REASONS } from "@/lib/lease-vocabulary";
+import { CLOSED_REASONS } from "@/lib/lease-codes";
 
 /**
  * A lease was opened: generate its proposal. `runNonce` is the lease's secret

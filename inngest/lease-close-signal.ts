@@ -2,15 +2,15 @@ import "server-only";
 // An AbortSignal that fires when a lease closes while its model call runs, so the call (and
 // its HTTP request to the model server) is dropped instead of running to its end for nothing
 // (docs/decisions/0025-a-close-aborts-the-model-call.md). Two sources:
-//   - the lease's events, through the process's one LISTEN connection (app/_lib/lease-feed.ts,
+//   - the lease's events, through the process's one LISTEN connection (lib/lease-feed.ts,
 //     the same one the event streams use): cancel, sign-out, an edit that withdraws the lease…
 //     each commits an event, and its NOTIFY names the lease and the kind;
 //   - a timer on the lease's deadline, as the database measured it (`remainingMs` comes from
 //     `deadline_at - now()` in SQL), since nothing commits an event at the moment time runs out.
 // The signal only says "stop working"; what the lease became is still read from the database.
-import { subscribeLease } from "@/app/_lib/lease-feed";
+import { isEventKind, LEAVES_OPEN } from "@/lib/lease-codes";
+import { subscribeLease } from "@/lib/lease-feed";
 import { log } from "@/lib/log";
-import { isEventKind, LEAVES_OPEN } from "@/lib/lease-vocabulary";
 
 /**
  * The deadline timer fires this long after `remainingMs`, so that when the step then asks the

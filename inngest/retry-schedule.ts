@@ -1,8 +1,8 @@
 // When the Inngest server calls a failed step again. Its executor's schedule (inngest/inngest,
 // pkg/backoff TableBackoff, the default): after attempt n fails (0-based, per step) it waits
 // this table's entry n, the last one past its end, plus 0 to 30 s of jitter (or what a
-// Retry-After said, which the app never sends). tools/inngest-local/backoff.ts imitates the
-// same table; a unit test keeps the two equal.
+// Retry-After said, which the app never sends). packages/inngest-local/backoff.ts imitates the
+// same table; tests/unit/retry-schedule.test.ts keeps the two equal.
 export const NEXT_RETRY_MIN_MS = [
   15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000, 2_400_000, 3_600_000, 7_200_000,
 ] as const;

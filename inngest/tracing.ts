@@ -6,7 +6,7 @@
 import { Middleware } from "inngest";
 import { inLeaseSpan } from "@/lib/tracing";
 
-function leaseIdOf(data: unknown): unknown {
+export function leaseIdOf(data: unknown): unknown {
   const record = (data ?? {}) as { leaseId?: unknown; event?: { data?: { leaseId?: unknown } } };
   return record.leaseId ?? record.event?.data?.leaseId;
 }

@@ -6,10 +6,7 @@ import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { appUser, inferenceLease, invoice, type Invoice } from "@/db/schema";
-import type { ClosedReason } from "./lease-vocabulary";
-
-export const LIST_STATES = ["proposed", "generating", "expired", "stopped", "none", "applied"] as const;
-export type ListState = (typeof LIST_STATES)[number];
+import { isInFlight, LIST_STATES, listStateOf, type ClosedReason, type LeaseStatus, type ListState } from "./lease-codes";
 
 export type ListLease = {
   id: string;
@@ -43,11 +40,10 @@ export type InvoiceListing = {
   today: string;
 };
 
-function stateOf(status: string, overdue: boolean): Exclude<ListState, "none"> {
-  if ((status === "open" || status === "proposed") && overdue) return "expired";
-  if (status === "open") return "generating";
-  if (status === "proposed" || status === "applied" || status === "expired") return status;
-  return "stopped"; // rejected: discarded, stopped at sign-out, out of date, or failed
+function stateOf(status: LeaseStatus, closedReason: ClosedReason | null, overdue: boolean): Exclude<ListState, "none"> {
+  if (isInFlight(status) && overdue) return "expired";
+  // rejected (discarded, stopped at sign-out, out of date, or failed): stopped
+  return listStateOf({ status, closed_reason: closedReason });
 }
 
 const DAY_MS = 86_400_000;
@@ -86,7 +82,7 @@ export async function listInvoicesWithState(db: Db, actorId: string, query: List
   const all: ListRow[] = invoices.map((inv) => {
     const l = byInvoice.get(inv.id);
     if (!l) return { ...inv, lease: null, state: "none" };
-    const state = stateOf(l.status, l.overdue);
+    const state = stateOf(l.status, l.closedReason, l.overdue);
     const closed = state !== "generating" && state !== "proposed";
     // A lease that ran out unrecorded closed at its deadline.
     const closedAt = state === "expired" && l.status !== "expired" ? l.deadlineAt : closed ? (l.updatedAt ?? null) : null;

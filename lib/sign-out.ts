@@ -6,6 +6,7 @@ import "server-only";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
+import { IN_FLIGHT_STATUSES } from "@/lib/lease-codes";
 
 export type WaitingProposal = { leaseId: string; invoiceId: string; number: string; counterparty: string };
 export type AtSignOut = { proposals: WaitingProposal[]; generating: number };
@@ -25,7 +26,7 @@ export async function inFlightAtSignOut(db: Db, input: { actorId: string; sessio
       and(
         eq(inferenceLease.actorId, input.actorId),
         input.sessionId === null ? undefined : eq(inferenceLease.sessionId, input.sessionId),
-        inArray(inferenceLease.status, ["open", "proposed"]),
+        inArray(inferenceLease.status, [...IN_FLIGHT_STATUSES]),
         // Past its deadline it is already lost (the sweep records it): nothing to ask about.
         sql`${inferenceLease.deadlineAt} > now()`,
       ),

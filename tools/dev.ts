@@ -7,7 +7,7 @@
 //     condition, which this script does not run under).
 //   - Inngest: the real `inngest-cli dev` when it is installed and runs (an optional
 //     dependency whose postinstall downloads the binary; `npm ci --ignore-scripts` or no
-//     internet leaves a stub that exits 1), else our stand-in, tools/inngest-local.
+//     internet leaves a stub that exits 1), else our stand-in, packages/inngest-local.
 //   - The first page: dev compiles each page on its first request (a minute or more on a busy
 //     machine), so /sign-in is requested, saying so, before the banner sends anyone to it.
 //   - Ports: PORT (default 3000) for the app, INNGEST_PORT (default 8288) for the Inngest
@@ -22,6 +22,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { DEMO_USERS, demoPassword } from "../db/demo";
+import { cliPath as INNGEST_LOCAL_CLI } from "@claimcheck/inngest-local";
 import { killTree } from "./dev-reaper";
 import { TSX_SERVER_FLAGS } from "./tsx-server";
 
@@ -185,9 +186,9 @@ async function main() {
   if (!cliProblem) {
     inngest = start("inngest-cli dev", INNGEST_CLI, ["dev", "-u", SERVE_URL, "--port", String(INNGEST_PORT)]);
   } else {
-    say(`inngest-cli ${cliProblem}: using the local stand-in, tools/inngest-local.`);
+    say(`inngest-cli ${cliProblem}: using the local stand-in, packages/inngest-local.`);
     if (fs.existsSync(INNGEST_CLI)) say("(with internet, `npm rebuild --ignore-scripts=false inngest-cli` installs the real one.)");
-    inngest = start("inngest-local", TSX, ["tools/inngest-local/main.ts", "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
+    inngest = start("inngest-local", TSX, [INNGEST_LOCAL_CLI, "--dev", "-u", SERVE_URL, "-p", String(INNGEST_PORT)]);
   }
 
   // Next's own binary, not `npx next`: killing npx would orphan next-server.
@@ -195,6 +196,7 @@ async function main() {
     ...process.env,
     PORT: String(PORT),
     INNGEST_DEV: INNGEST_URL,
+    LOG_FORMAT: process.env.LOG_FORMAT ?? "pretty", // a terminal's reader; LOG_FORMAT=json for the lines as shipped
     NEXT_TELEMETRY_DISABLED: process.env.NEXT_TELEMETRY_DISABLED ?? "1", // offline machines; no phoning home
   });
 

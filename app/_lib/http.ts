@@ -37,6 +37,16 @@ export const ERROR_STATUS = {
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * Seconds a client should wait before trying again, sent as Retry-After with the code by
+ * problem(). too_many_attempts sends the rate limiter's own figure.
+ */
+export const RETRY_AFTER_S: Partial<Record<ErrorCode, number>> = {
+  service_unavailable: 3,
+  events_unavailable: 3,
+  too_many_streams: 10,
+};
+
 export function json(body: unknown, status = 200, headers?: Headers): Response {
   const out = new Headers(headers);
   out.set("content-type", "application/json");
@@ -46,7 +56,10 @@ export function json(body: unknown, status = 200, headers?: Headers): Response {
 
 /** `{detail: code}`, and `more` beside it where a refusal has more to say (lease_in_flight's holder). */
 export function problem(code: ErrorCode, headers?: Headers, more?: Record<string, unknown>): Response {
-  return json({ detail: code, ...more }, ERROR_STATUS[code], headers);
+  const out = new Headers(headers);
+  const retryAfter = RETRY_AFTER_S[code];
+  if (retryAfter !== undefined && !out.has("retry-after")) out.set("retry-after", String(retryAfter));
+  return json({ detail: code, ...more }, ERROR_STATUS[code], out);
 }
 
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -255,9 +268,6 @@ export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Answer>) 
   });
 }
 
-/** Seconds a client should wait before trying again after a 503 (service_unavailable, events_unavailable). */
-export const RETRY_AFTER_S = 3;
-
 function internalError(req: Request, error: unknown): Response {
   // The database went away or gave up (killed connections, a restart, statement_timeout):
   // a 503 the client may retry, not a 500. See docs/decisions/0009-database-faults.md.
@@ -267,7 +277,7 @@ function internalError(req: Request, error: unknown): Response {
     path: new URL(req.url).pathname,
     error: error instanceof Error ? (error.stack ?? error.message) : String(error),
   });
-  if (unavailable) return problem("service_unavailable", new Headers({ "retry-after": String(RETRY_AFTER_S) }));
+  if (unavailable) return problem("service_unavailable");
   return problem("internal_error");
 }
 

@@ -1,6 +1,7 @@
-// Plain words for a finance user: what a lease's state, its timeline and every refusal mean.
+// The words a person reads about a lease: plain words for a finance user, what its state, its
+// timeline and every refusal mean. Keyed by the codes of lib/lease-codes.ts (the strings the
+// machine reads), which this module never defines; a code without words here fails `tsc`.
 // Client-safe (no server imports): the lease panel and the server actions both use it.
-import type { LeaseStatus } from "@/db/schema";
 import type { UpdateInvoiceResult } from "@/lib/invoices";
 import type {
   ApplyRefusal,
@@ -8,15 +9,15 @@ import type {
   ClosedReason,
   EventKind,
   GenerationFailureCode,
+  LeaseDisplay,
+  LeaseStatus,
   OpenRefusal,
-} from "@/lib/lease-vocabulary";
-import { isClosedReason } from "@/lib/lease-vocabulary";
+} from "@/lib/lease-codes";
+import { isClosedReason } from "@/lib/lease-codes";
 import type { leaseJson } from "@/app/_lib/serialize";
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
 export type LeaseEventJson = LeaseJson["events"][number];
-
-export type LeaseDisplay = "generating" | "proposed" | "applied" | "expired" | "rejected" | "outdated" | "failed";
 
 /** The lease panel's badge for each display. */
 export const BADGE_WORDS = {
@@ -85,22 +86,6 @@ export function channelWords(channel: Channel): string {
       return "You are signed out. Sign in again to follow this summary.";
     case "connecting":
       return "Status as of when the page loaded. Reload the page to see changes.";
-  }
-}
-
-const FAILURES = new Set<ClosedReason>(["generation_failed", "dispatch_failed", "actor_mismatch", "proposal_unusable"]);
-
-export function displayOf(lease: Pick<LeaseJson, "status" | "closed_reason">): LeaseDisplay {
-  switch (lease.status) {
-    case "open":
-      return "generating";
-    case "proposed":
-    case "applied":
-    case "expired":
-      return lease.status;
-    default:
-      if (lease.closed_reason === "invoice_changed") return "outdated";
-      return lease.closed_reason && FAILURES.has(lease.closed_reason) ? "failed" : "rejected";
   }
 }
 
@@ -396,12 +381,4 @@ export function listStoppedWords(reason: ClosedReason | null): string {
 export function countdown(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
-
-export function summaryText(proposal: unknown): string | null {
-  if (proposal && typeof proposal === "object" && "summary" in proposal) {
-    const summary = (proposal as { summary: unknown }).summary;
-    if (typeof summary === "string") return summary;
-  }
-  return null;
 }

@@ -1,5 +1,6 @@
 import type { Invoice } from "@/db/schema";
 import type { InvoiceDetail } from "@/lib/invoices";
+import { isInFlight } from "@/lib/lease-codes";
 import { sealEventsCursor, type LeaseView } from "@/lib/leases";
 import type { Actor } from "@/lib/sessions";
 
@@ -38,7 +39,7 @@ export const leaseJson = (l: LeaseView) => ({
 
 /** `heldBy`: the name of someone else whose lease is in flight on the invoice (it changed hands), or null. */
 export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null, heldBy: string | null) {
-  const inFlight = latest && (latest.status === "open" || latest.status === "proposed") ? latest : null;
+  const inFlight = latest && isInFlight(latest.status) ? latest : null;
   return {
     ...invoiceJson(i),
     lines: i.lines.map((line) => ({

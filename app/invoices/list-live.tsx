@@ -1,6 +1,6 @@
 "use client";
 // The invoice list stays current without one event stream per row (a session may hold only
-// 20, app/_lib/lease-feed.ts): the page re-renders from the server every few seconds while it
+// 20, app/_lib/sse.ts): the page re-renders from the server every few seconds while it
 // is visible, and at once when a countdown on it runs out. Countdowns tick in the browser,
 // against the server's clock.
 import { useRouter } from "next/navigation";

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort, ROOT } from "@/tests/support/app-server";
+import { freePort, ROOT } from "@/tests/harness/app-server";
 
 export type FloorVariant = "empty" | "link+client";
 

@@ -1,6 +1,6 @@
 // `GET /api/leases/:id` in a loop for a while: one client per lease, each with its own cookie.
 import { performance } from "node:perf_hooks";
-import { http } from "@/tests/support/app-client";
+import { http } from "@/tests/harness/app-client";
 
 /** Reads each lease as fast as its client can for `seconds`: the 200s, the other answers, and every request's ms. */
 export async function readLeasesFor(url: string, clients: { leaseId: string; cookie: string }[], seconds: number) {

@@ -7,8 +7,8 @@ import { performance } from "node:perf_hooks";
 import type postgres from "postgres";
 import type { DbHandle } from "@/db/client";
 import { expireOverdue, LEASE_EVENTS_PAGE, leaseReadStatement, readLease } from "@/lib/leases";
-import { startAppServer } from "@/tests/support/app-server";
-import { distribution, http, signIn } from "@/tests/support/app-client";
+import { startAppServer } from "@/tests/harness/app-server";
+import { distribution, http, signIn } from "@/tests/harness/app-client";
 import { seedLongLease } from "./bench-db";
 import { readLeasesFor } from "./read-load";
 

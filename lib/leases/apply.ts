@@ -5,7 +5,7 @@ import "server-only";
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
-import type { ApplyRefusal, ClosedReason } from "@/lib/lease-vocabulary";
+import { summaryOf, type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, sql } from "drizzle-orm";
@@ -93,8 +93,8 @@ async function applyLeaseUntraced(
       }
       // Only a lease seeded by hand (or a model's blank answer) holds no summary to write: its own
       // reason, not invoice_changed, since the invoice is as it was.
-      const summary = readSummary(lease.proposal);
-      if (summary === null) {
+      const summary = summaryOf(lease.proposal);
+      if (summary === null || !summary.trim()) {
         if (await expiredNow()) return refuse("lease_expired");
         await tx
           .update(inferenceLease)
@@ -145,12 +145,4 @@ async function applyLeaseUntraced(
     }
     throw error;
   }
-}
-
-function readSummary(proposal: unknown): string | null {
-  if (proposal && typeof proposal === "object" && "summary" in proposal) {
-    const summary = (proposal as { summary: unknown }).summary;
-    if (typeof summary === "string" && summary.trim()) return summary;
-  }
-  return null;
 }

@@ -3,7 +3,7 @@ import "server-only";
 import type { Db, Tx } from "@/db/client";
 import { inferenceLease, appSession } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
-import type { CancelRefusal, ClosedReason } from "@/lib/lease-vocabulary";
+import type { CancelRefusal, ClosedReason } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, asc, eq, gt, inArray, lte, sql, type SQL } from "drizzle-orm";

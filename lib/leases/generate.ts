@@ -1,11 +1,11 @@
 import "server-only";
 // Generate (check 2): load, then propose. Nothing here is held across the model call.
 import type { Db } from "@/db/client";
-import { inferenceLease, invoice, type LeaseStatus } from "@/db/schema";
+import { inferenceLease, invoice } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
-import type { GenerationFailureCode, LeaseProposal } from "@/lib/lease-vocabulary";
+import type { GenerationFailureCode, LeaseProposal, LeaseStatus, Purpose } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
-import type { InvoiceForModel, Purpose } from "@/lib/model/types";
+import type { InvoiceForModel } from "@/lib/model/types";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
 import { clockNow, dbNow, expireDue, isOverdue, isPurpose, overdueInFlight, recordEvent } from "./shared";

@@ -8,8 +8,7 @@ import "server-only";
 // only recorded a refusal left the lease as the last writer did, which the stream already has.
 // Anything a notice cannot settle (no payload, a payload that does not parse) is a read.
 import { z } from "zod";
-import { LEASE_STATUSES } from "@/db/schema";
-import { CLOSED_REASONS, EVENT_KINDS } from "@/lib/lease-vocabulary";
+import { CLOSED_REASONS, EVENT_KINDS, LEASE_STATUSES } from "@/lib/lease-codes";
 import { LEASE_EVENTS_PAGE } from "./read";
 import type { LeaseView } from "./types";
 

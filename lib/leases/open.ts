@@ -5,7 +5,7 @@ import "server-only";
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice, type InferenceLease } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
-import type { OpenRefusal } from "@/lib/lease-vocabulary";
+import type { OpenRefusal } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";

@@ -2,9 +2,9 @@ import "server-only";
 // Reading leases: one statement for the lease, its timeline and the database clock; a write only
 // for a lease in flight past its deadline, which is recorded expired first.
 import type { Db, Tx } from "@/db/client";
-import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease, type LeaseStatus } from "@/db/schema";
+import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
-import type { ClosedReason, EventKind } from "@/lib/lease-vocabulary";
+import type { ClosedReason, EventKind, LeaseStatus } from "@/lib/lease-codes";
 import { and, asc, desc, eq, inArray, ne, not, sql } from "drizzle-orm";
 import { expireDue, inFlight, isOverdue, leaseWithNow, overdueInFlight } from "./shared";
 import { LeaseEventView, LeaseView } from "./types";
@@ -59,7 +59,7 @@ const AFTER_ALL = sql.raw("9223372036854775807::bigint");
  * entries) up to the cursor, an index range that holds at most LEASE_EVENTS_PAGE + 1 events
  * whichever scan the planner picks, however long the timeline. (A plain `order by id desc limit
  * 51` let the planner read every event of the lease and sort them, since it expects a handful a
- * lease: the test "the read is bounded" in tests/integration/api.test.ts.) The extra event only
+ * lease: the test "the read is bounded" in tests/integration/http/api.test.ts.) The extra event only
  * says that there is more. Table names are written out: drizzle renders a column of the outer
  * table unqualified here, and the subquery's own `id` would capture it.
  */

@@ -4,12 +4,11 @@ import "server-only";
 // Written literally, not as bound parameters, so the planner can match the partial indexes'
 // predicate (`WHERE status in ('open','proposed')`) in generic plans too.
 import type { Db, Tx } from "@/db/client";
-import { inferenceLease, leaseEvent } from "@/db/schema";
-import type { EventKind } from "@/lib/lease-vocabulary";
-import { PURPOSES, type Purpose } from "@/lib/model/types";
+import { inferenceLease, leaseEvent, sqlCodes } from "@/db/schema";
+import { IN_FLIGHT_STATUSES, type EventKind } from "@/lib/lease-codes";
 import { and, getTableColumns, lte, sql, type SQL } from "drizzle-orm";
 
-export const inFlight = sql`${inferenceLease.status} in ('open','proposed')`;
+export const inFlight = sql`${inferenceLease.status} in (${sqlCodes(IN_FLIGHT_STATUSES)})`;
 export const isOverdue = sql<boolean>`${inferenceLease.deadlineAt} <= now()`;
 export const dbNow = sql`now()`;
 /**
@@ -18,9 +17,7 @@ export const dbNow = sql`now()`;
  */
 export const clockNow = sql`clock_timestamp()`;
 
-export function isPurpose(value: unknown): value is Purpose {
-  return typeof value === "string" && (PURPOSES as readonly string[]).includes(value);
-}
+export { isPurpose } from "@/lib/lease-codes";
 
 export async function recordEvent(tx: Tx | Db, leaseId: string, kind: EventKind, detail?: Record<string, unknown>) {
   await tx.insert(leaseEvent).values({ leaseId, kind, detail: detail ?? null, at: clockNow });

@@ -1,7 +1,6 @@
 import "server-only";
 // The lease module's shared types: what a lease looks like to its readers, and how it reaches the outside world.
-import type { LeaseStatus } from "@/db/schema";
-import type { ClosedReason, EventKind, GenerationFailureCode, LeaseProposal } from "@/lib/lease-vocabulary";
+import type { ClosedReason, EventKind, GenerationFailureCode, LeaseProposal, LeaseStatus } from "@/lib/lease-codes";
 
 export type { EventKind, GenerationFailureCode };
 

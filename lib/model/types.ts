@@ -1,8 +1,9 @@
 // The one seam between Claimcheck and a language model: purpose + invoice data + actor id
 // in, a proposal out. Nothing else crosses it: no cookie, no session, no secret.
 
-export const PURPOSES = ["summarize_invoice"] as const;
-export type Purpose = (typeof PURPOSES)[number];
+import type { Purpose } from "@/lib/lease-codes";
+
+export type { Purpose };
 
 export type InvoiceForModel = {
   id: string;

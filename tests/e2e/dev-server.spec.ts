@@ -1,4 +1,4 @@
-// Issue 9 §1: `npm run dev` printed http://127.0.0.1:3000, and at that address Next refused
+// Walkthrough observation 1: `npm run dev` printed http://127.0.0.1:3000, and at that address Next refused
 // its dev resources (the HMR websocket) to the page, so the page's JavaScript never started.
 // Every other scenario runs a production build; this one runs `npm run dev` itself and works
 // at exactly the address its banner prints, then at localhost.

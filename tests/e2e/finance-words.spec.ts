@@ -1,4 +1,4 @@
-// Issue 9 §10, for signing in and out and the invoice list: words a finance user understands,
+// Walkthrough observation 10, for signing in and out and the invoice list: words a finance user understands,
 // and no demo logins outside development (the development page is checked by dev-server.spec.ts,
 // which runs `npm run dev`). The invoice page's own words: invoice-page scenarios.
 import { randomBytes } from "node:crypto";

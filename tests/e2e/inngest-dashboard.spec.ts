@@ -1,8 +1,9 @@
-// The local Inngest server's dashboard (tools/inngest-local/dashboard.ts) in a real browser,
+// The local Inngest server's dashboard (packages/inngest-local/dashboard.ts) in a real browser,
 // at 1280 and 375 px, against a stand-in this spec starts in self-hosted (signed) mode with a
 // tiny app served by the pinned SDK: the pages render, a run's timeline shows, Resync, Send
-// event, Rerun and Cancel work, a page on another origin cannot press Cancel, and axe finds
-// nothing serious on any page; before its login URL it shows nothing. Screenshots: docs/screenshots/inngest-*.png
+// event, Rerun and Cancel work, a page on another origin cannot press Cancel, a run's page
+// updates live (no reload) and shows the step a cancel interrupted, and axe finds nothing
+// serious on any page; before its login URL it shows nothing. Screenshots: docs/screenshots/inngest-*.png
 // (E2E_SCREENSHOT_DIR=docs/screenshots refreshes them).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,8 +11,7 @@ import { randomBytes } from "node:crypto";
 import { Inngest, NonRetriableError } from "inngest";
 import { serve } from "inngest/node";
 import type { Page } from "@playwright/test";
-import { startInngestLocal, type InngestLocal } from "../../tools/inngest-local/server";
-import { startSdkApp, type SdkApp } from "../../tools/inngest-local/tests/sdk-app";
+import { startInngestLocal, startSdkApp, type InngestLocal, type SdkApp } from "@claimcheck/inngest-local";
 import { expect, expectAccessible, saveScreenshot, test } from "./support/fixtures";
 
 const signingKey = `signkey-test-${randomBytes(32).toString("hex")}`;
@@ -55,6 +55,13 @@ test.beforeAll(async () => {
           step.run("refuse", () => {
             throw new NonRetriableError("counterparty unknown");
           }),
+        ),
+        inngest.createFunction(
+          { id: "ponder", name: "Ponder invoice", retries: 0, triggers: [{ event: "demo/invoice.ponder" }], cancelOn: [{ event: "demo/invoice.closed", if: "async.data.invoice == event.data.invoice" }] },
+          async ({ step }) => {
+            await step.run("read-notes", () => "3 notes");
+            return step.run("think", async () => (await new Promise((r) => setTimeout(r, 2500)), "thought it over"));
+          },
         ),
         inngest.createFunction({ id: "nightly", name: "Nightly sweep", triggers: [{ cron: "0 3 * * *" }] }, async ({ step }) => step.run("sweep", () => "swept 0 leases")),
       ],
@@ -101,7 +108,7 @@ async function accessible(page: Page, label: string) {
   expect(ids, `axe violations on ${label}`).toEqual([]);
 }
 
-/** The dashboard has no script: a running run's page is reloaded until it shows the status. */
+/** A running run's page reloaded by hand until it shows the status (as without the live script). */
 async function reloadUntil(page: Page, status: string) {
   await expect(async () => {
     await page.reload();
@@ -217,6 +224,34 @@ for (const width of [1280, 375]) {
       await expect(page.getByLabel("Function")).toHaveValue("demo-app-nightly");
       await expect(page.getByRole("cell", { name: "Reject invoice" })).toHaveCount(0);
       await expect(page.getByRole("cell", { name: "Nightly sweep" })).toHaveCount(3);
+    });
+
+    test("a run's page updates as it runs, without a reload; a cancel mid-step shows that step and links to the closing event", async ({ page }) => {
+      const runId = await waitForRun(await sendEvent({ name: "demo/invoice.ponder", data: { invoice: width } }));
+      await page.goto(`${local.url}/ui/runs/${runId}`);
+      await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+      const steps = page.getByRole("list", { name: "Steps" });
+      await expect(steps.getByRole("listitem").filter({ hasText: "Running now" })).toContainText(/so far/);
+      await expect(steps.getByRole("heading", { name: "read-notes" })).toBeVisible();
+
+      await sendEvent({ name: "demo/invoice.closed", data: { invoice: width, reason: "cancelled" } });
+      await expect(page.getByRole("definition").filter({ hasText: /^Cancelled: demo\/invoice\.closed \(cancelled\)$/ })).toBeVisible();
+      await expect(page.getByRole("button", { name: "Cancel run" })).toHaveCount(0);
+      const cut = steps.getByRole("listitem").filter({ hasText: "Cancelled while running" });
+      await expect(cut).toContainText(/had run [\d.]+ (ms|s) when the run was cancelled/);
+      // Named once the app reports it, which it does when the step is done (the server refuses it).
+      await expect(cut.getByRole("heading", { name: "think" })).toBeVisible({ timeout: 10_000 });
+      await expect(cut).toContainText("Output (discarded)");
+      await expect(cut.locator("pre")).toHaveText(`"thought it over"`);
+      expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+      await accessible(page, `inngest interrupted run ${width}`);
+      await saveScreenshot(page, `inngest-run-interrupted${suffix}`);
+
+      await page.getByRole("link", { name: "demo/invoice.closed" }).click();
+      await expect(page.getByRole("heading", { level: 1, name: "Event demo/invoice.closed" })).toBeVisible();
+      await expect(page.locator("pre")).toContainText(`"reason": "cancelled"`);
+      await expect(page.getByRole("region", { name: "Runs it cancelled" }).getByRole("link", { name: runId })).toBeVisible();
+      await accessible(page, `inngest event ${width}`);
     });
 
     test("Cancel works from the dashboard and not from another origin; the run shows why it stopped", async ({ page, allowConsoleErrors }) => {

@@ -1,4 +1,4 @@
-// Issue 9 §8: the invoice list said only "summarized" or "no summary yet": not that a summary
+// Walkthrough observation 8: the invoice list said only "summarized" or "no summary yet": not that a summary
 // waits for review (and for how long), is being written, or ran out; and it could not be
 // sorted or filtered. Now each row says where its latest summary stands, stays current
 // without a reload, and the list filters and sorts by that state and by due date.

@@ -1,4 +1,5 @@
-// The edit form in browsers whose locale counts years in another calendar (issue 17, item 4):
+// The edit form in browsers whose locale counts years in another calendar (an outside review,
+// 2026-12-01):
 // a Thai browser was shown 01/11/2569, a Persian one 1405/08/10, an Ethiopic one 22/02/2019,
 // and a save either was refused or rewrote both dates. Each locale: the stored days prefilled
 // in the Gregorian calendar, a counterparty-only save leaves the dates as they were, and a date

@@ -129,7 +129,7 @@ test("with JavaScript off, a refusal is shown in the page after the redirect, on
 test.describe("with JavaScript off, in a locale with its own calendar", () => {
   test.use({ locale: "am-ET-u-ca-ethiopic" });
 
-  // Issue 17, item 4: the form was shown 22/02/2019 and a counterparty-only save wrote it.
+  // An outside review (2026-12-01): the form was shown 22/02/2019 and a counterparty-only save wrote it.
   test("the form shows the stored days and a counterparty-only save keeps them", async ({ page, sql, openInvoice }) => {
     const { invoice, inv } = await openInvoice(ALICE);
     await expect.soft(inv.editForm.getByLabel("Issued on")).toHaveValue("01/11/2026");

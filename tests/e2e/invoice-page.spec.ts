@@ -1,4 +1,4 @@
-// The invoice page as a finance user meets it (issue 9): a proposal withdrawn the moment the
+// The invoice page as a finance user meets it (the new-user walkthrough): a proposal withdrawn the moment the
 // invoice changes, Cancel while the summary is written, the whole history in the viewer's
 // zone, one date format, the first screen of a phone, plain words, and updates that recover
 // and keep time.

@@ -1,4 +1,4 @@
-// Issue 9 §2, for signing in and out and the invoice list: with JavaScript off (or failing to
+// Walkthrough observation 2, for signing in and out and the invoice list: with JavaScript off (or failing to
 // load) each is a plain form post or GET form that the server answers with a redirect or a
 // page. (The invoice page's own buttons without JavaScript: invoice-page scenarios.)
 import { randomBytes } from "node:crypto";

@@ -1,8 +1,9 @@
-// Issue 17 item 3: someone who guesses at a user's email must not keep that user out. The
+// Found by an outside review (2026-12-01): someone who guesses at a user's email must not keep
+// that user out. The
 // sign-in page's form (a server action, not POST /api/session) without JavaScript: the browser
 // the user signed in on before carries a device cookie and still gets in; a fresh one is
 // refused until the block ends. (The JSON route, the token's own limit and forged cookies:
-// tests/integration/session-security.test.ts.)
+// tests/integration/sessions/session-security.test.ts.)
 import { expect, test } from "./support/fixtures";
 import { newUser } from "./support/list-data";
 import { SignInPage } from "./support/pages";

@@ -1,7 +1,8 @@
-// Issue 17 item 8: signing out closes the session's leases whatever the session's state, and
+// Found by an outside review (2026-12-01): signing out closes the session's leases whatever the
+// session's state, and
 // "Sign out everywhere" ends every session of the user and their leases in flight. Without
 // JavaScript: a link to a page that asks, and a plain form post. (The route's answers:
-// tests/integration/api.test.ts.)
+// tests/integration/http/api.test.ts.)
 import { expect, test } from "./support/fixtures";
 import { leaseRow } from "./support/db";
 import { addInvoice, newUser } from "./support/list-data";

@@ -1,4 +1,4 @@
-// Issue 9 §5: sign-out dropped a waiting summary without a word, the sign-in page did not
+// Walkthrough observation 5: sign-out dropped a waiting summary without a word, the sign-in page did not
 // confirm the sign-out, and signing in again landed on the list, not on the invoice the user
 // was reading. Now: a dialog (or, without JavaScript, a page) names what would be discarded;
 // "You have signed out."; and a `next` parameter, limited to our own pages, brings the user back.

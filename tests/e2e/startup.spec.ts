@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { TEST_DIST_DIR } from "../support/app-server";
+import { TEST_DIST_DIR } from "../harness/app-server";
 
 const DEV_KEY = "claimcheck-dev-only-session-key-do-not-use-in-production"; // lib/env.ts
 

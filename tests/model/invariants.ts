@@ -2,9 +2,10 @@
 // They read only rows of the schedule's own invoices, so schedules can share a database.
 import { asc, inArray, sql } from "drizzle-orm";
 import { expect } from "vitest";
-import { appSession, inferenceLease, invoice, leaseEvent, type LeaseStatus } from "@/db/schema";
+import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
+import type { LeaseStatus } from "@/lib/lease-codes";
 import type { TestDb } from "../support/db";
-import { IN_FLIGHT, isTransition, TERMINAL, type Detail } from "../support/lease-rules";
+import { CLOSING_EVENT, isInFlight, isTransition, type Detail } from "../harness/lease-rules";
 
 type ModelView = {
   invoices: { id: string; version: number; summary: string | null }[];
@@ -40,7 +41,7 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
   // At most one lease in flight per invoice and purpose.
   const slots = new Map<string, number>();
   for (const l of leases) {
-    if (!IN_FLIGHT.has(l.status)) continue;
+    if (!isInFlight(l.status)) continue;
     const key = `${l.invoiceId}:${l.purpose}`;
     slots.set(key, (slots.get(key) ?? 0) + 1);
     expect(slots.get(key), `leases in flight on ${key}`).toBe(1);
@@ -67,7 +68,7 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
 
     // A closed lease never changes status again.
     const seen = ledger.statuses.get(l.id);
-    if (seen && !IN_FLIGHT.has(seen)) expect(l.status, `${where} was ${seen}`).toBe(seen);
+    if (seen && !isInFlight(seen)) expect(l.status, `${where} was ${seen}`).toBe(seen);
     ledger.statuses.set(l.id, l.status);
 
     // Exactly one `opened`, first; `proposed` once if and only if a proposal was written;
@@ -79,10 +80,10 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
     if (l.status === "open") expect(hasProposal, `${where}: an open lease has no proposal`).toBe(false);
     if (l.status === "proposed" || l.status === "applied") expect(hasProposal, `${where}: proposal`).toBe(true);
     const closing = transitions.filter((k) => k !== "opened" && k !== "proposed");
-    if (IN_FLIGHT.has(l.status)) {
+    if (isInFlight(l.status)) {
       expect(closing, `${where}: terminal events while in flight`).toEqual([]);
     } else {
-      const expected = TERMINAL[`${l.status}:${l.closedReason ?? ""}`];
+      const expected = CLOSING_EVENT[`${l.status}:${l.closedReason ?? ""}`];
       expect(expected, `${where}: a known way to close`).toBeDefined();
       expect(closing, `${where}: terminal events`).toEqual([expected]);
       expect(transitions.at(-1), `${where}: the terminal event is the last transition`).toBe(expected);
@@ -101,7 +102,7 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
   }
 
   // No lease in flight under a signed-out session.
-  const sessionIds = [...new Set(leases.filter((l) => IN_FLIGHT.has(l.status) && l.sessionId).map((l) => l.sessionId!))];
+  const sessionIds = [...new Set(leases.filter((l) => isInFlight(l.status) && l.sessionId).map((l) => l.sessionId!))];
   if (sessionIds.length) {
     const revoked = await db.db
       .select({ id: appSession.id, revokedAt: appSession.revokedAt })

@@ -14,7 +14,8 @@ import fc from "fast-check";
 import { desc, eq, inArray, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
-import { appSession, inferenceLease, invoice, type LeaseStatus } from "@/db/schema";
+import { appSession, inferenceLease, invoice } from "@/db/schema";
+import { isInFlight, type LeaseStatus } from "@/lib/lease-codes";
 import { expireOverdue, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
 import { api, signInCookie } from "../support/api";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
@@ -28,7 +29,6 @@ const MAX_COMMANDS = Number(process.env.MODEL_COMMANDS || 24);
 /** Stop starting schedules after this many ms and report how many ran (0: no limit). */
 const TIME_LIMIT_MS = Number(process.env.MODEL_TIME_LIMIT_MS || 0);
 const PURPOSE = "summarize_invoice";
-const IN_FLIGHT = new Set<LeaseStatus>(["open", "proposed"]);
 
 // ---------------------------------------------------------------------------------------
 // The model
@@ -74,7 +74,7 @@ const noDispatch: LeaseDispatch = { async leaseOpened() {}, async leaseClosed() 
  * inside the call, so a prediction can be made for each.
  */
 function worlds(m: Model, c: Clock): ((l: Lease) => boolean)[] {
-  const maybe = m.leases.filter((l) => IN_FLIGHT.has(l.status) && overdue(l, c) === "maybe").slice(0, 4);
+  const maybe = m.leases.filter((l) => isInFlight(l.status) && overdue(l, c) === "maybe").slice(0, 4);
   const out: ((l: Lease) => boolean)[] = [];
   for (let bits = 0; bits < 1 << maybe.length; bits++) {
     out.push((l) => {
@@ -85,7 +85,7 @@ function worlds(m: Model, c: Clock): ((l: Lease) => boolean)[] {
   return out;
 }
 
-const inFlightOn = (m: Model, inv: number) => m.leases.find((l) => l.inv === inv && IN_FLIGHT.has(l.status));
+const inFlightOn = (m: Model, inv: number) => m.leases.find((l) => l.inv === inv && isInFlight(l.status));
 /**
  * Picks a session from a choice number: mostly a live session of `actor` (the person the
  * call is for), sometimes any session at all (a signed-out one, another actor's).
@@ -212,7 +212,7 @@ function compareLeases(m: Model, db: Map<string, LeaseStatus>, c: Clock): string
   for (const l of m.leases) {
     const actual = db.get(l.id);
     if (actual === l.status) continue;
-    if (actual === "expired" && IN_FLIGHT.has(l.status) && overdue(l, c) !== "no") continue;
+    if (actual === "expired" && isInFlight(l.status) && overdue(l, c) !== "no") continue;
     return `lease ${l.id.slice(0, 8)} is ${actual}, the model says ${l.status}`;
   }
   return null;
@@ -298,7 +298,7 @@ class SignOut extends Step {
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const s = sessionOf(m, this.session);
     // Whatever the session's state (signed out, or past its end), its leases in flight close.
-    const mine = m.leases.filter((l) => l.session === s.id && IN_FLIGHT.has(l.status));
+    const mine = m.leases.filter((l) => l.session === s.id && isInFlight(l.status));
     return {
       answer: s.live ? "200" : "401 not_signed_in",
       effect: (next) => {
@@ -326,7 +326,7 @@ class SignOutEverywhere extends Step {
   }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const s = sessionOf(m, this.session);
-    const inFlight = (l: Lease) => IN_FLIGHT.has(l.status);
+    const inFlight = (l: Lease) => isInFlight(l.status);
     if (!s.live) {
       // Refused, but the asking session's own leases close as at sign-out.
       const mine = m.leases.filter((l) => l.session === s.id && inFlight(l));
@@ -489,7 +489,7 @@ class Apply extends Step {
     const nothing = () => {};
     if (!s.live) return { answer: "401 not_signed_in", effect: nothing };
     if (l.actor !== s.actor) return { answer: "404 lease_not_found", effect: nothing };
-    if (IN_FLIGHT.has(l.status) && late(l)) return { answer: "409 lease_expired", effect: (next) => void (find(next).status = "expired") };
+    if (isInFlight(l.status) && late(l)) return { answer: "409 lease_expired", effect: (next) => void (find(next).status = "expired") };
     if (l.status === "rejected" && l.changed) return { answer: "409 invoice_changed", effect: nothing };
     if (l.status !== "proposed") return { answer: `409 lease_${l.status}`, effect: nothing };
     const inv = m.invoices[l.inv]!;
@@ -575,10 +575,10 @@ class Cancel extends Step {
     const find = (next: Model) => next.leases.find((x) => x.id === l.id)!;
     if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
     if (l.actor !== s.actor) return { answer: "404 lease_not_found", effect: () => {} };
-    if (IN_FLIGHT.has(l.status) && !late(l)) return { answer: "200", effect: (next) => void (find(next).status = "rejected") };
+    if (isInFlight(l.status) && !late(l)) return { answer: "200", effect: (next) => void (find(next).status = "rejected") };
     return {
       answer: "409 lease_not_cancelable",
-      effect: (next) => void (IN_FLIGHT.has(l.status) && (find(next).status = "expired")),
+      effect: (next) => void (isInFlight(l.status) && (find(next).status = "expired")),
     };
   }
   async act(m: Model) {
@@ -605,7 +605,7 @@ class Read extends Step {
     const s = sessionOf(m, this.session, l.actor);
     if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
     if (l.actor !== s.actor) return { answer: "404 lease_not_found", effect: () => {} };
-    const status = IN_FLIGHT.has(l.status) && late(l) ? "expired" : l.status;
+    const status = isInFlight(l.status) && late(l) ? "expired" : l.status;
     return { answer: `200 ${status}`, effect: (next) => void (next.leases.find((x) => x.id === l.id)!.status = status) };
   }
   async act(m: Model) {
@@ -712,7 +712,7 @@ class Sweep extends Step {
     return "sweep()";
   }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
-    const due = m.leases.filter((l) => IN_FLIGHT.has(l.status) && late(l)).map((l) => l.id);
+    const due = m.leases.filter((l) => isInFlight(l.status) && late(l)).map((l) => l.id);
     return { answer: "done", effect: (next) => next.leases.forEach((l) => due.includes(l.id) && (l.status = "expired")) };
   }
   async act(_m: Model, r: Real) {

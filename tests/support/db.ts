@@ -6,6 +6,7 @@ import { openDb, type Db, type DbHandle } from "@/db/client";
 import { migrateDb } from "@/db/migrate";
 import { appUser, inferenceLease, invoice, invoiceLine, leaseEvent } from "@/db/schema";
 import { hashPassword } from "@/lib/password";
+import { PASSWORD } from "../harness/users";
 
 export type TestDb = DbHandle & { name: string };
 
@@ -46,7 +47,7 @@ export async function openTestDb(): Promise<TestDb> {
   };
 }
 
-export const PASSWORD = "correct horse battery staple";
+export { PASSWORD };
 let passwordHash: Promise<string> | undefined;
 
 export async function makeUser(db: Db, name = "User") {

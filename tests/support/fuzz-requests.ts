@@ -1,5 +1,5 @@
-// The model of a hostile request to the API, shared by tests/integration/fuzz-routes.test.ts
-// (through the route handlers) and fuzz-http.pg.test.ts (over the wire to the built app).
+// The model of a hostile request to the API, shared by tests/integration/hostile/fuzz-routes.test.ts
+// (through the route handlers) and fuzz-http.built-app.test.ts (over the wire to the built app).
 import fc from "fast-check";
 import {
   anyJson,
@@ -196,7 +196,7 @@ export const EVENTS_QUERY: fc.Arbitrary<string> = fc.oneof(
 /**
  * `scope` as clients may send it to the session route: none, or anything but the one value it
  * takes (`all`, sign out everywhere, which ends a number of sessions no oracle here can know;
- * tests/integration/api.test.ts holds it). On DELETE each is 422 and ends nothing.
+ * tests/integration/http/api.test.ts holds it). On DELETE each is 422 and ends nothing.
  */
 export const SCOPE_QUERY: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.constant("") },

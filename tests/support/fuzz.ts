@@ -1,4 +1,4 @@
-// What the fuzz suites (tests/integration/fuzz-*.test.ts) share: hostile values as fast-check
+// What the fuzz suites (tests/integration/hostile/fuzz-*.test.ts) share: hostile values as fast-check
 // arbitraries, symbolic references to the world's rows (resolved just before each request, so
 // a counterexample prints readably and replays against whatever the world holds then), the
 // database snapshot, the record of every row a request wrote, and the contract's list of the
@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { inferenceLease } from "@/db/schema";
+import { isInFlight } from "@/lib/lease-codes";
 import { cancelLease, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
 
 // postgres.js returns an array; PGlite returns { rows }.
@@ -82,7 +83,6 @@ export async function snapshot(db: Db): Promise<Snapshot> {
 // What a write is, in the contract's words
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-const IN_FLIGHT = new Set(["open", "proposed"]);
 
 /** One label per written row, e.g. `cancel:<lease>:<actor>`; `bad:...` for a write no call may make. */
 export function label(w: Write): string {
@@ -102,12 +102,12 @@ export function label(w: Write): string {
       const to = n.status as string;
       const why = n.closed_reason as string | null;
       if (!same(o.proposal, n.proposal) && !(from === "open" && to === "proposed")) return "bad:lease-update-proposal";
-      if (IN_FLIGHT.has(from) && to === "expired" && why === "deadline_passed" && Date.parse(o.deadline_at) <= Date.parse(w.at)) return `expire:${o.id}`;
-      if (IN_FLIGHT.has(from) && to === "rejected" && why === "cancelled") return `cancel:${o.id}:${o.actor_id}`;
-      if (IN_FLIGHT.has(from) && to === "rejected" && why === "signed_out") return `revoke:${o.id}:${o.actor_id}:${o.session_id}`;
+      if (isInFlight(from) && to === "expired" && why === "deadline_passed" && Date.parse(o.deadline_at) <= Date.parse(w.at)) return `expire:${o.id}`;
+      if (isInFlight(from) && to === "rejected" && why === "cancelled") return `cancel:${o.id}:${o.actor_id}`;
+      if (isInFlight(from) && to === "rejected" && why === "signed_out") return `revoke:${o.id}:${o.actor_id}:${o.session_id}`;
       if (from === "proposed" && to === "applied") return `apply:${o.id}:${o.actor_id}:${o.invoice_id}`;
       // Refused at apply (the fencing token), or withdrawn by an edit of its invoice (0013).
-      if (IN_FLIGHT.has(from) && to === "rejected" && why === "invoice_changed") return `fence:${o.id}:${o.actor_id}:${o.invoice_id}`;
+      if (isInFlight(from) && to === "rejected" && why === "invoice_changed") return `fence:${o.id}:${o.actor_id}:${o.invoice_id}`;
       if (from === "proposed" && to === "rejected" && why === "proposal_unusable") return `unusable:${o.id}:${o.actor_id}`;
       if (from === "open" && to === "proposed" && n.proposal) return `propose:${o.id}`;
       if (from === "open" && to === "rejected" && why === "generation_failed") return `generation_failed:${o.id}`;

@@ -1,5 +1,5 @@
 // A connection of the test's own that holds rows while the app's request or action waits on them
-// (tests/integration/session-held-*.pg.test.ts): the same window the review used to race a sign-out.
+// (tests/integration/sessions/session-held-*.test.ts): the same window the review used to race a sign-out.
 import postgres from "postgres";
 
 const HOLDER_APP_NAME = "claimcheck-test-holder";

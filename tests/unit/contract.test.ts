@@ -4,8 +4,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ERROR_STATUS } from "@/app/_lib/http";
-import { CLOSED_REASONS } from "@/lib/lease-vocabulary";
+import { ERROR_STATUS, problem, RETRY_AFTER_S } from "@/app/_lib/http";
+import { CLOSED_REASONS } from "@/lib/lease-codes";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const contract = fs.readFileSync(path.join(ROOT, "docs/contract.md"), "utf8");
@@ -66,6 +66,17 @@ describe("docs/contract.md says what the code answers", () => {
     const stream = row("| `GET /api/leases/:id/events`");
     expect(stream).toContain("503 `events_unavailable` + `Retry-After`");
     expect(stream).toMatch(/429 `too_many_streams` \+ `Retry-After` \([^)]*per app process/);
+  });
+
+  it("every code the contract answers with a Retry-After has its seconds in RETRY_AFTER_S, and problem() sends them", () => {
+    const withRetry = new Set([...contract.matchAll(/`([a-z_]+)` \+ `Retry-After`/g)].map((m) => m[1]!));
+    // The rate limiter's own figure: the route passes it.
+    withRetry.delete("too_many_attempts");
+    expect([...withRetry].sort()).toEqual(Object.keys(RETRY_AFTER_S).sort());
+    for (const code of withRetry) {
+      expect(problem(code as keyof typeof ERROR_STATUS).headers.get("retry-after"), code).toBe(String(RETRY_AFTER_S[code as keyof typeof ERROR_STATUS]));
+    }
+    expect(problem("too_many_attempts", new Headers({ "retry-after": "42" })).headers.get("retry-after")).toBe("42");
   });
 
   it("every closed_reason has its row in the lifecycle table", () => {

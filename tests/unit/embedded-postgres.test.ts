@@ -1,4 +1,4 @@
-// Issue 17 §19: run as root, npm test's embedded PostgreSQL runs its server as the `postgres`
+// Run as root, npm test's embedded PostgreSQL runs its server as the `postgres`
 // user, who must be able to reach the binaries. Where that user cannot, the run says so in one
 // line instead of dying of an unhandled spawn error. The path that works (a checkout under a
 // folder only root may enter, no server reachable) runs in CI: `.ci/run`, stage 3.

@@ -42,7 +42,7 @@ describe("one date format, the viewer's", () => {
     expect(datePattern("de-DE")).toBe("DD.MM.YYYY");
   });
 
-  // Issue 17 item 4: without calendar "gregory" a Thai browser got "02/11/2569", a Persian one
+  // Without calendar "gregory" a Thai browser got "02/11/2569", a Persian one
   // "1405/08/11", and an Ethiopic one "23/02/2019", which read back as another day (or not at all).
   const LOCALES = [
     "th-TH", "fa-IR", "ar-SA", "ar-EG", "am-ET-u-ca-ethiopic", "ja-JP-u-ca-japanese", "de-DE", "en-US", "en-GB",

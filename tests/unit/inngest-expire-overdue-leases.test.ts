@@ -1,10 +1,10 @@
 // The sweep's logic with @inngest/test: bounded batches, each its own step. The domain's
-// expireOverdue (tested on a real database in tests/integration/leases.test.ts) is mocked.
+// expireOverdue (tested on a real database in tests/integration/leases/leases.test.ts) is mocked.
 import { InngestTestEngine } from "@inngest/test";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 // The function's output and step outputs leave the client encrypted (inngest/encryption.ts):
 // the tests open them with the key the app runs with.
-import { opened } from "../support/step-data";
+import { opened } from "../harness/step-data";
 
 vi.mock("@/db/client", () => ({ getDb: vi.fn(async () => ({ fake: "db" })) }));
 vi.mock("@/lib/leases", () => ({ expireOverdue: vi.fn() }));

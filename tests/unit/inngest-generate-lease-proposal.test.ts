@@ -12,7 +12,7 @@ import {
 } from "@/lib/model";
 // The function's output and step outputs leave the client encrypted (inngest/encryption.ts):
 // the tests open them with the key the app runs with.
-import { opened } from "../support/step-data";
+import { opened } from "../harness/step-data";
 
 vi.mock("@/db/client", () => ({ getDb: vi.fn(async () => ({ fake: "db" })) }));
 vi.mock("@/lib/leases", () => ({
@@ -396,7 +396,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
 });
 
 // The failure handler's body, recordGenerationFailure, runs on a real database in
-// tests/integration/generation-function.test.ts.
+// tests/integration/generation/generation-function.test.ts.
 
 describe("failureCode", () => {
   it.each([

@@ -1,5 +1,5 @@
 // lib/leases/notice.ts: a lease event's NOTIFY payload, parsed, and the frame it makes from
-// the last one. The route's use of it, against both databases: tests/integration/lease-events.test.ts.
+// the last one. The route's use of it, against both databases: tests/integration/leases/lease-events.test.ts.
 import { describe, expect, it } from "vitest";
 import { applyLeaseNotice, LEASE_EVENTS_PAGE, parseLeaseNotice, type LeaseView } from "@/lib/leases";
 

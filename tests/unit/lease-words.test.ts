@@ -7,7 +7,6 @@ import {
   channelWords,
   closedWords,
   countdown,
-  displayOf,
   eventWords,
   heldByWords,
   listStoppedWords,
@@ -15,7 +14,7 @@ import {
   type LeaseEventJson,
   type LeaseJson,
 } from "@/app/_lib/lease-words";
-import { CLOSED_REASONS, EVENT_KINDS, type EventKind } from "@/lib/lease-vocabulary";
+import { CLOSED_REASONS, displayOf, EVENT_KINDS, type EventKind } from "@/lib/lease-codes";
 
 const at = "2026-11-30T10:00:00.000Z";
 const event = (kind: EventKind, detail: unknown = null): LeaseEventJson => ({ at, kind, detail });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getModelProvider, invoiceForModel, ModelUnavailableError, type InvoiceForModel } from "@/lib/model";
-import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai";
+import { startFakeOpenAI, type FakeOpenAI } from "../harness/fake-openai";
 
 const ACTOR = "7b0c8d7e-1a52-4f43-9d7e-2f7f1f0a9c11";
 const KEY = "sk-env-test-secret-9876";

@@ -8,7 +8,7 @@ import {
   type InvoiceForModel,
   type ModelRequest,
 } from "@/lib/model/types";
-import { FAKE_SUMMARY, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai";
+import { FAKE_SUMMARY, startFakeOpenAI, type FakeOpenAI } from "../harness/fake-openai";
 
 const ACTOR = "7b0c8d7e-1a52-4f43-9d7e-2f7f1f0a9c11";
 const OTHER_ACTOR = "0f9e8d7c-6b5a-4f3e-8d2c-1b0a9f8e7d6c";

@@ -4,7 +4,8 @@
 import Link from "next/link";
 import type { AttemptView } from "@/lib/leases";
 import { formatDateTime, type Viewer } from "@/app/_lib/format";
-import { displayOf, eventWords, type LeaseDisplay } from "@/app/_lib/lease-words";
+import { eventWords } from "@/app/_lib/lease-words";
+import { CAUSED_BY_ACTOR, displayOf, isEventKind, type LeaseDisplay } from "@/lib/lease-codes";
 
 export const HISTORY_PAGE_SIZE = 5;
 
@@ -18,8 +19,6 @@ const STATUS_WORDS: Record<LeaseDisplay, string> = {
   failed: "Failed",
 };
 
-/** Events a person caused; the rest are the summary service's or the clock's. */
-const BY_ACTOR = new Set(["opened", "applied", "cancelled", "revoked", "apply_refused", "cancel_refused"]);
 
 export function History({
   invoiceId,
@@ -86,7 +85,7 @@ export function History({
                         <time dateTime={event.at}>{formatDateTime(event.at, viewer)}</time>
                         <span>
                           {eventWords(event, json.slice(0, i))}
-                          {BY_ACTOR.has(event.kind) ? <span className="muted"> · {attempt.actorName}</span> : null}
+                          {isEventKind(event.kind) && CAUSED_BY_ACTOR[event.kind] ? <span className="muted"> · {attempt.actorName}</span> : null}
                         </span>
                       </li>
                     ))}

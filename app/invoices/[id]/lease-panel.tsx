@@ -8,7 +8,7 @@
 // without) JavaScript; the action sends the browser back to the page with what to say.
 // How it follows the lease is in lease-hooks.ts; every word it shows is in lease-words.ts.
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, type FormEvent, type RefObject } from "react";
+import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent, type RefObject } from "react";
 import { useFormStatus } from "react-dom";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { formatDateTime, localizeDates, type Viewer } from "@/app/_lib/format";
@@ -18,19 +18,16 @@ import {
   channelWords,
   closedWords,
   countdown,
-  displayOf,
   eventWords,
   heldByWords,
   PANEL_WORDS,
-  summaryText,
   type LeaseEventJson,
   type LeaseJson,
   type Notice,
 } from "@/app/_lib/lease-words";
+import { displayOf, isInFlight, isTerminal, summaryOf } from "@/lib/lease-codes";
 import { applyAction, cancelAction, discardAction, summarizeAction } from "./actions";
 import { newer, useDeadlineCheck, useLeaseFeed, useServerCountdown, type Channel } from "./lease-hooks";
-
-const TERMINAL = new Set<string>(["applied", "rejected", "expired"]);
 
 export function LeasePanel({
   invoiceId,
@@ -59,7 +56,7 @@ export function LeasePanel({
 
   const leaseId = view?.lease_id ?? null;
   // A terminal lease never changes again: nothing to follow (the server ends its stream too).
-  const settled = view ? TERMINAL.has(view.status) : false;
+  const settled = view ? isTerminal(view.status) : false;
   useLeaseFeed(settled ? null : leaseId, setView, setChannel);
   useDeadlineCheck(settled ? null : view, setView);
 
@@ -87,7 +84,7 @@ export function LeasePanel({
   const earlier = useEarlierEvents(view);
 
   const display = view ? displayOf(view) : null;
-  const inFlight = display === "generating" || display === "proposed";
+  const inFlight = view ? isInFlight(view.status) : false;
   const remaining = useServerCountdown(view, inFlight);
   // A refusal says, once, why the lease is where it is: for a closed lease it takes the place
   // of the state line, which would say the same thing in other words.
@@ -158,7 +155,7 @@ export function LeasePanel({
               </div>
               <h3>{PANEL_WORDS.proposalHeading}</h3>
               <blockquote className="proposal" data-testid="proposal" suppressHydrationWarning>
-                {localizeDates(summaryText(view.proposal) ?? PANEL_WORDS.emptySummary, viewer.locale)}
+                {localizeDates(summaryOf(view.proposal) ?? PANEL_WORDS.emptySummary, viewer.locale)}
               </blockquote>
             </>
           ) : null}
@@ -224,12 +221,15 @@ export function LeasePanel({
  * pages are joined only while the sent page still starts where they end; once a new event
  * pushes the page on, they are let go rather than shown with a gap.
  */
+const subscribeToNothing = () => () => {};
+
 function useEarlierEvents(view: LeaseJson | null) {
   const [loaded, setLoaded] = useState<{ anchor: string; events: LeaseEventJson[]; before: string | null } | null>(null);
   const [loading, setLoading] = useState(false);
   const [failed, setFailed] = useState(false);
-  const [canLoad, setCanLoad] = useState(false);
-  useEffect(() => setCanLoad(true), []);
+  // False in the server's HTML and while hydrating (a plain page offers no button that needs
+  // JavaScript), true once the client renders: React's way to tell the two apart.
+  const canLoad = useSyncExternalStore(subscribeToNothing, () => true, () => false);
 
   const joined = loaded && view && loaded.anchor === view.events_before ? loaded : null;
   const timeline = view ? (joined ? [...joined.events, ...view.events] : view.events) : [];
@@ -279,14 +279,14 @@ function ActionForm({
   label: string;
   secondary?: boolean;
 }) {
-  const busy = useRef(false);
+  const busyRef = useRef(false);
   const guard = (event: FormEvent<HTMLFormElement>) => {
-    if (busy.current) event.preventDefault();
-    else busy.current = true;
+    if (busyRef.current) event.preventDefault();
+    else busyRef.current = true;
   };
   return (
     <form onSubmit={guard} action={action}>
-      <ReleaseWhenDone busy={busy} />
+      <ReleaseWhenDone busyRef={busyRef} />
       {Object.entries(fields).map(([name, value]) => (
         <input key={name} type="hidden" name={name} value={value} />
       ))}
@@ -296,10 +296,10 @@ function ActionForm({
 }
 
 /** Lets the form submit again once its action has finished. */
-function ReleaseWhenDone({ busy }: { busy: RefObject<boolean> }) {
+function ReleaseWhenDone({ busyRef }: { busyRef: RefObject<boolean> }) {
   const { pending } = useFormStatus();
   useEffect(() => {
-    if (!pending) busy.current = false;
-  }, [pending, busy]);
+    if (!pending) busyRef.current = false;
+  }, [pending, busyRef]);
   return null;
 }

@@ -3,6 +3,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
+import { isInFlight } from "@/lib/lease-codes";
 import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
@@ -62,7 +63,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
             key={lease?.lease_id ?? "none"}
             invoiceId={invoice.id}
             initial={lease}
-            heldBy={lease && (lease.status === "open" || lease.status === "proposed") ? null : heldBy}
+            heldBy={lease && isInFlight(lease.status) ? null : heldBy}
             viewer={viewer}
             notice={notice && notice.action !== "edit" ? notice : null}
           />

@@ -9,7 +9,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
-import { freePort } from "../../support/app-server";
+import { freePort } from "../../harness/app-server";
 import { DEFAULT_PG_URL, LOG_DIR, ROOT } from "./stack";
 
 export const DEV_DIST_DIR = ".next-dev-test";

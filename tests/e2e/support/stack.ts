@@ -1,12 +1,12 @@
 // What the end-to-end run stands on: a fresh PostgreSQL database, the app's test build, and
 // app servers (`next start`) each driven by its own local Inngest stand-in; the build and the
-// servers come from tests/support/app-server.ts, shared with the integration tests. Used by
+// servers come from tests/harness/app-server.ts, shared with the integration tests. Used by
 // tests/e2e/global-setup.ts; usable by hand too (see tests/e2e/README.md).
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import postgres from "postgres";
-import { ensureBuild, ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../../support/app-server";
+import { ensureBuild, ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../../harness/app-server";
 import { SERVERS, type ServerName } from "./settings";
 import { TSX_SERVER_FLAGS } from "../../../tools/tsx-server";
 
