@@ -1,7 +1,7 @@
 import "server-only";
 // Sign-in and both halves of a session. The cookie (iron-session) carries only the session
 // id and user id; the app_session table decides whether they still mean anything.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { getIronSession, type IronSession, type SessionOptions } from "iron-session";
 import { z } from "zod";
 import type { Db, Tx } from "@/db/client";
@@ -80,32 +80,24 @@ export async function resolveActor(db: Db, data: SessionData): Promise<(Actor & 
     .select({ id: appUser.id, email: appUser.email, name: appUser.name, sessionId: appSession.id })
     .from(appSession)
     .innerJoin(appUser, eq(appUser.id, appSession.userId))
-    .where(
-      and(
-        eq(appSession.id, data.sid),
-        eq(appSession.userId, data.uid),
-        sql`${appSession.revokedAt} is null`,
-        sql`${appSession.expiresAt} > now()`,
-      ),
-    );
+    .where(liveSession(data.uid, data.sid));
   return row ?? null;
+}
+
+/** The actor's session row, while it is live: not revoked, not run out by the database clock. */
+export function liveSession(actorId: string, sessionId: string): SQL {
+  return and(
+    eq(appSession.id, sessionId),
+    eq(appSession.userId, actorId),
+    sql`${appSession.revokedAt} is null`,
+    sql`${appSession.expiresAt} > now()`,
+  )!;
 }
 
 /** Whether the actor's session is live by the database clock; if so, held FOR SHARE until commit (sign-out waits). */
 export async function holdLiveSession(tx: Tx, actorId: string, sessionId: string): Promise<boolean> {
   if (!isUuid(sessionId)) return false;
-  const [live] = await tx
-    .select({ id: appSession.id })
-    .from(appSession)
-    .where(
-      and(
-        eq(appSession.id, sessionId),
-        eq(appSession.userId, actorId),
-        sql`${appSession.revokedAt} is null`,
-        sql`${appSession.expiresAt} > now()`,
-      ),
-    )
-    .for("share");
+  const [live] = await tx.select({ id: appSession.id }).from(appSession).where(liveSession(actorId, sessionId)).for("share");
   return Boolean(live);
 }
 

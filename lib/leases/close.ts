@@ -5,6 +5,7 @@ import { inferenceLease, appSession } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
 import type { CancelRefusal, ClosedReason } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
+import { liveSession } from "@/lib/sessions";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, asc, eq, gt, inArray, lte, sql, type SQL } from "drizzle-orm";
 import { dbNow, expireDue, inFlight, recordEvent, recordEvents } from "./shared";
@@ -90,14 +91,7 @@ async function revokeAllSessionsUntraced(
     const [asking] = await tx
       .update(appSession)
       .set({ revokedAt: dbNow })
-      .where(
-        and(
-          eq(appSession.id, sessionId),
-          eq(appSession.userId, actorId),
-          sql`${appSession.revokedAt} is null`,
-          sql`${appSession.expiresAt} > now()`,
-        ),
-      )
+      .where(liveSession(actorId, sessionId))
       .returning({ id: appSession.id });
     if (!asking) return null;
     await tx
