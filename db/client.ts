@@ -190,6 +190,17 @@ export function isConnectionError(error: unknown): boolean {
   return errorChain(error).some(({ code }) => typeof code === "string" && LOST_CODES.has(code));
 }
 
+/**
+ * unique_violation (23505) of the index or constraint `name`: postgres.js names it
+ * `constraint_name`, PGlite `constraint`.
+ */
+export function isUniqueViolation(error: unknown, name: string): boolean {
+  return errorChain(error).some((e) => {
+    const { code, constraint_name, constraint } = e as { code?: unknown; constraint_name?: unknown; constraint?: unknown };
+    return code === "23505" && (constraint_name === name || constraint === name);
+  });
+}
+
 /** deadlock_detected, serialization_failure: the server rolled the whole transaction back. */
 const LOCK_CONFLICT_CODES = new Set(["40P01", "40001"]);
 function isLockConflictVictim(error: unknown): boolean {

@@ -1,5 +1,18 @@
 import { sql } from "drizzle-orm";
-import { check, date, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid, bigserial } from "drizzle-orm/pg-core";
+import {
+  check,
+  date,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  bigserial,
+} from "drizzle-orm/pg-core";
 import {
   IN_FLIGHT_STATUSES,
   LEASE_STATUSES,
@@ -8,6 +21,15 @@ import {
   type LeaseProposal,
   type LeaseStatus,
 } from "../lib/lease-codes";
+import {
+  CHANGE_KINDS,
+  INVOICE_STATUSES,
+  ROLES,
+  type ChangeKind,
+  type InvoiceChanges,
+  type InvoiceStatus,
+  type Role,
+} from "../lib/org-codes";
 
 /**
  * `'open','proposed'`: a list of codes as SQL literals, not bound parameters, so the planner
@@ -21,6 +43,58 @@ export const appUser = pgTable("app_user", {
   name: text("name").notNull(),
   passwordHash: text("password_hash").notNull(),
 });
+
+// A workspace: it owns invoices; people belong to it through a membership with a role.
+export const organization = pgTable("organization", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  name: text("name").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+// Who belongs to which organization, as what. A user may hold several memberships (the key is
+// the pair); a session works in one of them (app_session.org_id).
+export const membership = pgTable(
+  "membership",
+  {
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => appUser.id, { onDelete: "cascade" }),
+    role: text("role").$type<Role>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.userId] }),
+    check("membership_role_check", sql`${t.role} in (${sqlCodes(ROLES)})`),
+    index("membership_user_idx").on(t.userId),
+  ],
+);
+
+// An admin's invitation to join an organization with a role: a link holding a token, of which
+// only the sha256 is kept. Single use (accepted_at), revocable, bound to its email and role.
+export const invitation = pgTable(
+  "invitation",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    role: text("role").$type<Role>().notNull(),
+    tokenSha256: text("token_sha256").notNull().unique(),
+    invitedBy: uuid("invited_by").references(() => appUser.id, { onDelete: "set null" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true })
+      .notNull()
+      .default(sql`now() + interval '7 days'`),
+    acceptedAt: timestamp("accepted_at", { withTimezone: true }),
+    acceptedBy: uuid("accepted_by").references(() => appUser.id, { onDelete: "set null" }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [check("invitation_role_check", sql`${t.role} in (${sqlCodes(ROLES)})`), index("invitation_org_idx").on(t.orgId)],
+);
 
 // Server-side record of every signed-in session. The cookie only names a row here, so
 // signing out (revoked_at) ends the session even for a replayed copy of the cookie.
@@ -36,6 +110,9 @@ export const appSession = pgTable("app_session", {
   expiresAt: timestamp("expires_at", { withTimezone: true })
     .notNull()
     .default(sql`now() + interval '12 hours'`),
+  // The organization this session works in, chosen at sign-in. The actor is resolved through
+  // the membership (org_id, user_id), so a member removed or never added reads as signed out.
+  orgId: uuid("org_id").references(() => organization.id, { onDelete: "cascade" }),
 });
 
 // Sign-in attempt counters (rate-limiter-flexible's Drizzle store), kept in the database so
@@ -53,6 +130,12 @@ export const invoice = pgTable(
     ownerId: uuid("owner_id")
       .notNull()
       .references(() => appUser.id),
+    // Filled from the owner's membership by a trigger when an insert leaves it out (see the
+    // migration), so an invoice seeded by hand with the contract's columns is valid.
+    orgId: uuid("org_id")
+      .notNull()
+      .default(sql`null`)
+      .references(() => organization.id),
     number: text("number").notNull(),
     counterparty: text("counterparty").notNull(),
     currency: text("currency").notNull(),
@@ -62,8 +145,43 @@ export const invoice = pgTable(
     summary: text("summary"),
     version: integer("version").notNull().default(1),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    status: text("status").$type<InvoiceStatus>().notNull().default("open"),
+    paidOn: date("paid_on", { mode: "string" }),
+    // The version the summary was written at (by the apply that wrote it): a later version
+    // means the invoice changed since, and the page says what.
+    summaryVersion: integer("summary_version"),
   },
-  (t) => [index("invoice_owner_idx").on(t.ownerId)],
+  (t) => [
+    index("invoice_owner_idx").on(t.ownerId),
+    uniqueIndex("invoice_org_number_idx").on(t.orgId, t.number),
+    check("invoice_status_check", sql`${t.status} in (${sqlCodes(INVOICE_STATUSES)})`),
+    check("invoice_paid_on_check", sql`(${t.status} = 'paid') = (${t.paidOn} is not null)`),
+  ],
+);
+
+// An invoice's own history: every creation, edit, change of owner and change of status, with
+// who made it, when (database clock) and each field before and after. A summary applied is a
+// lease event, beside these on the page.
+export const invoiceChange = pgTable(
+  "invoice_change",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    invoiceId: uuid("invoice_id")
+      .notNull()
+      .references(() => invoice.id, { onDelete: "cascade" }),
+    actorId: uuid("actor_id").references(() => appUser.id, { onDelete: "set null" }),
+    at: timestamp("at", { withTimezone: true })
+      .notNull()
+      .default(sql`clock_timestamp()`),
+    kind: text("kind").$type<ChangeKind>().notNull(),
+    // The invoice's version once this change was made.
+    version: integer("version").notNull(),
+    changes: jsonb("changes").$type<InvoiceChanges>().notNull().default({}),
+  },
+  (t) => [
+    check("invoice_change_kind_check", sql`${t.kind} in (${sqlCodes(CHANGE_KINDS)})`),
+    index("invoice_change_invoice_idx").on(t.invoiceId, t.id),
+  ],
 );
 
 export const invoiceLine = pgTable(
@@ -148,6 +266,10 @@ export const leaseEvent = pgTable(
 );
 
 export type AppUser = typeof appUser.$inferSelect;
+export type Organization = typeof organization.$inferSelect;
+export type Membership = typeof membership.$inferSelect;
+export type Invitation = typeof invitation.$inferSelect;
+export type InvoiceChange = typeof invoiceChange.$inferSelect;
 export type Invoice = typeof invoice.$inferSelect;
 export type InvoiceLine = typeof invoiceLine.$inferSelect;
 export type InferenceLease = typeof inferenceLease.$inferSelect;

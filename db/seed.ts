@@ -1,9 +1,9 @@
 import "server-only";
-import { eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { hashPassword } from "@/lib/password";
 import type { Db } from "./client";
 import { DEMO_USERS, demoPassword } from "./demo";
-import { appUser, invoice, invoiceLine } from "./schema";
+import { appUser, invoice, invoiceChange, invoiceLine, membership, organization } from "./schema";
 
 type SeedInvoice = {
   number: string;
@@ -14,7 +14,7 @@ type SeedInvoice = {
   lines: { description: string; quantity: number; unitPriceCents: number }[];
 };
 
-const DEMO: { email: string; name: string; invoices: SeedInvoice[] }[] = [
+const DEMO: { email: string; name: string; org: string; role: "admin" | "approver" | "member"; invoices: SeedInvoice[] }[] = [
   {
     ...DEMO_USERS[0],
     invoices: [
@@ -94,32 +94,114 @@ const DEMO: { email: string; name: string; invoices: SeedInvoice[] }[] = [
       },
     ],
   },
+  {
+    ...DEMO_USERS[2],
+    invoices: [
+      {
+        number: "INV-2026-0170",
+        counterparty: "Wide World Importers",
+        currency: "USD",
+        issuedOn: "2026-11-21",
+        dueOn: "2026-12-21",
+        lines: [
+          { description: "Customs brokerage, November", quantity: 6, unitPriceCents: 27500 },
+          { description: "Document courier", quantity: 3, unitPriceCents: 4200 },
+        ],
+      },
+    ],
+  },
+  {
+    ...DEMO_USERS[3],
+    invoices: [
+      {
+        number: "INV-2026-0174",
+        counterparty: "Proseware Consulting",
+        currency: "EUR",
+        issuedOn: "2026-11-24",
+        dueOn: "2026-12-08",
+        lines: [
+          { description: "Audit preparation, days", quantity: 3, unitPriceCents: 96000 },
+          { description: "Travel", quantity: 1, unitPriceCents: 18400 },
+        ],
+      },
+      {
+        number: "INV-2026-0178",
+        counterparty: "Coho Winery",
+        currency: "EUR",
+        issuedOn: "2026-11-26",
+        dueOn: "2026-12-26",
+        lines: [{ description: "Client gifts, year end", quantity: 24, unitPriceCents: 2850 }],
+      },
+    ],
+  },
 ];
 
-/** Loads the demo users and invoices; does nothing for a user who already exists. */
+/**
+ * The demo organization named `name`, made if missing. A demo user from before organizations
+ * (a database migrated from then) sits alone in an organization of their own: they are moved
+ * here with their invoices, so an old development database shows the team too.
+ */
+async function demoOrg(tx: Parameters<Parameters<Db["transaction"]>[0]>[0], name: string): Promise<string> {
+  const [found] = await tx.select({ id: organization.id }).from(organization).where(eq(organization.name, name)).limit(1);
+  if (found) return found.id;
+  const [made] = await tx.insert(organization).values({ name }).returning({ id: organization.id });
+  return made!.id;
+}
+
+/** Loads the demo organizations, users and invoices; does nothing for a user who already belongs to their demo organization. */
 export async function seedDemo(db: Db, password: string = demoPassword()): Promise<{ created: string[] }> {
   const created: string[] = [];
   const passwordHash = await hashPassword(password);
   for (const user of DEMO) {
     await db.transaction(async (tx) => {
+      const orgId = await demoOrg(tx, user.org);
       const [row] = await tx
         .insert(appUser)
         .values({ email: user.email, name: user.name, passwordHash })
         .onConflictDoNothing({ target: appUser.email })
         .returning({ id: appUser.id });
-      if (!row) return;
+      if (!row) {
+        await adoptIntoDemoOrg(tx, user.email, orgId, user.role);
+        return;
+      }
       created.push(user.email);
+      await tx.insert(membership).values({ orgId, userId: row.id, role: user.role });
       for (const inv of user.invoices) {
         const totalCents = inv.lines.reduce((sum, l) => sum + l.quantity * l.unitPriceCents, 0);
         const [invRow] = await tx
           .insert(invoice)
-          .values({ ...inv, ownerId: row.id, totalCents })
-          .returning({ id: invoice.id });
+          .values({ ...inv, ownerId: row.id, orgId, totalCents })
+          .returning({ id: invoice.id, version: invoice.version });
         await tx.insert(invoiceLine).values(inv.lines.map((line, position) => ({ ...line, position, invoiceId: invRow!.id })));
+        await tx.insert(invoiceChange).values({ invoiceId: invRow!.id, actorId: row.id, kind: "created", version: invRow!.version });
       }
     });
   }
   return { created };
+}
+
+/**
+ * A demo user who exists but is not in their demo organization: one migrated from before
+ * organizations, alone in one named after them. They, their invoices and their sessions move
+ * to the demo organization, which that lone organization is then left without.
+ */
+async function adoptIntoDemoOrg(tx: Parameters<Parameters<Db["transaction"]>[0]>[0], email: string, orgId: string, role: string) {
+  const [user] = await tx.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, email));
+  if (!user) return;
+  const [already] = await tx
+    .select({ orgId: membership.orgId })
+    .from(membership)
+    .where(and(eq(membership.userId, user.id), eq(membership.orgId, orgId)));
+  if (already) return;
+  const lone = sql`(select m.org_id from membership m where m.user_id = ${user.id}
+    and not exists (select 1 from membership other where other.org_id = m.org_id and other.user_id <> m.user_id))`;
+  await tx.execute(sql`update invoice set org_id = ${orgId} where owner_id = ${user.id} and org_id in ${lone}`);
+  await tx.execute(sql`update app_session set org_id = ${orgId} where user_id = ${user.id}`);
+  await tx.execute(sql`delete from membership where user_id = ${user.id} and org_id in ${lone}`);
+  await tx
+    .insert(membership)
+    .values({ orgId, userId: user.id, role: role as "admin" })
+    .onConflictDoNothing();
 }
 
 /** The email of load actor `n` (1-based), as seedActors makes it. */

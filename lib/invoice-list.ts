@@ -2,14 +2,17 @@ import "server-only";
 // The invoice list: each invoice with where its latest summary attempt stands, filtered and
 // sorted by that state and by due date. Judged on the database clock, like every deadline:
 // an attempt past its deadline reads as expired here before the sweep has recorded it.
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { appUser, inferenceLease, invoice, type Invoice } from "@/db/schema";
+import { visibleInvoice, type Member } from "./access";
 import { isInFlight, LIST_STATES, listStateOf, type ClosedReason, type LeaseStatus, type ListState } from "./lease-codes";
 
 export type ListLease = {
-  id: string;
+  /** The lease's id when it is the member's own; another's lease is theirs alone. */
+  id: string | null;
+  mine: boolean;
   state: Exclude<ListState, "none">;
   closedReason: ClosedReason | null;
   deadlineAt: Date;
@@ -49,7 +52,12 @@ function stateOf(status: LeaseStatus, closedReason: ClosedReason | null, overdue
 const DAY_MS = 86_400_000;
 const addDays = (isoDate: string, days: number) => new Date(Date.parse(`${isoDate}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
-export async function listInvoicesWithState(db: Db, actorId: string, query: ListQuery): Promise<InvoiceListing> {
+/**
+ * The organization's invoices, each with where its newest summary attempt stands, whoever asked
+ * for it (`lease.mine` says whether it was the member; another's lease carries no id).
+ */
+export async function listInvoicesWithState(db: Db, member: Member, query: ListQuery): Promise<InvoiceListing> {
+  const actorId = member.id;
   const [clock] = await db
     .select({
       now: sql<string>`to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
@@ -60,9 +68,9 @@ export async function listInvoicesWithState(db: Db, actorId: string, query: List
   const now = new Date(clock?.now ?? Date.now());
   const today = clock?.today ?? now.toISOString().slice(0, 10);
 
-  const invoices = await db.select().from(invoice).where(eq(invoice.ownerId, actorId)).orderBy(desc(invoice.issuedOn), asc(invoice.number));
+  const invoices = await db.select().from(invoice).where(visibleInvoice(member)).orderBy(desc(invoice.issuedOn), asc(invoice.number));
   const ids = invoices.map((i) => i.id);
-  // The actor's newest attempt on each invoice, as on the invoice page (latestLeaseForInvoice).
+  // The newest attempt on each invoice, by anyone of the organization.
   const leases = ids.length
     ? await db
         .selectDistinctOn([inferenceLease.invoiceId], {
@@ -74,10 +82,11 @@ export async function listInvoicesWithState(db: Db, actorId: string, query: List
           updatedAt: inferenceLease.updatedAt,
           overdue: sql<boolean>`${inferenceLease.deadlineAt} <= now()`,
           actorName: appUser.name,
+          actorId: inferenceLease.actorId,
         })
         .from(inferenceLease)
         .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
-        .where(and(eq(inferenceLease.actorId, actorId), inArray(inferenceLease.invoiceId, ids)))
+        .where(inArray(inferenceLease.invoiceId, ids))
         .orderBy(inferenceLease.invoiceId, desc(inferenceLease.createdAt), desc(inferenceLease.id))
     : [];
   const byInvoice = new Map(leases.map((l) => [l.invoiceId, l]));
@@ -92,7 +101,15 @@ export async function listInvoicesWithState(db: Db, actorId: string, query: List
     return {
       ...inv,
       state,
-      lease: { id: l.id, state, closedReason: l.closedReason, deadlineAt: l.deadlineAt, closedAt, actorName: l.actorName },
+      lease: {
+        id: l.actorId === actorId ? l.id : null,
+        mine: l.actorId === actorId,
+        state,
+        closedReason: l.closedReason,
+        deadlineAt: l.deadlineAt,
+        closedAt,
+        actorName: l.actorName,
+      },
     };
   });
 

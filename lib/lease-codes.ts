@@ -160,7 +160,15 @@ export const CANCEL_REFUSALS = ["lease_not_found", "lease_not_cancelable"] as co
 export type CancelRefusal = (typeof CANCEL_REFUSALS)[number];
 
 /** Why opening a lease (Summarize) was refused. */
-export const OPEN_REFUSALS = ["invoice_not_found", "purpose_not_allowed", "lease_in_flight", "dispatch_failed", "not_signed_in"] as const;
+export const OPEN_REFUSALS = [
+  "invoice_not_found",
+  // A teammate's invoice: visibly there, but only its owner may summarize it.
+  "forbidden",
+  "purpose_not_allowed",
+  "lease_in_flight",
+  "dispatch_failed",
+  "not_signed_in",
+] as const;
 export type OpenRefusal = (typeof OPEN_REFUSALS)[number];
 
 /**

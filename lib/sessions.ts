@@ -5,15 +5,17 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import { getIronSession, type IronSession, type SessionOptions } from "iron-session";
 import { z } from "zod";
 import type { Db, Tx } from "@/db/client";
-import { appSession, appUser } from "@/db/schema";
+import { appSession, appUser, membership, organization } from "@/db/schema";
 import { appEnv } from "./env";
 import { isUuid } from "./ids";
 import { text } from "./input";
 import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from "./password";
 import { withNewDeviceToken, type DeviceToken } from "./device-cookie";
 import { admitSignIn, emailKey } from "./rate-limit";
+import type { Role } from "./org-codes";
 
-export type Actor = { id: string; email: string; name: string };
+/** The signed-in person, in the organization their session works in, with their role there (lib/access.ts's Member). */
+export type Actor = { id: string; email: string; name: string; orgId: string; orgName: string; role: Role };
 export type SessionData = { sid?: string; uid?: string };
 
 /** One session's life: the cookie's seal (iron-session) and the row's `expires_at` (database clock). */
@@ -42,11 +44,54 @@ export async function signIn(
       .set({ passwordHash: await hashPassword(password) })
       .where(and(eq(appUser.id, user.id), eq(appUser.passwordHash, user.passwordHash)));
   }
+  return startSession(db, user);
+}
+
+/**
+ * A new session for a user whose password (or invitation) was just proven, in the organization
+ * they work in (user_home_org, migration 0006: their oldest membership). Null only if no
+ * membership could be found or made.
+ */
+export async function startSession(
+  db: Db | Tx,
+  user: { id: string },
+): Promise<{ ok: true; actor: Actor; sessionId: string } | { ok: false; code: "invalid_credentials" }> {
   const [session] = await db
     .insert(appSession)
-    .values({ userId: user.id, expiresAt: sql`now() + make_interval(secs => ${SESSION_TTL_SECONDS})` })
+    .values({
+      userId: user.id,
+      orgId: sql`user_home_org(${user.id})`,
+      expiresAt: sql`now() + make_interval(secs => ${SESSION_TTL_SECONDS})`,
+    })
     .returning({ id: appSession.id });
-  return { ok: true, actor: { id: user.id, email: user.email, name: user.name }, sessionId: session!.id };
+  const actor = await actorOfSession(db, user.id, session!.id, sql`true`);
+  if (!actor) return { ok: false, code: "invalid_credentials" };
+  return { ok: true, actor, sessionId: session!.id };
+}
+
+/** The session's actor, with their membership in the session's organization, where `condition` holds. */
+async function actorOfSession(
+  db: Db | Tx,
+  userId: string,
+  sessionId: string,
+  condition: SQL,
+): Promise<(Actor & { sessionId: string }) | null> {
+  const [row] = await db
+    .select({
+      id: appUser.id,
+      email: appUser.email,
+      name: appUser.name,
+      orgId: membership.orgId,
+      orgName: organization.name,
+      role: membership.role,
+      sessionId: appSession.id,
+    })
+    .from(appSession)
+    .innerJoin(appUser, eq(appUser.id, appSession.userId))
+    .innerJoin(membership, and(eq(membership.orgId, appSession.orgId), eq(membership.userId, appSession.userId)))
+    .innerJoin(organization, eq(organization.id, membership.orgId))
+    .where(and(eq(appSession.id, sessionId), eq(appSession.userId, userId), condition));
+  return row ?? null;
 }
 
 export type SignInOutcome =
@@ -73,15 +118,13 @@ export async function attemptSignIn(
   return { ...result, device: withNewDeviceToken(input.device ?? [], emailKey(input.email)) };
 }
 
-/** The actor a cookie names, if its server-side session is still live: not revoked, not past its end by the database clock. */
+/**
+ * The actor a cookie names, if its server-side session is still live (not revoked, not past its
+ * end by the database clock) and its user still a member of the session's organization.
+ */
 export async function resolveActor(db: Db, data: SessionData): Promise<(Actor & { sessionId: string }) | null> {
   if (!isUuid(data.sid) || !isUuid(data.uid)) return null;
-  const [row] = await db
-    .select({ id: appUser.id, email: appUser.email, name: appUser.name, sessionId: appSession.id })
-    .from(appSession)
-    .innerJoin(appUser, eq(appUser.id, appSession.userId))
-    .where(liveSession(data.uid, data.sid));
-  return row ?? null;
+  return actorOfSession(db, data.uid, data.sid, liveSession(data.uid, data.sid));
 }
 
 /** The actor's session row, while it is live: not revoked, not run out by the database clock. */

@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   invoice_not_found: 404,
   lease_not_found: 404,
   cross_origin: 403,
+  // The row is visibly there (the member's own organization), but the member's role may not do this.
+  forbidden: 403,
   lease_open: 409,
   lease_applied: 409,
   lease_rejected: 409,
@@ -25,6 +27,7 @@ export const ERROR_STATUS = {
   lease_not_cancelable: 409,
   lease_in_flight: 409,
   invoice_changed: 409,
+  invoice_number_taken: 409,
   proposal_unusable: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,

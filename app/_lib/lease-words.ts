@@ -221,6 +221,7 @@ const SUMMARIZE_WORDS = {
   dispatch_failed: "The summary service did not respond, so no summary was started. Try again in a moment.",
   lease_in_flight: "A summary for this invoice is already under way. Reload the page to see it.",
   invoice_not_found: "We could not find this invoice.",
+  forbidden: "Only the invoice's owner can request a summary. Ask them, or an admin to give the invoice to you.",
   not_signed_in: "You were signed out, so no summary was started. Sign in again to continue.",
   purpose_not_allowed: "The summary could not be started. Try again in a moment.",
   invalid_request: "The summary could not be started. Try again in a moment.",
@@ -241,6 +242,10 @@ export function editRefusal(code: EditRefusal, pattern = "YYYY-MM-DD"): string {
       return "We could not find this invoice.";
     case "invalid_request":
       return `Check the fields: every field needs a value, dates are written ${pattern}, and the due date cannot be before the issue date.`;
+    case "forbidden":
+      return "Only the invoice's owner or an admin of your organization can edit this invoice.";
+    case "invoice_number_taken":
+      return "Another invoice of your organization already has this number. Choose a different one.";
     default:
       return unreachable(code);
   }
@@ -284,7 +289,11 @@ export function noticeOf(param: string | undefined, lease: Pick<LeaseJson, "clos
     case "edit":
       if (code === "saved") return { ok: true, text: "Changes saved.", action, code };
       if (code === "unchanged") return { ok: true, text: "Nothing to save: no field was changed.", action, code };
-      return code === "invoice_changed" || code === "invoice_not_found" || code === "invalid_request"
+      return code === "invoice_changed" ||
+        code === "invoice_not_found" ||
+        code === "invalid_request" ||
+        code === "forbidden" ||
+        code === "invoice_number_taken"
         ? refusal(editRefusal(code, pattern))
         : null;
     default:

@@ -7,6 +7,7 @@ import "server-only";
 // never the domain's own versions nor inngest/dispatch (eslint.config.mjs holds app/ to that;
 // docs/decisions/0054-route-refusals-and-one-door-to-the-dispatch.md).
 import type { Db } from "@/db/client";
+import type { Member } from "@/lib/access";
 import { appEnv } from "@/lib/env";
 import * as invoices from "@/lib/invoices";
 import * as leases from "@/lib/leases";
@@ -52,9 +53,9 @@ export function revokeAllSessions(db: Db, claim: SessionClaim) {
 /** An invoice edit, and the leases it outdates withdrawn: lib/invoices updateInvoice. */
 export function updateInvoice(
   db: Db,
-  actorId: string,
+  member: Member,
   invoiceId: unknown,
   patch: invoices.InvoicePatch,
 ): Promise<invoices.UpdateInvoiceResult> {
-  return invoices.updateInvoice(db, actorId, invoiceId, patch, inngestDispatch);
+  return invoices.updateInvoice(db, member, invoiceId, patch, inngestDispatch);
 }

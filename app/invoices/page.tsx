@@ -98,7 +98,7 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
   const actor = await requireActor();
   const query = ListQuery.parse(await searchParams);
   const viewer = await getViewer();
-  const { rows, total, now } = await listInvoicesWithState(await getDb(), actor.id, query);
+  const { rows, total, now } = await listInvoicesWithState(await getDb(), actor, query);
   const serverNow = now.toISOString();
   const filtered = query.state !== "all" || query.due !== "any";
 

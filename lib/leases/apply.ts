@@ -4,6 +4,7 @@ import "server-only";
 // are locked, on the clock of that moment (docs/decisions/0045).
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
+import { ownedInvoice } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import { summaryOf, type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
@@ -70,7 +71,7 @@ async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opt
       const [inv] = await tx
         .select({ version: invoice.version })
         .from(invoice)
-        .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId)))
+        .where(and(eq(invoice.id, lease.invoiceId), ownedInvoice(actorId)))
         .for("update");
       if (!inv || inv.version !== lease.invoiceVersion) {
         if (await expiredNow()) return refuse("lease_expired");
@@ -121,8 +122,8 @@ async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opt
 
       const written = await tx
         .update(invoice)
-        .set({ summary, version: sql`${invoice.version} + 1`, updatedAt: clockNow })
-        .where(and(eq(invoice.id, lease.invoiceId), eq(invoice.ownerId, actorId), eq(invoice.version, inv.version)))
+        .set({ summary, version: sql`${invoice.version} + 1`, summaryVersion: sql`${invoice.version} + 1`, updatedAt: clockNow })
+        .where(and(eq(invoice.id, lease.invoiceId), ownedInvoice(actorId), eq(invoice.version, inv.version)))
         .returning({ version: invoice.version });
       // Thrown, so the lease's update above rolls back with the transaction.
       if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);

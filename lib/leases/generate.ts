@@ -2,6 +2,7 @@ import "server-only";
 // Generate (check 2): load, then propose. Nothing here is held across the model call.
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
+import { ownedInvoice } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { GenerationFailureCode, LeaseProposal, LeaseStatus, Purpose } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
@@ -45,7 +46,7 @@ async function readForGeneration(db: Db, leaseId: string, recorded: boolean): Pr
       lines: linesJson,
     })
     .from(inferenceLease)
-    .leftJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), eq(invoice.ownerId, inferenceLease.actorId)))
+    .leftJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), ownedInvoice(inferenceLease.actorId)))
     .where(eq(inferenceLease.id, leaseId));
   if (!row) return { ok: false, reason: "lease_not_found" };
   if (row.overdueInFlight) {

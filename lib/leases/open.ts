@@ -2,13 +2,14 @@ import "server-only";
 // Open (check 1): the claim check. One transaction: the session held, the invoice the actor's, at
 // most one lease in flight per invoice and purpose, the deadline on the database clock, and the
 // session's end judged once the rows are held.
-import type { Db } from "@/db/client";
+import type { Db, Tx } from "@/db/client";
 import { inferenceLease, invoice, type InferenceLease } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
 import type { OpenRefusal } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { memberOf, ownedInvoice } from "@/lib/access";
 import { leaseHolderName } from "./read";
 import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent, sessionLiveNow } from "./shared";
 import { LeaseDispatch } from "./types";
@@ -21,6 +22,15 @@ export type OpenResult =
       /** lease_in_flight: the name of whoever holds it (the invoice changed hands), when known. */
       heldBy?: string | null;
     };
+
+/** Whether the invoice is one of the actor's organization (a teammate's): asked only once open found it not theirs. */
+async function visibleToActor(tx: Tx, actorId: string, invoiceId: string): Promise<boolean> {
+  const [row] = await tx
+    .select({ id: invoice.id })
+    .from(invoice)
+    .where(and(eq(invoice.id, invoiceId), memberOf(invoice.orgId, actorId)));
+  return Boolean(row);
+}
 
 /** Thrown in open's transaction when the session ran out while it waited for a row: it rolls back. */
 class SessionRanOut extends Error {}
@@ -60,9 +70,9 @@ async function openLeaseUntraced(
         const [inv] = await tx
           .select({ id: invoice.id, version: invoice.version })
           .from(invoice)
-          .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)))
+          .where(and(eq(invoice.id, invoiceId), ownedInvoice(actorId)))
           .for("share");
-        if (!inv) return { ok: false, code: "invoice_not_found" };
+        if (!inv) return { ok: false, code: (await visibleToActor(tx, actorId, invoiceId)) ? "forbidden" : "invoice_not_found" };
 
         // A lease past its deadline no longer holds the in-flight slot.
         const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));

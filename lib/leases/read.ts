@@ -3,6 +3,7 @@ import "server-only";
 // for a lease in flight past its deadline, which is recorded expired first.
 import type { Db, Tx } from "@/db/client";
 import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease } from "@/db/schema";
+import { ownedInvoice, visibleInvoice, type Member } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { ClosedReason, EventKind, LeaseStatus } from "@/lib/lease-codes";
 import { and, asc, desc, eq, inArray, ne, not, sql } from "drizzle-orm";
@@ -143,12 +144,16 @@ export async function readLeaseForSession(
 ): Promise<LeaseView | null | "signed_out"> {
   const { actorId, sessionId } = session;
   if (!isUuid(leaseId) || !isUuid(sessionId)) return null;
-  const live = sql<boolean>`exists (select 1 from app_session s where s.id = ${sessionId} and s.user_id = ${actorId}
-    and s.revoked_at is null and s.expires_at > now())`;
+  // Live: not revoked, not run out, and its user still a member of the session's organization.
+  const live = sql<boolean>`exists (select 1 from app_session s join membership m on m.org_id = s.org_id and m.user_id = s.user_id
+    where s.id = ${sessionId} and s.user_id = ${actorId} and s.revoked_at is null and s.expires_at > now())`;
+  // A lease on an invoice of another organization than the session's reads as missing.
+  const inSessionOrg = sql`exists (select 1 from app_session s join invoice i on i.org_id = s.org_id
+    where s.id = ${sessionId} and i.id = inference_lease.invoice_id)`;
   const [row] = await db
     .select({ ...leaseWithTimeline(page), sessionLive: live })
     .from(inferenceLease)
-    .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)));
+    .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId), inSessionOrg));
   if (!row) return null;
   const { sessionLive, ...lease } = row;
   if (!sessionLive) return "signed_out";
@@ -179,7 +184,7 @@ export async function leaseHolderName(db: Db | Tx, actorId: string, invoiceId: s
   const [row] = await db
     .select({ name: appUser.name })
     .from(inferenceLease)
-    .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), eq(invoice.ownerId, actorId)))
+    .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), ownedInvoice(actorId)))
     .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
     .where(and(eq(inferenceLease.invoiceId, invoiceId), inFlight, not(isOverdue), ne(inferenceLease.actorId, actorId)))
     .limit(1);
@@ -198,22 +203,22 @@ export type AttemptView = {
 const newestFirst = [desc(inferenceLease.createdAt), desc(inferenceLease.id)] as const;
 
 /**
- * Every attempt (lease) on an invoice the actor owns, newest first, one page of them, each
+ * Every attempt (lease) on an invoice of the member's organization, newest first, one page of them, each
  * with its timeline and the name of whoever asked: the invoice's own record, so it includes
  * attempts by a former owner. Overdue ones are recorded expired first, as every read does.
  */
 export async function invoiceAttempts(
   db: Db,
-  actorId: string,
+  member: Member,
   invoiceId: string,
   page: { offset: number; limit: number },
 ): Promise<{ total: number; attempts: AttemptView[] }> {
   return db.transaction(async (tx) => {
-    const [owned] = await tx
+    const [visible] = await tx
       .select({ id: invoice.id })
       .from(invoice)
-      .where(and(eq(invoice.id, invoiceId), eq(invoice.ownerId, actorId)));
-    if (!owned) return { total: 0, attempts: [] };
+      .where(and(eq(invoice.id, invoiceId), visibleInvoice(member)));
+    if (!visible) return { total: 0, attempts: [] };
     const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
     await expireDue(tx, onInvoice, "read");
     const [{ total } = { total: 0 }] = await tx
@@ -262,7 +267,7 @@ export async function invoiceAttempts(
  */
 export async function appliedAttempt(
   db: Db,
-  actorId: string,
+  member: Member,
   invoiceId: string,
 ): Promise<{ id: string; actorName: string; appliedAt: Date; position: number } | null> {
   const [row] = await db
@@ -275,11 +280,39 @@ export async function appliedAttempt(
           and (newer.created_at, newer.id) > (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number),
     })
     .from(inferenceLease)
-    .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), eq(invoice.ownerId, actorId)))
+    .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), visibleInvoice(member)))
     .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
     .innerJoin(leaseEvent, and(eq(leaseEvent.leaseId, inferenceLease.id), eq(leaseEvent.kind, "applied")))
     .where(and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.status, "applied")))
     .orderBy(desc(leaseEvent.at), desc(leaseEvent.id))
+    .limit(1);
+  return row ?? null;
+}
+
+/**
+ * The lease in flight on an invoice of the member's organization when it is someone else's:
+ * who asked, whether the summary is being written or waits for review, and until when (with
+ * the database's now, for a countdown). Nothing of the proposal: that is its actor's alone.
+ */
+export async function teammateLeaseInFlight(
+  db: Db | Tx,
+  member: Member,
+  invoiceId: string,
+): Promise<{ actorName: string; status: LeaseStatus; purpose: string; deadlineAt: Date; now: Date } | null> {
+  if (!isUuid(invoiceId)) return null;
+  const [row] = await db
+    .select({
+      actorName: appUser.name,
+      status: inferenceLease.status,
+      purpose: inferenceLease.purpose,
+      deadlineAt: inferenceLease.deadlineAt,
+      now: sql<Date>`now()`.mapWith((v: string | Date) => new Date(v)),
+    })
+    .from(inferenceLease)
+    .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), visibleInvoice(member)))
+    .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
+    .where(and(eq(inferenceLease.invoiceId, invoiceId), inFlight, not(isOverdue), ne(inferenceLease.actorId, member.id)))
+    .orderBy(desc(inferenceLease.createdAt))
     .limit(1);
   return row ?? null;
 }

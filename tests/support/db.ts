@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { openDb, type Db, type DbHandle } from "@/db/client";
 import { migrateDb } from "@/db/migrate";
-import { appUser, inferenceLease, invoice, invoiceLine, leaseEvent } from "@/db/schema";
+import { appUser, inferenceLease, invoice, invoiceLine, leaseEvent, membership } from "@/db/schema";
+import type { Member } from "@/lib/access";
+import type { Role } from "@/lib/org-codes";
 import { hashPassword } from "@/lib/password";
 import { PASSWORD } from "../harness/users";
 
@@ -50,6 +52,29 @@ export async function openTestDb(): Promise<TestDb> {
 export { PASSWORD };
 let passwordHash: Promise<string> | undefined;
 
+/**
+ * The user as lib/access.ts's rules see them: their organization (for a user made by makeUser,
+ * one of their own, as admin) and role there.
+ */
+export async function asMember(db: Db, user: { id: string }): Promise<Member> {
+  const [row] = await db.select({ orgId: membership.orgId, role: membership.role }).from(membership).where(eq(membership.userId, user.id));
+  return { id: user.id, orgId: row!.orgId, role: row!.role };
+}
+
+/**
+ * Puts `user` in `teammate`'s organization, with `role`, as their only one: their own
+ * organization's membership goes, and their sessions move with them. (The app does this by
+ * invitation; a test that needs two people on one team makes them so.)
+ */
+export async function joinOrgOf(db: Db, user: { id: string }, teammate: { id: string }, role: Role = "member"): Promise<Member> {
+  const { orgId } = await asMember(db, teammate);
+  await db.delete(membership).where(eq(membership.userId, user.id));
+  await db.insert(membership).values({ orgId, userId: user.id, role });
+  await db.execute(sql`update app_session set org_id = ${orgId} where user_id = ${user.id}`);
+  await db.execute(sql`update invoice set org_id = ${orgId} where owner_id = ${user.id}`);
+  return { id: user.id, orgId, role };
+}
+
 export async function makeUser(db: Db, name = "User") {
   passwordHash ??= hashPassword(PASSWORD);
   const email = `${name.toLowerCase().replace(/\W+/g, "-")}-${randomUUID().slice(0, 8)}@example.test`;
@@ -57,6 +82,9 @@ export async function makeUser(db: Db, name = "User") {
     .insert(appUser)
     .values({ email, name, passwordHash: await passwordHash })
     .returning();
+  // An organization of their own, as admin (user_home_org, migration 0006), as a user seeded
+  // by hand gets on first need: each test user is alone unless a test adds them to another.
+  await db.execute(sql`select user_home_org(${row!.id})`);
   return row!;
 }
 

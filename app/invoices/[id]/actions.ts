@@ -126,7 +126,7 @@ export const editInvoiceAction = stateAction({
     const { locale, pattern } = await viewerPattern();
     const { invoice_id, expected_version } = form;
     const values = Object.fromEntries(EDIT_FIELDS.map((field) => [field, form[field]])) as Record<EditFields, string>;
-    const current = await getInvoice(db, actor.id, invoice_id);
+    const current = await getInvoice(db, actor, invoice_id);
     if (!current) return { ok: false, message: editRefusal("invoice_not_found") };
 
     // Only what the user changed from the form as rendered is read at all, so no difference in
@@ -153,7 +153,7 @@ export const editInvoiceAction = stateAction({
     if (Object.keys(changed).length === 0) backTo(invoice_id, "edit.unchanged");
     const patch = InvoicePatch.safeParse({ ...changed, expected_version });
     if (!patch.success) return { ok: false, message: editRefusal("invalid_request", pattern), values };
-    const result = await updateInvoice(db, actor.id, invoice_id, patch.data);
+    const result = await updateInvoice(db, actor, invoice_id, patch.data);
     if (!result.ok) return { ok: false, message: editRefusal(result.code, pattern), values };
     // The redirect goes to the address the last save went to (?notice=edit.saved): without this
     // the client router showed its page from then, the invoice as it was before this save.

@@ -26,7 +26,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
   const actor = await requireActor();
   const db = await getDb();
   // Scoped to the actor in the query: someone else's invoice is as absent as a missing one.
-  const invoice = await getInvoice(db, actor.id, id);
+  const invoice = await getInvoice(db, actor, id);
   if (!invoice) notFound();
   const viewer = await getViewer();
   const [latest, heldBy] = await Promise.all([latestLeaseForInvoice(db, actor.id, invoice.id), leaseHolderName(db, actor.id, invoice.id)]);
@@ -37,8 +37,8 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
   const notice = noticeOf(one(query.notice), lease, pattern);
   const historyPage = Math.max(1, Math.min(10_000, Math.trunc(Number(one(query.history) ?? "1")) || 1));
   const [history, applied] = await Promise.all([
-    invoiceAttempts(db, actor.id, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
-    invoice.summary ? appliedAttempt(db, actor.id, invoice.id) : null,
+    invoiceAttempts(db, actor, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
+    invoice.summary ? appliedAttempt(db, actor, invoice.id) : null,
   ]);
   const attemptHref = (leaseId: string, position: number) =>
     `/invoices/${invoice.id}?history=${Math.floor(position / HISTORY_PAGE_SIZE) + 1}#attempt-${leaseId}`;

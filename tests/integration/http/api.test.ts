@@ -10,7 +10,7 @@ import * as leases from "@/lib/leases";
 import { LEASE_EVENTS_PAGE } from "@/lib/leases";
 import { rowsOf } from "../../support/fuzz";
 import * as rows from "../../support/db";
-import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
+import { joinOrgOf, makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
 
 let t: TestDb;
 beforeAll(async () => {
@@ -368,6 +368,8 @@ describe("POST /api/leases", () => {
     const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
     const leaseId = opened.body.lease_id as string;
     await proposeByHand(leaseId, "Alice's private summary");
+    // Hands change within a team: Bob joins Alice's organization first.
+    await joinOrgOf(t.db, bob, alice);
     await t.db.update(invoice).set({ ownerId: bob.id }).where(eq(invoice.id, inv.id));
 
     const read = await api("GET", `/api/invoices/${inv.id}`, { cookie: bobCookie });
@@ -385,8 +387,12 @@ describe("POST /api/leases", () => {
         expect(text).not.toContain(secret);
     }
 
-    // Alice no longer sees the invoice; once her lease is closed, nobody else holds one.
-    expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie })).status).toBe(404);
+    // Alice, a teammate now, still reads the invoice but may no longer summarize it (403: it is
+    // visibly there); once her lease is closed, nobody else holds one.
+    expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie })).status).toBe(200);
+    expect(
+      await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } }),
+    ).toMatchObject({ status: 403, body: { detail: "forbidden" } });
     await t.db.update(inferenceLease).set({ status: "rejected", closedReason: "cancelled" }).where(eq(inferenceLease.id, leaseId));
     expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: bobCookie })).body.lease_held_by).toBeNull();
     const mine = await api("POST", "/api/leases", { cookie: bobCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });

@@ -8,7 +8,7 @@ import { inferenceLease, leaseEvent } from "@/db/schema";
 import { updateInvoice } from "@/lib/invoices";
 import { applyLease, invoiceAttempts, appliedAttempt, type LeaseDispatch } from "@/lib/leases";
 import * as rows from "../../support/db";
-import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
+import { asMember, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 
 let t: TestDb;
 beforeAll(async () => {
@@ -54,7 +54,13 @@ describe("an edit withdraws the leases in flight on its invoice", () => {
     const inv = await makeInvoice(t.db, alice.id);
     const lease = await seedLease(alice.id, inv.id, "proposed", "60 seconds", { summary: "Old counterparty", model: "m" });
     const dispatch = recorder();
-    const result = await updateInvoice(t.db, alice.id, inv.id, { counterparty: "Contoso Ltd", due_on: "2026-12-31" }, dispatch);
+    const result = await updateInvoice(
+      t.db,
+      await asMember(t.db, alice),
+      inv.id,
+      { counterparty: "Contoso Ltd", due_on: "2026-12-31" },
+      dispatch,
+    );
     expect(result.ok).toBe(true);
     expect(await rows.leaseRow(t.db, lease.id)).toMatchObject({ status: "rejected", closedReason: "invoice_changed" });
     expect(await rows.eventKinds(t.db, lease.id)).toEqual(["invoice_changed"]);
@@ -81,13 +87,13 @@ describe("an edit withdraws the leases in flight on its invoice", () => {
     const alice = await makeUser(t.db, "Alice");
     const inv = await makeInvoice(t.db, alice.id);
     const open = await seedLease(alice.id, inv.id, "open");
-    expect((await updateInvoice(t.db, alice.id, inv.id, { number: "INV-2" }, recorder())).ok).toBe(true);
+    expect((await updateInvoice(t.db, await asMember(t.db, alice), inv.id, { number: "INV-2" }, recorder())).ok).toBe(true);
     expect(await rows.leaseRow(t.db, open.id)).toMatchObject({ status: "rejected", closedReason: "invoice_changed" });
 
     const inv2 = await makeInvoice(t.db, alice.id);
     const overdue = await seedLease(alice.id, inv2.id, "proposed", "-1 second", { summary: "s", model: "m" });
     const dispatch = recorder();
-    expect((await updateInvoice(t.db, alice.id, inv2.id, { number: "INV-3" }, dispatch)).ok).toBe(true);
+    expect((await updateInvoice(t.db, await asMember(t.db, alice), inv2.id, { number: "INV-3" }, dispatch)).ok).toBe(true);
     expect(await rows.leaseRow(t.db, overdue.id)).toMatchObject({ status: "expired", closedReason: "deadline_passed" });
     expect(await rows.eventKinds(t.db, overdue.id)).toEqual(["expired"]);
     expect(dispatch.closed).toEqual([]);
@@ -98,13 +104,21 @@ describe("an edit withdraws the leases in flight on its invoice", () => {
     const inv = await makeInvoice(t.db, alice.id);
     const lease = await seedLease(alice.id, inv.id, "proposed", "60 seconds", { summary: "s", model: "m" });
     const dispatch = recorder();
-    expect(await updateInvoice(t.db, alice.id, inv.id, { counterparty: "X", expected_version: inv.version + 5 }, dispatch)).toEqual({
+    expect(
+      await updateInvoice(t.db, await asMember(t.db, alice), inv.id, { counterparty: "X", expected_version: inv.version + 5 }, dispatch),
+    ).toEqual({
       ok: false,
       code: "invoice_changed",
     });
-    expect(await updateInvoice(t.db, alice.id, inv.id, { due_on: "1999-01-01" }, dispatch)).toEqual({ ok: false, code: "invalid_request" });
+    expect(await updateInvoice(t.db, await asMember(t.db, alice), inv.id, { due_on: "1999-01-01" }, dispatch)).toEqual({
+      ok: false,
+      code: "invalid_request",
+    });
     const bob = await makeUser(t.db, "Bob");
-    expect(await updateInvoice(t.db, bob.id, inv.id, { counterparty: "Y" }, dispatch)).toEqual({ ok: false, code: "invoice_not_found" });
+    expect(await updateInvoice(t.db, await asMember(t.db, bob), inv.id, { counterparty: "Y" }, dispatch)).toEqual({
+      ok: false,
+      code: "invoice_not_found",
+    });
     expect(await rows.leaseRow(t.db, lease.id)).toMatchObject({ status: "proposed" });
     expect(await rows.eventKinds(t.db, lease.id)).toEqual([]);
     expect(dispatch.closed).toEqual([]);
@@ -131,18 +145,18 @@ describe("the invoice's history", () => {
       ]);
       ids.push(lease.id);
     }
-    const first = await invoiceAttempts(t.db, alice.id, inv.id, { offset: 0, limit: 5 });
+    const first = await invoiceAttempts(t.db, await asMember(t.db, alice), inv.id, { offset: 0, limit: 5 });
     expect(first.total).toBe(7);
     expect(first.attempts.map((a) => a.id)).toEqual(ids.slice(2).reverse());
     expect(first.attempts[0]).toMatchObject({ actorName: "Alice Example", status: "expired" });
     expect(first.attempts[0]!.events.map((e) => e.kind)).toEqual(["opened", "expired"]);
-    const second = await invoiceAttempts(t.db, alice.id, inv.id, { offset: 5, limit: 5 });
+    const second = await invoiceAttempts(t.db, await asMember(t.db, alice), inv.id, { offset: 5, limit: 5 });
     expect(second.attempts.map((a) => a.id)).toEqual(ids.slice(0, 2).reverse());
 
-    const applied = await appliedAttempt(t.db, alice.id, inv.id);
+    const applied = await appliedAttempt(t.db, await asMember(t.db, alice), inv.id);
     expect(applied).toMatchObject({ id: ids[2], actorName: "Alice Example", position: 4 });
     // Someone else's invoice: nothing, as absent as a missing one.
-    expect(await invoiceAttempts(t.db, bob.id, inv.id, { offset: 0, limit: 5 })).toEqual({ total: 0, attempts: [] });
-    expect(await appliedAttempt(t.db, bob.id, inv.id)).toBeNull();
+    expect(await invoiceAttempts(t.db, await asMember(t.db, bob), inv.id, { offset: 0, limit: 5 })).toEqual({ total: 0, attempts: [] });
+    expect(await appliedAttempt(t.db, await asMember(t.db, bob), inv.id)).toBeNull();
   });
 });
