@@ -1,5 +1,5 @@
 import "server-only";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { hashPassword } from "@/lib/password";
 import type { Db } from "./client";
 import { DEMO_USERS, demoPassword } from "./demo";
@@ -193,15 +193,31 @@ async function adoptIntoDemoOrg(tx: Parameters<Parameters<Db["transaction"]>[0]>
     .from(membership)
     .where(and(eq(membership.userId, user.id), eq(membership.orgId, orgId)));
   if (already) return;
-  const lone = sql`(select m.org_id from membership m where m.user_id = ${user.id}
-    and not exists (select 1 from membership other where other.org_id = m.org_id and other.user_id <> m.user_id))`;
-  await tx.execute(sql`update invoice set org_id = ${orgId} where owner_id = ${user.id} and org_id in ${lone}`);
-  await tx.execute(sql`update app_session set org_id = ${orgId} where user_id = ${user.id}`);
-  await tx.execute(sql`delete from membership where user_id = ${user.id} and org_id in ${lone}`);
+  const lone = await tx
+    .select({ orgId: membership.orgId })
+    .from(membership)
+    .where(
+      and(
+        eq(membership.userId, user.id),
+        sql`not exists (select 1 from membership other where other.org_id = "membership"."org_id" and other.user_id <> ${user.id})`,
+      ),
+    );
+  const loneIds = lone.map((l) => l.orgId);
   await tx
     .insert(membership)
     .values({ orgId, userId: user.id, role: role as "admin" })
     .onConflictDoNothing();
+  await tx.execute(sql`update app_session set org_id = ${orgId} where user_id = ${user.id}`);
+  if (loneIds.length === 0) return;
+  await tx
+    .update(invoice)
+    .set({ orgId })
+    .where(and(eq(invoice.ownerId, user.id), inArray(invoice.orgId, loneIds)));
+  await tx.delete(membership).where(and(eq(membership.userId, user.id), inArray(membership.orgId, loneIds)));
+  // The lone organization goes too, unless something of it is left (another owner's invoice).
+  await tx
+    .delete(organization)
+    .where(and(inArray(organization.id, loneIds), sql`not exists (select 1 from invoice i where i.org_id = "organization"."id")`));
 }
 
 /** The email of load actor `n` (1-based), as seedActors makes it. */
