@@ -17,12 +17,9 @@ beforeEach(() => sink().setFailing(false));
 
 const status = (id: string, cookie: string, json: unknown) => api("POST", `/api/invoices/${id}/status`, { cookie, json });
 
-async function dbToday(): Promise<string> {
-  const [row] = (await t.db.execute(sql`select current_date::text as d`)).rows as { d: string }[];
-  return row!.d;
-}
-async function dbTomorrow(): Promise<string> {
-  const [row] = (await t.db.execute(sql`select (current_date + 1)::text as d`)).rows as { d: string }[];
+/** The database's today plus `days`, as YYYY-MM-DD. */
+async function dbDay(days = 0): Promise<string> {
+  const [row] = await t.db.select({ d: sql<string>`(current_date + ${days}::int)::text` }).from(sql`(select 1) as one`);
   return row!.d;
 }
 
@@ -105,11 +102,11 @@ describe("POST /api/invoices/:id/status", () => {
 
   it("a paid day: today is fine, tomorrow by the database clock is 422 paid_on_in_future; nothing written", async () => {
     const { inv, aliceCookie } = await world();
-    const refused = await status(inv.id, aliceCookie, { status: "paid", paid_on: await dbTomorrow() });
+    const refused = await status(inv.id, aliceCookie, { status: "paid", paid_on: await dbDay(1) });
     expect(refused).toMatchObject({ status: 422, body: { detail: "paid_on_in_future" } });
     expect(await invoiceRow(t.db, inv.id)).toMatchObject({ status: "open", paidOn: null, version: inv.version });
     expect(await history(inv.id)).toHaveLength(0);
-    const today = await dbToday();
+    const today = await dbDay();
     expect(await status(inv.id, aliceCookie, { status: "paid", paid_on: today })).toMatchObject({ status: 200, body: { paid_on: today } });
   });
 
