@@ -33,9 +33,7 @@ export const DUE_FILTERS = ["any", "overdue", "week", "month"] as const;
 export const STATUS_FILTERS = ["any", "open", "overdue", "paid", "void"] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
 /** Search words: at most 200 characters of storable text, else no search at all. */
-const searchText = z
-  .preprocess((v) => (Array.isArray(v) ? v[0] : v), z.string().trim().max(200).refine(isStorableText))
-  .catch("");
+const searchText = z.preprocess((v) => (Array.isArray(v) ? v[0] : v), z.string().trim().max(200).refine(isStorableText)).catch("");
 export const ListQuery = z.object({
   state: oneOf(["all", ...LIST_STATES], "all"),
   due: oneOf(DUE_FILTERS, "any"),
@@ -128,7 +126,10 @@ export async function listInvoicesWithState(db: Db, member: Member, query: ListQ
   const now = new Date(clock?.now ?? Date.now());
   const today = clock?.today ?? now.toISOString().slice(0, 10);
 
-  const [counted] = await db.select({ n: sql<number>`count(*)::int` }).from(invoice).where(visibleInvoice(member));
+  const [counted] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(invoice)
+    .where(visibleInvoice(member));
   const invoices = await db
     .select({ ...getTableColumns(invoice), ownerName: appUser.name, overdue: overdueSql })
     .from(invoice)

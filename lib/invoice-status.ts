@@ -80,11 +80,20 @@ export async function setInvoiceStatus(
   if (outcome === "paid_on_in_future" || outcome === "invoice_changed") return { ok: false, code: outcome };
   if (!outcome) {
     // Not theirs to change: visible in their organization is 403, anything else the same 404 as a missing id.
-    const [visible] = await db.select({ id: invoice.id }).from(invoice).where(and(eq(invoice.id, invoiceId), visibleInvoice(member)));
+    const [visible] = await db
+      .select({ id: invoice.id })
+      .from(invoice)
+      .where(and(eq(invoice.id, invoiceId), visibleInvoice(member)));
     return { ok: false, code: visible ? "forbidden" : "invoice_not_found" };
   }
   await tellClosed(dispatch, outcome.withdrawn, "invoice_changed");
   const detail = await getInvoice(db, member, outcome.id);
   if (!detail) return { ok: false, code: "invoice_not_found" };
   return { ok: true, changed: outcome.changed, invoice: detail };
+}
+
+/** The database's today, YYYY-MM-DD: the day a "Mark paid" form starts from, and the latest it may name. */
+export async function databaseToday(db: Db): Promise<string> {
+  const [row] = await db.select({ today: sql<string>`current_date::text` }).from(sql`(select 1) as one`);
+  return row!.today;
 }

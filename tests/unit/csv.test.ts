@@ -3,7 +3,10 @@ import { toCsv } from "@/lib/csv";
 
 const BOM = "\uFEFF";
 /** The one data row of a file with a header `h`. */
-const cell = (value: string | number | null) => toCsv(["h"], [[value]]).slice(BOM.length).split("\r\n")[1];
+const cell = (value: string | number | null) =>
+  toCsv(["h"], [[value]])
+    .slice(BOM.length)
+    .split("\r\n")[1];
 
 describe("toCsv", () => {
   it("starts with a byte-order mark and ends each record with CRLF", () => {
@@ -19,7 +22,7 @@ describe("toCsv", () => {
   });
 
   it("defuses formula injection: a text cell starting with = + - @ (or a tab, CR, full-width forms) gets a leading '", () => {
-    expect(cell("=HYPERLINK(\"http://x\",\"y\")")).toBe(`"'=HYPERLINK(""http://x"",""y"")"`);
+    expect(cell('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`);
     expect(cell("+1+1")).toBe("'+1+1");
     expect(cell("-2+3")).toBe("'-2+3");
     expect(cell("@SUM(A1)")).toBe("'@SUM(A1)");

@@ -191,7 +191,9 @@ describe("GET /api/invoices/export", () => {
 
   it("quotes commas, quotes and line breaks, and defuses formulas; a negative amount stays a number", async () => {
     const res = await exportOf("?q=slash");
-    expect(records(res.body).split("\r\n")[1]).toBe(`'=2+3,"Back\\slash, ""Quoted""\nand @Co",Alice Admin,GBP,-5.00,2026-11-01,2099-12-31,Open,`);
+    expect(records(res.body).split("\r\n")[1]).toBe(
+      `'=2+3,"Back\\slash, ""Quoted""\nand @Co",Alice Admin,GBP,-5.00,2026-11-01,2099-12-31,Open,`,
+    );
   });
 
   it("a counterparty that starts with a formula is written as text", async () => {
@@ -207,7 +209,9 @@ describe("GET /api/invoices/export", () => {
     expect(alice.split("\r\n")).toHaveLength(1 + 5 + 1);
     const bob = records((await exportOf("?q=acme", w.bobCookie)).body);
     expect(bob.split("\r\n").slice(1)).toEqual(["B-1,Acme 50% Off Ltd,Bob Elsewhere,EUR,999.00,2026-11-01,2099-12-31,Open,", ""]);
-    expect(records((await exportOf("?q=none+such")).body)).toBe("Number,Counterparty,Owner,Currency,Amount,Issued on,Due on,Status,Paid on\r\n");
+    expect(records((await exportOf("?q=none+such")).body)).toBe(
+      "Number,Counterparty,Owner,Currency,Amount,Issued on,Due on,Status,Paid on\r\n",
+    );
   });
 
   it("401 without a session", async () => {

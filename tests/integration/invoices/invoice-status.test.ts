@@ -91,7 +91,10 @@ describe("POST /api/invoices/:id/status", () => {
     const again = await status(inv.id, aliceCookie, { status: "paid", paid_on: "2026-11-15", expected_version: inv.version });
     expect(again).toMatchObject({ status: 200, body: { status: "paid", version: inv.version + 1 } });
     const openAgain = await makeInvoice(t.db, (await invoiceRow(t.db, inv.id)).ownerId);
-    expect(await status(openAgain.id, aliceCookie, { status: "open" })).toMatchObject({ status: 200, body: { version: openAgain.version } });
+    expect(await status(openAgain.id, aliceCookie, { status: "open" })).toMatchObject({
+      status: 200,
+      body: { version: openAgain.version },
+    });
     expect(await history(inv.id)).toHaveLength(1);
     expect(await history(openAgain.id)).toHaveLength(0);
     // Paid again on another day is a change: the day is corrected and recorded.
@@ -127,7 +130,10 @@ describe("POST /api/invoices/:id/status", () => {
       [],
       "void",
     ]) {
-      expect(await status(inv.id, aliceCookie, json), JSON.stringify(json)).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
+      expect(await status(inv.id, aliceCookie, json), JSON.stringify(json)).toMatchObject({
+        status: 422,
+        body: { detail: "invalid_request" },
+      });
     }
     expect(await api("POST", `/api/invoices/${inv.id}/status`, { cookie: aliceCookie, raw: "{not json" })).toMatchObject({ status: 422 });
     expect(await invoiceRow(t.db, inv.id)).toMatchObject({ status: "open", version: inv.version });
