@@ -9,7 +9,7 @@ const initial: StatusResult = { message: null };
 
 /**
  * The invoice's status, and for its owner or an admin the controls that change it: "Mark paid"
- * with the day (the database's today to start with), "Void", "Reopen". Plain form posts to a
+ * with the day (the database's today to start with; a later one is refused by the server, in words), "Void", "Reopen". Plain form posts to a
  * server action, so they work without JavaScript; a refusal comes back in the form's state.
  */
 export function StatusControls(props: {
@@ -46,7 +46,7 @@ export function StatusControls(props: {
               <input type="hidden" name="status" value="paid" />
               <div className="field">
                 <label htmlFor="status-paid-on">Paid on</label>
-                <input id="status-paid-on" name="paid_on" type="date" defaultValue={props.today} max={props.today} required />
+                <input id="status-paid-on" name="paid_on" type="date" defaultValue={props.today} required />
               </div>
               <SubmitButton className="button">{STATUS_ACTION_WORDS.paid}</SubmitButton>
             </form>
