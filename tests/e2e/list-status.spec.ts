@@ -3,7 +3,7 @@
 // a CSV download of exactly the rows shown.
 import fs from "node:fs";
 import { randomBytes } from "node:crypto";
-import { expect, expectAccessible, test } from "./support/fixtures";
+import { expect, expectAccessible, saveScreenshot, test } from "./support/fixtures";
 import { addInvoice, newUser } from "./support/list-data";
 import { InvoiceListPage } from "./support/pages";
 
@@ -32,6 +32,9 @@ test("mark paid, filter by status, search, and export the rows shown as CSV", as
   const [row] = await sql<{ status: string; paid_on: string }[]>`select status, paid_on::text from invoice where id = ${late.id}`;
   expect(row).toEqual({ status: "paid", paid_on: today!.d });
   await expectAccessible(page, "invoice page, paid");
+  await page.setViewportSize({ width: 375, height: 812 });
+  await saveScreenshot(page, "invoice-status-375px");
+  await page.setViewportSize({ width: 1280, height: 900 });
 
   // The list: each row's status and owner; totals per currency of what is shown.
   const list = new InvoiceListPage(page);
@@ -77,6 +80,7 @@ test("mark paid, filter by status, search, and export the rows shown as CSV", as
   // At 375 px the controls are still on the page.
   await page.setViewportSize({ width: 375, height: 812 });
   await expect(page.getByRole("link", { name: "Export CSV" })).toBeVisible();
+  await saveScreenshot(page, "list-status-375px");
   await expectAccessible(page, "invoice list at 375 px");
 });
 
