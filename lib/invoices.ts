@@ -13,7 +13,10 @@ import { lockLeasesInFlight, tellClosed, withdrawOutdated, type LeaseDispatch } 
  * An invoice as a member sees it, with what they may do with it, judged by the same statement
  * that read it: `owned` (theirs: they may summarize and apply), `editable` (lib/access.ts).
  */
-export type InvoiceDetail = Invoice & { lines: InvoiceLine[]; owned: boolean; editable: boolean };
+export type InvoiceDetail = Invoice & { lines: InvoiceLine[]; owned: boolean; editable: boolean; overdue: boolean };
+
+/** Overdue: open, and due before the database's today. Derived in each statement that reads it, never stored. */
+export const overdueSql = sql<boolean>`(${invoice.status} = 'open' and ${invoice.dueOn} < current_date)`;
 
 /** Every invoice of the member's organization. */
 export async function listInvoices(db: Db, member: Member): Promise<Invoice[]> {
@@ -28,6 +31,7 @@ export async function getInvoice(db: Db, member: Member, invoiceId: unknown): Pr
       ...getTableColumns(invoice),
       owned: sql<boolean>`${invoice.ownerId} = ${member.id}`,
       editable: sql<boolean>`${editableInvoice(member)}`,
+      overdue: overdueSql,
     })
     .from(invoice)
     .where(and(eq(invoice.id, invoiceId), visibleInvoice(member)));

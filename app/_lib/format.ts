@@ -48,6 +48,18 @@ export function formatMoney(cents: number, currency: string, locale: string = DE
   }
 }
 
+/** "EUR 12,340.00": the currency's code rather than its sign, for sums of several currencies side by side. */
+export function formatMoneyWithCode(cents: number, currency: string, locale: string = DEFAULT_LOCALE): string {
+  try {
+    return memo(
+      `money-code:${locale}:${currency}`,
+      () => new Intl.NumberFormat(locale, { style: "currency", currency, currencyDisplay: "code", numberingSystem: "latn" }),
+    ).format(cents / 100);
+  } catch {
+    return `${currency} ${(cents / 100).toFixed(2)}`;
+  }
+}
+
 function isoDay(isoDate: string): Date | null {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(isoDate);
   if (!match) return null;

@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   invalid_request: 422,
   invalid_cursor: 400,
   purpose_not_allowed: 422,
+  // A payment date after the database's today (POST /api/invoices/:id/status).
+  paid_on_in_future: 422,
   invalid_credentials: 401,
   not_signed_in: 401,
   invoice_not_found: 404,

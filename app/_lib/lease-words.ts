@@ -94,6 +94,8 @@ const FIELD_WORDS: Record<string, string> = {
   counterparty: "counterparty",
   issued_on: "issue date",
   due_on: "due date",
+  status: "status",
+  paid_on: "payment date",
 };
 
 /** "The counterparty and due date were changed", from an invoice_changed event's fields. */

@@ -1,6 +1,6 @@
 import "server-only";
 // The web layer's one way to the lease writes that tell the generation: open, cancel, sign-out
-// (this session or every one) and an invoice edit, which withdraws the leases it outdates. The
+// (this session or every one) and an invoice edit or status change, which withdraws the leases it outdates. The
 // domain (lib/leases, lib/invoices) takes the dispatch as an argument, so Inngest functions,
 // scripts and tests pass their own; here it is Inngest, sent after the response where the
 // answer need not wait (inngest/dispatch.ts). The API routes and the server actions call these,
@@ -10,6 +10,7 @@ import type { Db } from "@/db/client";
 import type { Member } from "@/lib/access";
 import { appEnv } from "@/lib/env";
 import * as invoices from "@/lib/invoices";
+import * as invoiceStatus from "@/lib/invoice-status";
 import * as leases from "@/lib/leases";
 import { inngestDispatch } from "@/inngest/dispatch";
 
@@ -58,4 +59,14 @@ export function updateInvoice(
   patch: invoices.InvoicePatch,
 ): Promise<invoices.UpdateInvoiceResult> {
   return invoices.updateInvoice(db, member, invoiceId, patch, inngestDispatch);
+}
+
+/** A change of an invoice's status (paid, void, open again), and the leases it outdates withdrawn: lib/invoice-status. */
+export function setInvoiceStatus(
+  db: Db,
+  member: Member,
+  invoiceId: unknown,
+  change: invoiceStatus.StatusChange,
+): Promise<invoiceStatus.SetStatusResult> {
+  return invoiceStatus.setInvoiceStatus(db, member, invoiceId, change, inngestDispatch);
 }

@@ -8,7 +8,8 @@ import type { Actor } from "@/lib/sessions";
 
 export const actorJson = (a: Actor) => ({ id: a.id, email: a.email, name: a.name });
 
-export const invoiceJson = (i: Invoice) => ({
+/** `overdue`: open and due before the database's today (lib/invoices.ts overdueSql). */
+export const invoiceJson = (i: Invoice & { overdue: boolean }) => ({
   id: i.id,
   number: i.number,
   counterparty: i.counterparty,
@@ -19,6 +20,9 @@ export const invoiceJson = (i: Invoice) => ({
   summary: i.summary,
   version: i.version,
   updated_at: i.updatedAt.toISOString(),
+  status: i.status,
+  paid_on: i.paidOn,
+  overdue: i.overdue,
 });
 
 export const leaseJson = (l: LeaseView) => ({

@@ -2,11 +2,12 @@ import type { Metadata } from "next";
 import Form from "next/form";
 import Link from "next/link";
 import { getDb } from "@/db/client";
-import { DUE_FILTERS, listInvoicesWithState, ListQuery, SORTS, type ListRow } from "@/lib/invoice-list";
+import { DUE_FILTERS, listInvoicesWithState, ListQuery, listQueryString, SORTS, type ListRow } from "@/lib/invoice-list";
 import type { ListState } from "@/lib/lease-codes";
 import { requireActor } from "@/app/_lib/actor";
-import { formatDate, formatDateTime, formatMoney, type Viewer } from "@/app/_lib/format";
+import { formatDate, formatDateTime, formatMoney, formatMoneyWithCode, type Viewer } from "@/app/_lib/format";
 import { listStoppedWords } from "@/app/_lib/lease-words";
+import { shownStatus, STATUS_FILTER_WORDS, STATUS_WORDS } from "@/app/_lib/status-words";
 import { getViewer } from "@/app/_lib/viewer";
 import { ZoneSync } from "@/app/invoices/[id]/zone-sync";
 import { ListRefresher, TimeLeft } from "./list-live";
@@ -98,9 +99,10 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
   const actor = await requireActor();
   const query = ListQuery.parse(await searchParams);
   const viewer = await getViewer();
-  const { rows, total, now } = await listInvoicesWithState(await getDb(), actor, query);
+  const { rows, totals, total, now } = await listInvoicesWithState(await getDb(), actor, query);
   const serverNow = now.toISOString();
-  const filtered = query.state !== "all" || query.due !== "any";
+  const filtered = query.state !== "all" || query.due !== "any" || query.status !== "any" || query.q !== "";
+  const queryString = listQueryString(query);
 
   return (
     <>
@@ -113,6 +115,11 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
         <>
           {/* A plain GET form: filters and sorting work without JavaScript, and the URL keeps them. */}
           <Form action="/invoices" className="list-filters" aria-label="Filter and sort invoices">
+            <div className="field list-filters__search">
+              <label htmlFor="filter-q">Search number or counterparty</label>
+              <input id="filter-q" name="q" type="search" defaultValue={query.q} maxLength={200} autoComplete="off" />
+            </div>
+            <SelectField id="filter-status" name="status" label="Status" options={STATUS_FILTER_WORDS} value={query.status} />
             <SelectField id="filter-state" name="state" label="Summary" options={STATE_OPTIONS} value={query.state} />
             <SelectField id="filter-due" name="due" label="Due" options={DUE_OPTIONS} value={query.due} />
             <SelectField id="filter-sort" name="sort" label="Sort by" options={SORT_OPTIONS} value={query.sort} />
@@ -127,23 +134,49 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
               ) : null}
             </div>
           </Form>
-          <p className="muted small" data-testid="list-count">
-            {filtered ? `Showing ${rows.length} of ${total} invoices.` : `${total} invoice${total === 1 ? "" : "s"}.`}
-          </p>
+          <div className="list-summary">
+            <p className="muted small" data-testid="list-count">
+              {filtered ? `Showing ${rows.length} of ${total} invoices.` : `${total} invoice${total === 1 ? "" : "s"}.`}
+            </p>
+            {totals.length > 0 ? (
+              <p className="small" data-testid="list-totals">
+                <span className="muted">Total shown: </span>
+                {totals.map((t) => formatMoneyWithCode(t.cents, t.currency, viewer.locale)).join(" · ")}
+              </p>
+            ) : null}
+            {/* The same query string: the file holds exactly the rows shown here. */}
+            <a href={`/api/invoices/export${queryString ? `?${queryString}` : ""}`} className="button button--secondary" download>
+              Export CSV
+            </a>
+          </div>
           {rows.length === 0 ? (
             <p className="muted">No invoices match these filters.</p>
           ) : (
             <ul className="invoice-list">
               {rows.map((inv) => (
-                <li key={inv.id} className="card" data-testid="invoice-row" data-state={inv.state} data-number={inv.number}>
+                <li
+                  key={inv.id}
+                  className="card"
+                  data-testid="invoice-row"
+                  data-state={inv.state}
+                  data-status={shownStatus(inv)}
+                  data-number={inv.number}
+                >
                   <Link href={`/invoices/${inv.id}`}>
                     <div className="invoice-list__top">
-                      <span className="invoice-list__number">{inv.number}</span>
+                      <span className="invoice-list__number">
+                        {inv.number}{" "}
+                        <span className={`status-badge status-badge--${shownStatus(inv)}`}>{STATUS_WORDS[shownStatus(inv)]}</span>
+                      </span>
                       <span className="invoice-list__total">{formatMoney(inv.totalCents, inv.currency, viewer.locale)}</span>
                     </div>
                     <div>{inv.counterparty}</div>
                     <div className="muted small">
                       Issued {formatDate(inv.issuedOn, viewer.locale)} · due {formatDate(inv.dueOn, viewer.locale)}
+                      {inv.paidOn ? ` · paid ${formatDate(inv.paidOn, viewer.locale)}` : ""}
+                    </div>
+                    <div className="muted small" data-testid="invoice-owner">
+                      Owner: {inv.ownerName}
                     </div>
                   </Link>
                   <StateLine row={inv} viewer={viewer} serverNow={serverNow} />

@@ -4,6 +4,8 @@ import type { startEventSink } from "./event-sink";
 import * as sessionRoute from "@/app/api/session/route";
 import * as invoicesRoute from "@/app/api/invoices/route";
 import * as invoiceRoute from "@/app/api/invoices/[id]/route";
+import * as invoiceStatusRoute from "@/app/api/invoices/[id]/status/route";
+import * as exportRoute from "@/app/api/invoices/export/route";
 import * as leasesRoute from "@/app/api/leases/route";
 import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
@@ -17,7 +19,9 @@ type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) 
 const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["session", /^\/api\/session$/, sessionRoute as never],
   ["invoices", /^\/api\/invoices$/, invoicesRoute as never],
+  ["export", /^\/api\/invoices\/export$/, exportRoute as never],
   ["invoice", /^\/api\/invoices\/(?<id>[^/]+)$/, invoiceRoute as never],
+  ["status", /^\/api\/invoices\/(?<id>[^/]+)\/status$/, invoiceStatusRoute as never],
   ["leases", /^\/api\/leases$/, leasesRoute as never],
   ["lease", /^\/api\/leases\/(?<id>[^/]+)$/, leaseRoute as never],
   ["apply", /^\/api\/leases\/(?<id>[^/]+)\/apply$/, applyRoute as never],
@@ -44,7 +48,9 @@ export async function api(
     const req = new Request(`http://127.0.0.1:3000${path}`, { method, headers, body });
     const res = await handler(req, { params: Promise.resolve({ ...(match.groups ?? {}) }) });
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+    // A CSV download (the export) comes back as its text.
+    const isJson = res.headers.get("content-type")?.includes("json") ?? true;
+    return { status: res.status, body: text ? (isJson ? JSON.parse(text) : text) : null, headers: res.headers };
   }
   throw new Error(`no route for ${method} ${path}`);
 }

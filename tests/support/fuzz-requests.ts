@@ -7,7 +7,9 @@ import { anyJson, EXTRA_KEYS, nastyDate, nastyNumber, nastyString, rawBytes, raw
 export const PATHS: Record<ApiRoute, (id: string) => string> = {
   session: () => "/api/session",
   invoices: () => "/api/invoices",
+  export: () => "/api/invoices/export",
   invoice: (id) => `/api/invoices/${id}`,
+  status: (id) => `/api/invoices/${id}/status`,
   leases: () => "/api/leases",
   lease: (id) => `/api/leases/${id}`,
   apply: (id) => `/api/leases/${id}/apply`,
@@ -138,6 +140,11 @@ export const PATCH = jsonBody({
   due_on: some(fc.constantFrom("2026-12-31", "2027-01-15", "1900-01-01", "2199-12-31"), nastyDate, anyJson),
   expected_version: some(ref("version:own0", "version:own2"), nastyNumber, anyJson),
 });
+export const STATUS = jsonBody({
+  status: some(fc.constantFrom("open", "paid", "void"), fc.constantFrom("PAID", "overdue", "paid ", ""), nastyString, anyJson),
+  paid_on: some(fc.constantFrom("2026-11-15", "1900-01-01", "2199-12-31"), nastyDate, anyJson, fc.constant(null)),
+  expected_version: some(ref("version:own0", "version:own2"), nastyNumber, anyJson),
+});
 export const OPEN = jsonBody({
   invoice_id: some(ref("inv:free", "inv:own0", "inv:own1", "inv:other", "uuid:missing"), fc.uuid(), nastyString, anyJson),
   purpose: some(
@@ -230,6 +237,17 @@ export const SCOPE_QUERY: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("?scope=all&scope=all", "?scope=&scope=all", "?Scope=all&scope=") },
 );
 
+/** The list's query string as clients may send it: the export reads it as the page does (unknown values are the defaults). */
+export const LIST_QUERY: fc.Arbitrary<string> = fc
+  .array(
+    fc.tuple(
+      fc.constantFrom("q", "status", "state", "due", "sort", "Q", "other"),
+      fc.oneof(nastyString, fc.constantFrom("", "%", "_", "\\", "paid", "overdue", "void", "any", "open", "due-soonest")),
+    ),
+    { maxLength: 4 },
+  )
+  .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${encodeQuery(v)}`).join("&")}` : ""));
+
 export const json = <T>(value: fc.Arbitrary<T>): fc.Arbitrary<Body> => value.map((v) => ({ kind: "json" as const, value: v }));
 export const NO_ID = fc.constant("");
 export const OWN_LEASE = ref("lease:open", "lease:proposed", "lease:proposed", "lease:overdue", "lease:terminal");
@@ -262,6 +280,29 @@ export const REQUESTS = fc.oneof(
             expected_version: ref("version:own0", "version:own2"),
           },
           { requiredKeys: ["counterparty"] },
+        ),
+      ),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(request("export", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) }), LIST_QUERY)
+      .map(([r, query]) => ({ ...r, query })),
+  },
+  {
+    weight: 2,
+    arbitrary: request("status", ["POST"], invoiceId, STATUS, {
+      id: ref("inv:own0", "inv:own2"),
+      body: json(
+        fc.oneof(
+          fc.record({ status: fc.constant("paid"), paid_on: fc.constantFrom("2026-11-15", "2026-11-20") }),
+          fc.record({ status: fc.constantFrom("open", "void") }, { requiredKeys: ["status"] }),
+          fc.record({
+            status: fc.constantFrom("open", "void", "paid"),
+            paid_on: fc.constant("2026-11-15"),
+            expected_version: ref("version:own0", "version:own2"),
+          }),
         ),
       ),
     }),

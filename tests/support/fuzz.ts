@@ -632,11 +632,13 @@ export class Histogram {
 // ---------------------------------------------------------------------------------------
 // The contract: which writes each API call may make
 
-export type ApiRoute = "session" | "invoices" | "invoice" | "leases" | "lease" | "apply" | "cancel" | "events";
+export type ApiRoute = "session" | "invoices" | "export" | "invoice" | "status" | "leases" | "lease" | "apply" | "cancel" | "events";
 export const AUTHED: Record<ApiRoute, boolean> = {
   session: true, // GET and DELETE; POST is sign-in
   invoices: true,
+  export: true,
   invoice: true,
+  status: true,
   leases: true,
   lease: true,
   apply: true,
@@ -683,6 +685,10 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   } else if (route === "invoice" && method === "PATCH" && status === 200) {
     // An edit withdraws the lease in flight on that invoice, with its event (decision 0013).
     allowed = [[`edit:${id}:${a}`], [`edit:${id}:${a}`, `fence:*:*:${id}`, `event:invoice_changed:*`]];
+  } else if (route === "status" && method === "POST" && status === 200) {
+    // A status change is an edit of the invoice (version + 1) and withdraws the lease in flight;
+    // the same status again writes nothing.
+    allowed = [[], [`edit:${id}:${a}`], [`edit:${id}:${a}`, `fence:*:*:${id}`, `event:invoice_changed:*`]];
   } else if (route === "leases" && method === "POST" && status === 201) {
     const invoiceId = String(ctx.input?.invoice_id ?? "").toLowerCase();
     allowed = [[`open:${answer?.lease_id}:${invoiceId}:${a}:${s}`, `event:opened:${answer?.lease_id}`]];
@@ -720,6 +726,14 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
       const want = sent === undefined ? edit.old[k] : typeof sent === "string" ? sent.trim() : sent;
       if (!same(edit.new[k], want)) problems.push(`edit wrote ${k}=${JSON.stringify(edit.new[k])}, sent ${JSON.stringify(sent)}`);
     }
+  }
+  // A status change writes the status sent and its day (none but for paid), and no edited field.
+  if (edit && route === "status") {
+    const paidOn = ctx.input?.status === "paid" ? ctx.input?.paid_on : null;
+    if (!same([edit.new.status, edit.new.paid_on], [ctx.input?.status, paidOn]))
+      problems.push(`status change wrote ${JSON.stringify([edit.new.status, edit.new.paid_on])}, sent ${JSON.stringify(ctx.input)}`);
+    for (const k of ["number", "counterparty", "issued_on", "due_on", "summary"])
+      if (!same(edit.new[k], edit.old[k])) problems.push(`status change wrote ${k}`);
   }
   return problems;
 }

@@ -17,7 +17,9 @@ import { applyLease } from "@/lib/leases";
 import { action, rawField, stateAction } from "@/app/_lib/action";
 import { sendToSignIn } from "@/app/_lib/actor";
 import { datePattern, parseDate } from "@/app/_lib/format";
-import { cancelLease, openLeaseAs, updateInvoice } from "@/app/_lib/leases";
+import { cancelLease, openLeaseAs, setInvoiceStatus, updateInvoice } from "@/app/_lib/leases";
+import { STATUS_REFUSAL_WORDS } from "@/app/_lib/status-words";
+import { StatusChange } from "@/lib/invoice-status";
 import { editRefusal, type NoticeCode } from "@/app/_lib/lease-words";
 import { localeFrom } from "@/app/_lib/viewer";
 
@@ -159,5 +161,39 @@ export const editInvoiceAction = stateAction({
     // the client router showed its page from then, the invoice as it was before this save.
     revalidatePath(`/invoices/${invoice_id}`);
     backTo(invoice_id, "edit.saved");
+  },
+});
+
+// "Mark paid" (with its day), "Void", "Reopen": the status to set, the day as the viewer typed
+// it (a browser's date field sends it as YYYY-MM-DD; without one, the locale's form is read too).
+const StatusForm = formOf(
+  z.object({
+    invoice_id: id,
+    status: text().max(20),
+    paid_on: text().max(100).optional(),
+    expected_version: z.coerce.number().pipe(positiveInt4),
+  }),
+);
+export type StatusResult = { message: string | null };
+
+/** Changed (or already so): back to the page, which shows the status. Refused: the words, in the form's state. */
+export const setStatusAction = stateAction({
+  who: "actor",
+  input: StatusForm,
+  invalid: async (): Promise<StatusResult> => ({ message: STATUS_REFUSAL_WORDS.invalid_request }),
+  run: async (form, { actor, db }): Promise<StatusResult> => {
+    const { locale } = await viewerPattern();
+    const typed = form.paid_on?.trim() ? parseDate(form.paid_on, locale) : undefined;
+    if (typed === null) return { message: STATUS_REFUSAL_WORDS.invalid_request };
+    const change = StatusChange.safeParse({
+      status: form.status,
+      paid_on: form.status === "paid" ? typed : undefined,
+      expected_version: form.expected_version,
+    });
+    if (!change.success) return { message: STATUS_REFUSAL_WORDS.invalid_request };
+    const result = await setInvoiceStatus(db, actor, form.invoice_id, change.data);
+    if (!result.ok) return { message: STATUS_REFUSAL_WORDS[result.code] };
+    revalidatePath(`/invoices/${form.invoice_id}`);
+    backTo(form.invoice_id);
   },
 });

@@ -3,16 +3,19 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
+import { databaseToday } from "@/lib/invoice-status";
 import { isInFlight } from "@/lib/lease-codes";
 import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
 import { datePattern, formatDate, formatDateTime, formatMoney, localizeDates } from "@/app/_lib/format";
 import { noticeOf } from "@/app/_lib/lease-words";
+import { shownStatus, STATUS_WORDS } from "@/app/_lib/status-words";
 import { getViewer } from "@/app/_lib/viewer";
 import { EditInvoiceForm } from "./edit-form";
 import { History, HISTORY_PAGE_SIZE } from "./history";
 import { LeasePanel } from "./lease-panel";
+import { StatusControls } from "./status-form";
 import { ForgetNotice } from "./forget-notice";
 import { ZoneSync } from "./zone-sync";
 
@@ -36,10 +39,12 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
 
   const notice = noticeOf(one(query.notice), lease, pattern);
   const historyPage = Math.max(1, Math.min(10_000, Math.trunc(Number(one(query.history) ?? "1")) || 1));
-  const [history, applied] = await Promise.all([
+  const [history, applied, today] = await Promise.all([
     invoiceAttempts(db, actor, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
     invoice.summary ? appliedAttempt(db, actor, invoice.id) : null,
+    databaseToday(db),
   ]);
+  const status = shownStatus(invoice);
   const attemptHref = (leaseId: string, position: number) =>
     `/invoices/${invoice.id}?history=${Math.floor(position / HISTORY_PAGE_SIZE) + 1}#attempt-${leaseId}`;
 
@@ -51,7 +56,8 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
         ← All invoices
       </Link>
       <h1 className="invoice-title">
-        Invoice {invoice.number} <span className="muted">· {invoice.counterparty}</span>
+        Invoice {invoice.number} <span className="muted">· {invoice.counterparty}</span>{" "}
+        <span className={`status-badge status-badge--${status}`}>{STATUS_WORDS[status]}</span>
       </h1>
 
       {/* The lease panel first: on a phone its state, countdown and buttons are on the first
@@ -91,6 +97,16 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
               </div>
             </dl>
           </section>
+          <StatusControls
+            key={invoice.version}
+            invoiceId={invoice.id}
+            version={invoice.version}
+            status={invoice.status}
+            shown={status}
+            paidOnText={invoice.paidOn ? formatDate(invoice.paidOn, viewer.locale) : null}
+            editable={invoice.editable}
+            today={today}
+          />
           <section className="card" aria-labelledby="summary-heading">
             <h2 id="summary-heading">Summary on the invoice</h2>
             {invoice.summary ? (

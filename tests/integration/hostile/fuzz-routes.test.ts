@@ -14,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as sessionRoute from "@/app/api/session/route";
 import * as invoicesRoute from "@/app/api/invoices/route";
 import * as invoiceRoute from "@/app/api/invoices/[id]/route";
+import * as invoiceStatusRoute from "@/app/api/invoices/[id]/status/route";
+import * as exportRoute from "@/app/api/invoices/export/route";
 import * as leasesRoute from "@/app/api/leases/route";
 import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
@@ -43,7 +45,9 @@ type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) 
 const HANDLERS: Record<ApiRoute, Record<string, Handler | undefined>> = {
   session: sessionRoute as never,
   invoices: invoicesRoute as never,
+  export: exportRoute as never,
   invoice: invoiceRoute as never,
+  status: invoiceStatusRoute as never,
   leases: leasesRoute as never,
   lease: leaseRoute as never,
   apply: applyRoute as never,

@@ -89,6 +89,14 @@ const CASES: Case[] = [
     writes: true,
   },
   {
+    name: "POST /api/invoices/:id/status",
+    lease: false,
+    held: (w) => `select id from invoice where id = '${w.inv.id}' for update`,
+    send: (w) => api("POST", `/api/invoices/${w.inv.id}/status`, { cookie: w.cookie, json: { status: "void" } }),
+    ok: 200,
+    writes: true,
+  },
+  {
     name: "POST /api/leases (a new lease)",
     lease: false,
     held: (w) => `select id from invoice where id = '${w.inv.id}' for update`,
