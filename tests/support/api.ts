@@ -4,6 +4,7 @@ import type { startEventSink } from "./event-sink";
 import * as sessionRoute from "@/app/api/session/route";
 import * as invoicesRoute from "@/app/api/invoices/route";
 import * as invoiceRoute from "@/app/api/invoices/[id]/route";
+import * as importRoute from "@/app/api/invoices/import/route";
 import * as leasesRoute from "@/app/api/leases/route";
 import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
@@ -17,6 +18,8 @@ type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) 
 const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["session", /^\/api\/session$/, sessionRoute as never],
   ["invoices", /^\/api\/invoices$/, invoicesRoute as never],
+  // Before `invoice`: a static segment wins over [id], as in Next.js.
+  ["import", /^\/api\/invoices\/import$/, importRoute as never],
   ["invoice", /^\/api\/invoices\/(?<id>[^/]+)$/, invoiceRoute as never],
   ["leases", /^\/api\/leases$/, leasesRoute as never],
   ["lease", /^\/api\/leases\/(?<id>[^/]+)$/, leaseRoute as never],
