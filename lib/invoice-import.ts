@@ -123,10 +123,10 @@ const INVOICE_COLUMNS = ["counterparty", "currency", "issued_on", "due_on"] as c
 
 /**
  * Reads and checks a whole CSV import. Rows are numbered as a spreadsheet shows them: the
- * header is row 1 (a quoted field's newlines stay inside its row). Every row is checked, and the
- * first MAX_REPORTED_ERRORS errors kept; reading stops at a syntax error (what follows cannot
- * be trusted to be rows) and at row MAX_IMPORT_ROWS + 2 (too many). Throws BodyTooLarge or
- * BodyBroken from `source`.
+ * header is row 1 (a quoted field's newlines stay inside its row). Every row is checked until
+ * MAX_REPORTED_ERRORS errors are found (then `truncated`); reading stops at a syntax error (what
+ * follows cannot be trusted to be rows) and at row MAX_IMPORT_ROWS + 2 (too many). Throws
+ * BodyTooLarge or BodyBroken from `source`.
  */
 export async function parseInvoiceCsv(source: AsyncIterable<Uint8Array | string>): Promise<ParseResult> {
   const parser = parse({ bom: true, relax_column_count: true, max_record_size: MAX_RECORD_CHARS, info: true });
@@ -149,6 +149,7 @@ export async function parseInvoiceCsv(source: AsyncIterable<Uint8Array | string>
   let dataRows = 0;
   let peak = 0;
   let tooMany = false;
+  let syntaxError = false;
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { records: number } }>) {
       peak = Math.max(peak, parser.readableLength);
@@ -171,17 +172,21 @@ export async function parseInvoiceCsv(source: AsyncIterable<Uint8Array | string>
         break;
       }
       checkRow(record, row, invoices, fail);
+      // Past the errors reported, reading on would only count more.
+      if (errorCount > MAX_REPORTED_ERRORS) break;
     }
   } catch (error) {
     if (sourceError) throw sourceError;
     if (!(error instanceof CsvError)) throw error;
+    syntaxError = true;
+    // The records parsed before it may not all have been read: the syntax error is reported alone.
     const row = ((error as CsvError & { records?: number }).records ?? 0) + 1;
     fail(row, null, error.code === "CSV_MAX_RECORD_SIZE" ? "row_too_long" : "malformed");
   } finally {
     if (tooMany || errorCount > 0) input.destroy();
   }
   if (sourceError) throw sourceError;
-  if (!header) fail(1, null, "missing_header");
+  if (!header && !syntaxError) fail(1, null, "missing_header");
   else if (errorCount === 0 && dataRows === 0) fail(2, null, "no_rows");
   if (errorCount > 0) return { ok: false, errors, truncated: errorCount > errors.length, peakBufferedRecords: peak };
   return { ok: true, invoices: [...invoices.values()], rows: dataRows, peakBufferedRecords: peak };
@@ -196,11 +201,14 @@ function checkRow(
   if (record.length !== CSV_COLUMNS.length) return fail(row, null, "wrong_column_count");
   const raw = Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, record[i]!])) as Record<CsvColumn, string>;
   let bad = false;
+  const refuse = (column: CsvColumn, code: RowErrorCode) => {
+    bad = true;
+    fail(row, column, code);
+  };
   const field = <T>(column: CsvColumn, schema: z.ZodType<T>, value: string): T | undefined => {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
-    bad = true;
-    fail(row, column, codeOf(column, result.error, value));
+    refuse(column, codeOf(column, result.error, value));
     return undefined;
   };
   const number = field("number", invoiceField.number, raw.number);
@@ -210,10 +218,10 @@ function checkRow(
   const due_on = field("due_on", invoiceField.due_on, raw.due_on.trim());
   const description = field("line_description", lineField.description, raw.line_description);
   const quantity = wholeNumber(raw.quantity, 1);
-  if (typeof quantity !== "number") ((bad = true), fail(row, "quantity", quantity));
+  if (typeof quantity !== "number") refuse("quantity", quantity);
   const unitPrice = wholeNumber(raw.unit_price_cents, 0);
-  if (typeof unitPrice !== "number") ((bad = true), fail(row, "unit_price_cents", unitPrice));
-  if (issued_on && due_on && due_on < issued_on) ((bad = true), fail(row, "due_on", "due_before_issue"));
+  if (typeof unitPrice !== "number") refuse("unit_price_cents", unitPrice);
+  if (issued_on && due_on && due_on < issued_on) refuse("due_on", "due_before_issue");
   if (bad || number === undefined) return;
   const line = { description: description!, quantity: quantity as number, unit_price_cents: unitPrice as number };
   const fields = { counterparty: counterparty!, currency: currency!, issued_on: issued_on!, due_on: due_on! };
