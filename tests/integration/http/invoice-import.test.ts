@@ -6,7 +6,7 @@ import * as importRoute from "@/app/api/invoices/import/route";
 import { MAX_IMPORT_BYTES, parseInvoiceCsv } from "@/lib/invoice-import";
 import { api, signInCookie } from "../../support/api";
 import { rowsOf } from "../../support/fuzz";
-import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
+import { joinOrgOf, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 
 let t: TestDb;
 beforeAll(async () => {
@@ -79,6 +79,24 @@ describe("POST /api/invoices/import", () => {
     const before = await counts();
     expect((await post(cookie, file)).body).toEqual({ created: 0, skipped: 2 });
     expect(await counts()).toEqual(before);
+  });
+
+  it("numbers are skipped only within the organization; any member may import, and a teammate's number is skipped", async () => {
+    const { user: admin } = await signedIn("Admin");
+    const outsider = await makeUser(t.db, "Outsider");
+    await makeInvoice(t.db, outsider.id, { number: "O-1" });
+    const member = await makeUser(t.db, "Member");
+    await joinOrgOf(t.db, member, admin, "member");
+    await makeInvoice(t.db, admin.id, { number: "O-2" });
+    const res = await post(
+      await signInCookie(member.email),
+      csv("O-1,Contoso,EUR,2026-11-01,2026-12-01,Audit,1,100", "O-2,Contoso,EUR,2026-11-01,2026-12-01,Audit,1,100"),
+    );
+    expect(res).toMatchObject({ status: 200, body: { created: 1, skipped: 1 } });
+    const [row] = rowsOf<{ owner_id: string }>(
+      await t.db.execute(sql`select owner_id from invoice where number = 'O-1' and owner_id <> ${outsider.id}`),
+    );
+    expect(row!.owner_id).toBe(member.id);
   });
 
   it("two imports of the same numbers at once: each succeeds, and each number is created once", async () => {
