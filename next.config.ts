@@ -31,7 +31,14 @@ const nextConfig: NextConfig = {
       // Behind a proxy that rewrites Host, APP_URL names the public origin (lib/origin.ts).
       // A malformed APP_URL is left to lib/env.ts, which stops start-up naming it.
       allowedOrigins: URL.canParse(process.env.APP_URL ?? "") ? [new URL(process.env.APP_URL!).host] : [],
+      // The CSV import's Confirm carries the previewed file back as base64: 8 MiB (the import's
+      // limit, lib/invoice-import.ts) is about 10.7 MB so. Every other action's fields are bounded
+      // by its own schema (docs/decisions/0066).
+      bodySizeLimit: "12mb",
     },
+    // Next clones a request body for proxy.ts up to this size and cuts it off beyond: at least
+    // the largest action body above (default 10 MB).
+    proxyClientMaxBodySize: "12mb",
   },
   // `npm run dev` serves and prints http://127.0.0.1:<port>; Next allows only localhost to
   // reach its dev resources (the HMR websocket) unless told.

@@ -11,6 +11,8 @@ import { discardSession, requestSession, resolveActor, SessionEnded, sessionHeld
 
 export const ERROR_STATUS = {
   invalid_request: 422,
+  // A CSV import with a bad row: `errors` names each row, column and what is wrong; nothing written.
+  invalid_csv: 422,
   invalid_cursor: 400,
   purpose_not_allowed: 422,
   // A payment date after the database's today (POST /api/invoices/:id/status).
@@ -70,7 +72,13 @@ export function problem(code: ErrorCode, headers?: Headers, more?: Record<string
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
-const isJson = (contentType: string | null) => contentType?.split(";")[0]?.trim().toLowerCase() === "application/json";
+const mediaType = (contentType: string | null) => contentType?.split(";")[0]?.trim().toLowerCase();
+const isJson = (contentType: string | null) => mediaType(contentType) === "application/json";
+/**
+ * The CSV import's body type. Like JSON it is no type a cross-site form or "simple" fetch can
+ * send (those are text/plain, form and multipart), so accepting it opens no cross-site write.
+ */
+export const isCsv = (contentType: string | null) => mediaType(contentType) === "text/csv";
 
 /**
  * The cross-site write guard, run before the session or the body is read. A foreign Origin
@@ -78,12 +86,12 @@ const isJson = (contentType: string | null) => contentType?.split(";")[0]?.trim(
  * or a "simple" fetch can only send text/plain, form or multipart, and a JSON one needs a
  * CORS preflight that this app never grants. Bodiless POSTs and DELETEs (curl -X POST) pass.
  */
-export function refuseCrossSite(req: Request): Response | null {
+export function refuseCrossSite(req: Request, accepts: (contentType: string | null) => boolean = isJson): Response | null {
   if (!isStateChanging(req.method)) return null;
   if (isForeignOrigin(req.headers, req.url)) return problem("cross_origin");
   const contentType = req.headers.get("content-type");
   const hasBody = Number(req.headers.get("content-length") ?? "0") > 0 || req.headers.has("transfer-encoding");
-  if (contentType !== null ? !isJson(contentType) : hasBody) return problem("unsupported_media_type");
+  if (contentType !== null ? !accepts(contentType) : hasBody) return problem("unsupported_media_type");
   return null;
 }
 
@@ -186,10 +194,10 @@ export function publicRoute(handler: (req: Request, res: Response) => Promise<Re
  * connection is run once more (the pool reconnects); a write is not, since it may have
  * committed: its transactions retry themselves (db/client.ts); anything else is 503 or 500.
  */
-function guardedRoute(body: (req: Request, context: RouteContext) => Promise<Response>) {
+function guardedRoute(body: (req: Request, context: RouteContext) => Promise<Response>, accepts?: (contentType: string | null) => boolean) {
   const route = async (req: Request, context: RouteContext, retried = false): Promise<Response> => {
     try {
-      const refused = refuseCrossSite(req);
+      const refused = refuseCrossSite(req, accepts);
       if (refused) return refused;
       return await body(req, context);
     } catch (error) {
@@ -251,7 +259,7 @@ export type Claimed = Omit<Authed, "actor"> & {
  * (its statement found the session not live) is 401 at once; any other code is 401 all the
  * same if the session is not live (one read: 401 outranks every refusal), else that code.
  */
-export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Answer>) {
+export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Answer>, accepts?: (contentType: string | null) => boolean) {
   return guardedRoute(async (req, context) => {
     const res = new Response();
     const session = await requestSession(req, res);
@@ -272,7 +280,7 @@ export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Answer>) 
     const { code, more } = refusalOf(answer);
     if (code === "not_signed_in" || !(await resolveActor(db, session))) return signedOut(req, session, cookies);
     return problem(code, undefined, more);
-  });
+  }, accepts);
 }
 
 function internalError(req: Request, error: unknown): Response {

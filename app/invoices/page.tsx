@@ -107,6 +107,14 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
   return (
     <>
       <h1>Your invoices</h1>
+      <p className="list-actions">
+        <Link href="/invoices/new" className="button button--secondary">
+          New invoice
+        </Link>{" "}
+        <Link href="/invoices/import" className="button button--secondary">
+          Import CSV
+        </Link>
+      </p>
       <ListRefresher />
       <ZoneSync zone={viewer.timeZone} />
       {total === 0 ? (

@@ -6,6 +6,7 @@ import * as invoicesRoute from "@/app/api/invoices/route";
 import * as invoiceRoute from "@/app/api/invoices/[id]/route";
 import * as invoiceStatusRoute from "@/app/api/invoices/[id]/status/route";
 import * as exportRoute from "@/app/api/invoices/export/route";
+import * as importRoute from "@/app/api/invoices/import/route";
 import * as leasesRoute from "@/app/api/leases/route";
 import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
@@ -20,6 +21,8 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["session", /^\/api\/session$/, sessionRoute as never],
   ["invoices", /^\/api\/invoices$/, invoicesRoute as never],
   ["export", /^\/api\/invoices\/export$/, exportRoute as never],
+  // Before `invoice`: a static segment wins over [id], as in Next.js.
+  ["import", /^\/api\/invoices\/import$/, importRoute as never],
   ["invoice", /^\/api\/invoices\/(?<id>[^/]+)$/, invoiceRoute as never],
   ["status", /^\/api\/invoices\/(?<id>[^/]+)\/status$/, invoiceStatusRoute as never],
   ["leases", /^\/api\/leases$/, leasesRoute as never],

@@ -154,6 +154,23 @@ export const OPEN = jsonBody({
     anyJson,
   ),
 });
+const LINE = fc.record(
+  {
+    description: some(fc.constantFrom("Audit", " Travel "), nastyString, anyJson),
+    quantity: some(fc.constantFrom(1, 3), nastyNumber, anyJson),
+    unit_price_cents: some(fc.constantFrom(0, 12_050), nastyNumber, anyJson),
+  },
+  { requiredKeys: [] },
+);
+export const CREATE = jsonBody({
+  number: some(fc.stringMatching(/^F-[0-9]{1,6}$/), nastyString, anyJson),
+  counterparty: some(fc.constantFrom("Contoso", " Fabrikam  "), nastyString, anyJson),
+  currency: some(fc.constantFrom("EUR", "USD"), fc.constantFrom("eur", "EURO", "ZZZ", ""), nastyString, anyJson),
+  issued_on: some(fc.constantFrom("2026-10-01", "2026-11-01"), nastyDate, anyJson),
+  due_on: some(fc.constantFrom("2026-12-31", "2199-12-31"), nastyDate, anyJson),
+  lines: some(fc.array(LINE, { minLength: 1, maxLength: 3 }), fc.array(LINE, { maxLength: 2 }), anyJson),
+  owner_id: some(ref("uuid:missing"), fc.uuid(), nastyString, anyJson),
+});
 export const ANY_BODY = jsonBody({ reason: anyJson });
 
 export const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -265,7 +282,28 @@ export const REQUESTS = fc.oneof(
       )
       .map(([r, query]) => ({ ...r, query })),
   },
-  { weight: 1, arbitrary: request("invoices", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) }) },
+  {
+    weight: 2,
+    arbitrary: request("invoices", ["GET", "POST"], NO_ID, CREATE, {
+      id: NO_ID,
+      body: json(
+        fc.record({
+          number: fc.stringMatching(/^F-[0-9]{1,6}$/),
+          counterparty: fc.constant("Contoso"),
+          currency: fc.constant("EUR"),
+          issued_on: fc.constant("2026-11-01"),
+          due_on: fc.constant("2026-12-01"),
+          lines: fc.array(
+            fc.record({ description: fc.constant("Audit"), quantity: fc.nat({ max: 5 }), unit_price_cents: fc.nat({ max: 9_999 }) }),
+            {
+              minLength: 1,
+              maxLength: 3,
+            },
+          ),
+        }),
+      ),
+    }),
+  },
   {
     weight: 4,
     arbitrary: request("invoice", ["GET", "PATCH", "PATCH", "PATCH"], invoiceId, PATCH, {

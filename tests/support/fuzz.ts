@@ -131,6 +131,8 @@ export function label(w: Write): string {
     case "lease_event":
       return w.op === "INSERT" ? `event:${n.kind}:${n.lease_id}` : `bad:event-${w.op}`;
     case "invoice": {
+      // POST /api/invoices: a new invoice at version 1, with no summary.
+      if (w.op === "INSERT") return n.version === 1 && n.summary === null ? `create:${n.id}:${n.owner_id}` : "bad:invoice-insert";
       if (w.op !== "UPDATE") return `bad:invoice-${w.op}`;
       for (const k of ["id", "owner_id", "currency", "total_cents"]) if (!same(o[k], n[k])) return `bad:invoice-update-${k}`;
       if (n.version !== o.version + 1) return "bad:invoice-version";
@@ -153,6 +155,8 @@ export function label(w: Write): string {
         return `signout:${o.id}:${o.user_id}`;
       }
       return `bad:session-${w.op}`;
+    case "invoice_line":
+      return w.op === "INSERT" ? `line:${n.invoice_id}` : `bad:invoice_line-${w.op}`;
     case "rate_limit":
       return "ratelimit";
     default:
@@ -689,6 +693,10 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
     // A status change is an edit of the invoice (version + 1) and withdraws the lease in flight;
     // the same status again writes nothing.
     allowed = [[], [`edit:${id}:${a}`], [`edit:${id}:${a}`, `fence:*:*:${id}`, `event:invoice_changed:*`]];
+  } else if (route === "invoices" && method === "POST" && status === 201) {
+    // The invoice, owned by the actor (the fuzzer names no other member), and each of its lines.
+    const lines = Array.isArray(answer?.lines) ? answer.lines.length : 0;
+    allowed = [[`create:${answer?.id}:${a}`, ...Array.from({ length: lines }, () => `line:${answer?.id}`)]];
   } else if (route === "leases" && method === "POST" && status === 201) {
     const invoiceId = String(ctx.input?.invoice_id ?? "").toLowerCase();
     allowed = [[`open:${answer?.lease_id}:${invoiceId}:${a}:${s}`, `event:opened:${answer?.lease_id}`]];
