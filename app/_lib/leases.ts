@@ -11,6 +11,7 @@ import type { Member } from "@/lib/access";
 import { appEnv } from "@/lib/env";
 import * as invoices from "@/lib/invoices";
 import * as leases from "@/lib/leases";
+import * as members from "@/lib/members";
 import { inngestDispatch } from "@/inngest/dispatch";
 
 /** A cookie's session: whose it is and which one. */
@@ -58,4 +59,9 @@ export function updateInvoice(
   patch: invoices.InvoicePatch,
 ): Promise<invoices.UpdateInvoiceResult> {
   return invoices.updateInvoice(db, member, invoiceId, patch, inngestDispatch);
+}
+
+/** A member removed: their sessions end and their leases in flight close as at sign-out (lib/members removeMember). */
+export function removeMember(db: Db, actor: Member, memberId: unknown) {
+  return members.removeMember(db, actor, memberId, inngestDispatch);
 }
