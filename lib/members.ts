@@ -14,15 +14,12 @@ import { isManagerRole, managersOf, memberMay, memberOf, type Member } from "./a
 import { isUuid } from "./ids";
 import { text } from "./input";
 import { revokeMemberSessions, tellClosed, type LeaseDispatch } from "./leases";
+import { INVITATION_TTL_DAYS, NEW_PASSWORD_MAX, NEW_PASSWORD_MIN } from "./member-rules";
 import { ROLES, type Role } from "./org-codes";
 import { hashPassword } from "./password";
 import { startSession, type Actor } from "./sessions";
 
-/** How long an invitation link works, by the database clock. */
-export const INVITATION_TTL_DAYS = 7;
-/** A new password's shortest length (sign-in itself accepts any stored password). */
-export const NEW_PASSWORD_MIN = 12;
-export const NEW_PASSWORD_MAX = 1024;
+export { INVITATION_TTL_DAYS, NEW_PASSWORD_MIN, NEW_PASSWORD_MAX } from "./member-rules";
 
 const email = text().trim().toLowerCase().max(320).pipe(z.email());
 const role = z.enum(ROLES);
