@@ -21,11 +21,12 @@ test("an admin invites, the invitee signs up by the link and works with the team
   await expectAccessible(page, "team page");
 
   const email = `erin-${randomUUID().slice(0, 8)}@example.test`;
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Role").selectOption("member");
-  await page.getByRole("button", { name: "Invite" }).click();
-  await expect(page.getByTestId("invite-message")).toContainText("shown only this once");
-  const url = await page.getByTestId("invite-link").inputValue();
+  const inviteForm = page.getByRole("region", { name: "Invite someone" });
+  await inviteForm.getByLabel("Email").fill(email);
+  await inviteForm.getByLabel("Role", { exact: true }).selectOption("member");
+  await inviteForm.getByRole("button", { name: "Invite" }).click();
+  await expect(inviteForm.getByTestId("invite-message")).toContainText("shown only this once");
+  const url = await inviteForm.getByTestId("invite-link").inputValue();
   expect(url).toMatch(/\/invitations\/[A-Za-z0-9_-]{43}$/);
 
   const erinContext = await newContext();
