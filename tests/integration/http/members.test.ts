@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appSession, appUser, invitation, membership } from "@/db/schema";
-import { newToken } from "@/lib/members";
+import { createOrganization, newToken } from "@/lib/members";
 import { api, cookieFrom, signInCookie, sink } from "../../support/api";
 import { eventKinds, joinOrgOf, leaseRow, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 
@@ -389,5 +389,27 @@ describe("DELETE /api/org/members/:id", () => {
     await api("PATCH", `/api/org/members/${dave.id}`, { cookie: aliceCookie, json: { role: "admin" } });
     expect((await api("DELETE", `/api/org/members/${alice.id}`, { cookie: aliceCookie })).status).toBe(200);
     expect((await api("GET", "/api/session", { cookie: aliceCookie })).status).toBe(401);
+  });
+});
+
+describe("a first organization by command (lib/members.ts createOrganization, run by npm run org:create)", () => {
+  it("makes the organization and an admin invitation; accepting it makes its first admin, who may invite", async () => {
+    const email = freshEmail();
+    const made = await createOrganization(t.db, { name: "Acme Ltd", adminEmail: email }, "http://127.0.0.1:3000");
+    if (!made.ok) throw new Error(made.code);
+    const token = tokenOf(made.invitation.url);
+    expect(await api("GET", `/api/invitations/${token}`)).toMatchObject({
+      status: 200,
+      body: { org_name: "Acme Ltd", email, role: "admin" },
+    });
+    const res = await api("POST", `/api/invitations/${token}`, { json: { name: "Ada", password: NEW_PASSWORD } });
+    expect(res.status).toBe(201);
+    const cookie = cookieFrom(res.headers);
+    expect((await api("GET", "/api/org/members", { cookie })).body.members).toEqual([
+      { id: res.body.actor.id, name: "Ada", email, role: "admin" },
+    ]);
+    expect((await api("POST", "/api/org/invitations", { cookie, json: { email: freshEmail(), role: "member" } })).status).toBe(201);
+    // An email with an account already is refused, and nothing is made.
+    expect(await createOrganization(t.db, { name: "Again", adminEmail: email }, "http://x")).toEqual({ ok: false, code: "already_member" });
   });
 });
