@@ -56,3 +56,55 @@ test("an admin invites, the invitee signs up by the link and works with the team
   await again.goto(new URL(url).pathname);
   await expect(again.getByTestId("invitation-invalid")).toBeVisible();
 });
+
+test.describe("with JavaScript off", () => {
+  test.use({ javaScriptEnabled: false });
+
+  test("invite, sign up, change a role and remove with its confirm step, all as plain form posts", async ({
+    page,
+    context,
+    signIn,
+    newContext,
+  }) => {
+    await signIn(context, ALICE);
+    await page.goto("/org");
+    const inviteForm = page.getByRole("region", { name: "Invite someone" });
+    const email = `finn-${randomUUID().slice(0, 8)}@example.test`;
+    await inviteForm.getByLabel("Email").fill(email);
+    await inviteForm.getByLabel("Role", { exact: true }).selectOption("approver");
+    await inviteForm.getByRole("button", { name: "Invite" }).click();
+    const url = await inviteForm.getByTestId("invite-link").inputValue();
+    await expect(page.getByTestId("pending-invitation").filter({ hasText: email })).toContainText("Approver");
+
+    const finnContext = await newContext();
+    const finn = await finnContext.newPage();
+    await finn.goto(new URL(url).pathname);
+    await finn.getByLabel("Your name").fill("Finn");
+    await finn.getByLabel(/^Password \(at least/).fill("finn's long passphrase");
+    await finn.getByLabel("Password again").fill("not the same one!");
+    await finn.getByRole("button", { name: "Join the team" }).click();
+    await expect(finn.getByTestId("sign-up-message")).toHaveText("The two passwords are not the same.");
+    await finn.getByLabel(/^Password \(at least/).fill("finn's long passphrase");
+    await finn.getByLabel("Password again").fill("finn's long passphrase");
+    await finn.getByRole("button", { name: "Join the team" }).click();
+    await expect(finn).toHaveURL(/\/invoices$/);
+
+    await page.goto("/org");
+    const row = page.getByTestId("member").filter({ hasText: "Finn" });
+    await expect(row.getByTestId("member-role")).toHaveText("Approver");
+    await row.getByLabel("Role of Finn").selectOption("member");
+    await row.getByRole("button", { name: "Change role" }).click();
+    await expect(page.getByTestId("team-notice")).toHaveText("Role changed.");
+    await expect(page.getByTestId("member").filter({ hasText: "Finn" }).getByTestId("member-role")).toHaveText("Member");
+
+    await page.getByTestId("member").filter({ hasText: "Finn" }).getByRole("link", { name: "Remove Finn" }).click();
+    await expect(page.getByRole("heading", { name: "Remove Finn?" })).toBeVisible();
+    await page.getByRole("button", { name: "Remove Finn" }).click();
+    await expect(page.getByTestId("team-notice")).toContainText("removed from the team and signed out");
+    await expect(page.getByTestId("member").filter({ hasText: "Finn" })).toHaveCount(0);
+
+    // Finn's session ended with the removal.
+    await finn.goto("/invoices");
+    await expect(finn).toHaveURL(/\/sign-in/);
+  });
+});
