@@ -13,7 +13,7 @@ export const ROLE_WORDS = {
 /** What each role may do, in a line, for the role picker and the team page. */
 export const ROLE_HINTS = {
   admin: "Manages the team and may edit any invoice.",
-  approver: "Works on their own invoices and reads the team's; the approver of the team.",
+  approver: "Works on their own invoices and reads the team's, as a member; the role that approves.",
   member: "Works on their own invoices; reads the team's.",
 } as const satisfies Record<Role, string>;
 

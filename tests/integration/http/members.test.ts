@@ -130,16 +130,14 @@ describe("GET /api/org/invitations and DELETE /api/org/invitations/:id", () => {
     await invite(bobCookie);
     const list = await api("GET", "/api/org/invitations", { cookie: aliceCookie });
     expect(list.status).toBe(200);
-    expect(list.body.invitations.map((i: { id: string }) => i.id).sort()).toEqual([one.id, two.id].sort());
+    expect(list.body.map((i: { id: string }) => i.id).sort()).toEqual([one.id, two.id].sort());
     expect(JSON.stringify(list.body)).not.toContain(one.token);
-    expect(list.body.invitations[0]).toMatchObject({ email: two.email, role: "approver", invited_by: "Alice" });
+    expect(list.body[0]).toMatchObject({ email: two.email, role: "approver", invited_by: "Alice" });
 
     const revoked = await api("DELETE", `/api/org/invitations/${one.id}`, { cookie: aliceCookie });
     expect(revoked).toMatchObject({ status: 200, body: { id: one.id, status: "revoked" } });
     expect(await api("GET", `/api/invitations/${one.token}`)).toMatchObject({ status: 404, body: { detail: "invitation_not_found" } });
-    expect((await api("GET", "/api/org/invitations", { cookie: aliceCookie })).body.invitations.map((i: { id: string }) => i.id)).toEqual([
-      two.id,
-    ]);
+    expect((await api("GET", "/api/org/invitations", { cookie: aliceCookie })).body.map((i: { id: string }) => i.id)).toEqual([two.id]);
     // Revoked already: no longer pending, not found.
     expect((await api("DELETE", `/api/org/invitations/${one.id}`, { cookie: aliceCookie })).status).toBe(404);
   });
@@ -183,7 +181,7 @@ describe("GET and POST /api/invitations/:token", () => {
     const me = await api("GET", "/api/session", { cookie });
     expect(me).toMatchObject({ status: 200, body: { actor: { email: inv.email } } });
     const members = await api("GET", "/api/org/members", { cookie });
-    expect(members.body.members.map((m: { name: string; role: string }) => [m.name, m.role])).toEqual([
+    expect(members.body.map((m: { name: string; role: string }) => [m.name, m.role])).toEqual([
       ["Alice", "admin"],
       ["Dave", "member"],
       ["Erin", "approver"],
@@ -266,7 +264,7 @@ describe("GET /api/org/members and PATCH /api/org/members/:id", () => {
     const { alice, dave, daveCookie } = await team();
     const res = await api("GET", "/api/org/members", { cookie: daveCookie });
     expect(res).toMatchObject({ status: 200 });
-    expect(res.body.members).toEqual([
+    expect(res.body).toEqual([
       { id: alice.id, name: "Alice", email: alice.email, role: "admin" },
       { id: dave.id, name: "Dave", email: dave.email, role: "member" },
     ]);
@@ -355,9 +353,7 @@ describe("DELETE /api/org/members/:id", () => {
     expect(sessions.every((s) => s.revokedAt !== null)).toBe(true);
     for (const cookie of [daveCookie, otherDaveSession]) expect((await api("GET", "/api/session", { cookie })).status).toBe(401);
     expect((await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie })).status).toBe(200);
-    expect((await api("GET", "/api/org/members", { cookie: aliceCookie })).body.members.map((m: { name: string }) => m.name)).toEqual([
-      "Alice",
-    ]);
+    expect((await api("GET", "/api/org/members", { cookie: aliceCookie })).body.map((m: { name: string }) => m.name)).toEqual(["Alice"]);
   });
 
   it("the last admin cannot remove themself (409 last_admin); a member may not remove anyone (403); another org's member 404", async () => {
@@ -405,9 +401,7 @@ describe("a first organization by command (lib/members.ts createOrganization, ru
     const res = await api("POST", `/api/invitations/${token}`, { json: { name: "Ada", password: NEW_PASSWORD } });
     expect(res.status).toBe(201);
     const cookie = cookieFrom(res.headers);
-    expect((await api("GET", "/api/org/members", { cookie })).body.members).toEqual([
-      { id: res.body.actor.id, name: "Ada", email, role: "admin" },
-    ]);
+    expect((await api("GET", "/api/org/members", { cookie })).body).toEqual([{ id: res.body.actor.id, name: "Ada", email, role: "admin" }]);
     expect((await api("POST", "/api/org/invitations", { cookie, json: { email: freshEmail(), role: "member" } })).status).toBe(201);
     // An email with an account already is refused, and nothing is made.
     expect(await createOrganization(t.db, { name: "Again", adminEmail: email }, "http://x")).toEqual({ ok: false, code: "already_member" });

@@ -15,5 +15,5 @@ export const POST = authedRoute(async ({ req, db, actor }) => {
 export const GET = authedRoute(async ({ db, actor }) => {
   const result = await listInvitations(db, actor);
   if (!result.ok) return result;
-  return json({ invitations: result.invitations.map(pendingInvitationJson) });
+  return json(result.invitations.map(pendingInvitationJson));
 });
