@@ -323,7 +323,12 @@ export const REQUESTS = fc.oneof(
     weight: 1,
     arbitrary: request("invitations", ["GET", "POST"], NO_ID, INVITE, {
       id: NO_ID,
-      body: json(fc.record({ email: fc.emailAddress(), role: fc.constantFrom("admin", "approver", "member") })),
+      body: json(
+        fc.record({
+          email: fc.constantFrom("new-a@example.test", " New-B@Example.TEST "),
+          role: fc.constantFrom("admin", "approver", "member"),
+        }),
+      ),
     }),
   },
   {
