@@ -112,6 +112,7 @@ export default tseslint.config(
               message: "These take a dispatch: import them (or openLeaseAs) from @/app/_lib/leases.",
             },
             { name: "@/lib/invoices", importNames: ["updateInvoice"], message: "It takes a dispatch: import it from @/app/_lib/leases." },
+            { name: "@/lib/members", importNames: ["removeMember"], message: "It takes a dispatch: import it from @/app/_lib/leases." },
           ],
           patterns: [
             { group: ["@/inngest/dispatch", "**/inngest/dispatch"], message: "app/ reaches the dispatch through @/app/_lib/leases only." },

@@ -31,6 +31,9 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             </Link>
             {actor ? (
               <div className="site-header__user">
+                <Link href="/org" className="site-header__team">
+                  Team
+                </Link>
                 <span className="site-header__name">{actor.name}</span>
                 <SignOutButton />
                 {/* A plain link to a page that asks first: works the same without JavaScript. */}

@@ -5,7 +5,7 @@ import "server-only";
 // organization's row matches no condition here, so it reads as missing: the same 404 as an id
 // that does not exist. A role refusal inside one's own organization is a separate question the
 // callers ask only after the row was found (`visibleInvoice` true, `editableInvoice` false): 403.
-import { and, eq, getTableName, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableName, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { invoice, membership } from "@/db/schema";
 import { ROLES, type Role } from "./org-codes";
@@ -71,4 +71,19 @@ export function may(member: Pick<Member, "role">, act: OrgAct): boolean {
 /** memberOf for an act of ROLE_RULES, for the statement that does it. */
 export function memberMay(orgId: string | AnyPgColumn, userId: string, act: OrgAct): SQL {
   return memberOf(orgId, userId, ROLE_RULES[act]);
+}
+
+/**
+ * The organization's members who may manage members (its admins), as a condition on `membership`.
+ * The member writes (lib/members.ts) lock these rows FOR UPDATE (or FOR SHARE) in one order before
+ * anything else, so two admins demoting or removing each other at once cannot leave none, and the
+ * acting admin's own right is judged on a row no one else can change until the commit.
+ */
+export function managersOf(orgId: string): SQL {
+  return and(eq(membership.orgId, orgId), inArray(membership.role, [...ROLE_RULES.manage_members]))!;
+}
+
+/** Whether `role` counts among the managers of managersOf: a change away from it may leave an organization without one. */
+export function isManagerRole(role: Role): boolean {
+  return (ROLE_RULES.manage_members as readonly Role[]).includes(role);
 }

@@ -109,3 +109,39 @@ export async function admitSignIn(db: Db, input: { email: string; address: strin
   }
   return { ok: true, succeeded: async () => void (await Promise.all([email.delete(key), reward()])) };
 }
+
+// ---------------------------------------------------------------------------------------
+// Invitation links (GET and POST /api/invitations/:token): the one other door open without a
+// session. A token is 256 random bits, so guessing one is hopeless; the limits bound what a
+// script costs us (each POST may hash a password) and what one link can be hammered with.
+
+export const INVITATION_LIMITS = {
+  // Per link (its token's sha256, known or not): 20 uses in 15 minutes, then 5 minutes refused.
+  token: { keyPrefix: "invitation_token", points: 20, duration: 15 * 60, blockDuration: 5 * 60 },
+  // Per client address, when TRUST_PROXY says how to find it: as sign-in's.
+  address: { keyPrefix: "invitation_address", points: 100, duration: 60 * 60, blockDuration: 15 * 60 },
+} as const;
+
+const invitationLimiters = new WeakMap<Db, Record<keyof typeof INVITATION_LIMITS, RateLimiterDrizzle>>();
+
+/** Counts one use of an invitation link; refused (with the wait) past either limit. */
+export async function admitInvitation(
+  db: Db,
+  input: { tokenKey: string; address: string | null },
+): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }> {
+  let pair = invitationLimiters.get(db);
+  if (!pair) {
+    const make = (opts: (typeof INVITATION_LIMITS)[keyof typeof INVITATION_LIMITS]) =>
+      new RateLimiterDrizzle({ ...opts, storeClient: db, schema: rateLimit });
+    pair = { token: make(INVITATION_LIMITS.token), address: make(INVITATION_LIMITS.address) };
+    invitationLimiters.set(db, pair);
+  }
+  try {
+    if (input.address) await pair.address.consume(input.address);
+    await pair.token.consume(input.tokenKey);
+  } catch (refused) {
+    if (!(refused instanceof RateLimiterRes)) throw refused;
+    return refusal(refused);
+  }
+  return { ok: true };
+}

@@ -21,6 +21,9 @@ export const ERROR_STATUS = {
   not_signed_in: 401,
   invoice_not_found: 404,
   lease_not_found: 404,
+  member_not_found: 404,
+  // An invitation link unknown, used, revoked or expired: all the same.
+  invitation_not_found: 404,
   cross_origin: 403,
   // The row is visibly there (the member's own organization), but the member's role may not do this.
   forbidden: 403,
@@ -32,6 +35,10 @@ export const ERROR_STATUS = {
   lease_in_flight: 409,
   invoice_changed: 409,
   invoice_number_taken: 409,
+  // The email has an account already: a person belongs to one organization for now.
+  already_member: 409,
+  // The change would leave the organization without an admin.
+  last_admin: 409,
   proposal_unusable: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,

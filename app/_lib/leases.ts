@@ -12,6 +12,7 @@ import { appEnv } from "@/lib/env";
 import * as invoices from "@/lib/invoices";
 import * as invoiceStatus from "@/lib/invoice-status";
 import * as leases from "@/lib/leases";
+import * as members from "@/lib/members";
 import { inngestDispatch } from "@/inngest/dispatch";
 
 /** A cookie's session: whose it is and which one. */
@@ -69,4 +70,9 @@ export function setInvoiceStatus(
   change: invoiceStatus.StatusChange,
 ): Promise<invoiceStatus.SetStatusResult> {
   return invoiceStatus.setInvoiceStatus(db, member, invoiceId, change, inngestDispatch);
+}
+
+/** A member removed: their sessions end and their leases in flight close as at sign-out (lib/members removeMember). */
+export function removeMember(db: Db, actor: Member, memberId: unknown) {
+  return members.removeMember(db, actor, memberId, inngestDispatch);
 }

@@ -1,7 +1,7 @@
 import "server-only";
 // Closing leases: cancel, sign-out, an edit that outdates them, and the expiry sweep.
 import type { Db, Tx } from "@/db/client";
-import { inferenceLease, appSession } from "@/db/schema";
+import { inferenceLease, appSession, invoice } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
 import type { CancelRefusal, ClosedReason } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
@@ -103,6 +103,21 @@ async function revokeAllSessionsUntraced(
   if (revoked === null) return { ok: false, code: "not_signed_in", revoked: (await revokeSession(db, input, dispatch)).revoked };
   await tellClosed(dispatch, revoked, "signed_out");
   return { ok: true, revoked };
+}
+
+/**
+ * A member removed from their organization (lib/members.ts removeMember), inside its transaction:
+ * every session of the user in that organization ends and their leases in flight there close
+ * exactly as at sign-out everywhere (rejected, signed_out; overdue ones expired). The caller tells
+ * the running generations (tellClosed, "signed_out") after its commit.
+ */
+export async function revokeMemberSessions(tx: Tx, member: { userId: string; orgId: string }): Promise<string[]> {
+  await tx
+    .update(appSession)
+    .set({ revokedAt: dbNow })
+    .where(and(eq(appSession.userId, member.userId), eq(appSession.orgId, member.orgId), sql`${appSession.revokedAt} is null`));
+  const inOrg = sql`${inferenceLease.invoiceId} in (select ${invoice.id} from ${invoice} where ${invoice.orgId} = ${member.orgId})`;
+  return closeInFlight(tx, and(eq(inferenceLease.actorId, member.userId), inOrg));
 }
 
 /** Sign-out's closing of leases in flight (`mine` names them): overdue ones expired, the rest rejected. */

@@ -11,6 +11,11 @@ import * as leasesRoute from "@/app/api/leases/route";
 import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
 import * as cancelRoute from "@/app/api/leases/[id]/cancel/route";
+import * as orgInvitationsRoute from "@/app/api/org/invitations/route";
+import * as orgInvitationRoute from "@/app/api/org/invitations/[id]/route";
+import * as orgMembersRoute from "@/app/api/org/members/route";
+import * as orgMemberRoute from "@/app/api/org/members/[id]/route";
+import * as invitationRoute from "@/app/api/invitations/[token]/route";
 
 export const sink = () => (globalThis as { __eventSink?: Awaited<ReturnType<typeof startEventSink>> }).__eventSink!;
 
@@ -29,6 +34,11 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["lease", /^\/api\/leases\/(?<id>[^/]+)$/, leaseRoute as never],
   ["apply", /^\/api\/leases\/(?<id>[^/]+)\/apply$/, applyRoute as never],
   ["cancel", /^\/api\/leases\/(?<id>[^/]+)\/cancel$/, cancelRoute as never],
+  ["org-invitations", /^\/api\/org\/invitations$/, orgInvitationsRoute as never],
+  ["org-invitation", /^\/api\/org\/invitations\/(?<id>[^/]+)$/, orgInvitationRoute as never],
+  ["org-members", /^\/api\/org\/members$/, orgMembersRoute as never],
+  ["org-member", /^\/api\/org\/members\/(?<id>[^/]+)$/, orgMemberRoute as never],
+  ["invitation", /^\/api\/invitations\/(?<token>[^/]+)$/, invitationRoute as never],
 ];
 
 export type ApiResponse = { status: number; body: any; headers: Headers };

@@ -15,6 +15,10 @@ export const PATHS: Record<ApiRoute, (id: string) => string> = {
   apply: (id) => `/api/leases/${id}/apply`,
   cancel: (id) => `/api/leases/${id}/cancel`,
   events: (id) => `/api/leases/${id}/events`,
+  members: () => "/api/org/members",
+  member: (id) => `/api/org/members/${id}`,
+  invitations: () => "/api/org/invitations",
+  invitationLink: (id) => `/api/invitations/${id}`,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -269,6 +273,28 @@ export const json = <T>(value: fc.Arbitrary<T>): fc.Arbitrary<Body> => value.map
 export const NO_ID = fc.constant("");
 export const OWN_LEASE = ref("lease:open", "lease:proposed", "lease:proposed", "lease:overdue", "lease:terminal");
 
+const MEMBER_ID = fc.oneof(
+  { weight: 6, arbitrary: ref("user:owner", "user:other", "uuid:missing") },
+  { weight: 2, arbitrary: fc.oneof(fc.uuid(), nastyString, ref("inv:own0")) },
+);
+const ROLE = jsonBody({
+  role: some(fc.constantFrom("admin", "approver", "member"), fc.constantFrom("owner", "ADMIN", ""), nastyString, anyJson),
+});
+const INVITE = jsonBody({
+  email: some(ref("email:owner", "email:other"), fc.emailAddress(), nastyString, anyJson),
+  role: some(fc.constantFrom("admin", "approver", "member"), nastyString, anyJson),
+});
+/** No token here is a live one: a guessed link's shape, or anything at all. */
+const TOKEN = fc.oneof(
+  base64url.map((v) => `${v}${v}`.slice(0, 43)),
+  nastyString,
+  fc.uuid(),
+);
+const ACCEPT = jsonBody({
+  name: some(fc.constantFrom("Erin"), nastyString, anyJson),
+  password: some(fc.constantFrom("a long enough passphrase", "short"), nastyString, anyJson),
+});
+
 export const REQUESTS = fc.oneof(
   {
     weight: 3,
@@ -361,4 +387,34 @@ export const REQUESTS = fc.oneof(
   { weight: 3, arbitrary: request("apply", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   { weight: 3, arbitrary: request("cancel", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   { weight: 1, arbitrary: request("events", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
+  // The team's routes: each fuzz user is the only admin of an organization of their own, so a
+  // role change or removal of themself is last_admin and of anyone else not found: no writes
+  // the audit records (membership and invitation rows are outside it; members.test.ts holds them).
+  { weight: 1, arbitrary: request("members", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) }) },
+  {
+    weight: 1,
+    arbitrary: request("member", ["PATCH", "DELETE"], MEMBER_ID, ROLE, {
+      id: ref("user:owner", "user:other"),
+      body: json(fc.record({ role: fc.constantFrom("admin", "approver", "member") })),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: request("invitations", ["GET", "POST"], NO_ID, INVITE, {
+      id: NO_ID,
+      body: json(
+        fc.record({
+          email: fc.constantFrom("new-a@example.test", " New-B@Example.TEST "),
+          role: fc.constantFrom("admin", "approver", "member"),
+        }),
+      ),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: request("invitationLink", ["GET", "POST"], TOKEN, ACCEPT, {
+      id: TOKEN,
+      body: json(fc.record({ name: fc.constantFrom("Erin", " Eve "), password: fc.constantFrom("a long enough passphrase") })),
+    }),
+  },
 );

@@ -417,6 +417,8 @@ export type RefName =
   | "email:owner"
   | "email:other"
   | "password"
+  | "user:owner"
+  | "user:other"
   | "uuid:missing";
 export type Disguise = "none" | "upper" | "braced" | "nodash" | "nul" | "space" | "newline" | "urn";
 
@@ -602,6 +604,10 @@ export class World {
         return this.other.email;
       case "password":
         return this.password;
+      case "user:owner":
+        return this.owner.id;
+      case "user:other":
+        return this.other.id;
       case "uuid:missing":
         return this.missing;
     }
@@ -636,7 +642,21 @@ export class Histogram {
 // ---------------------------------------------------------------------------------------
 // The contract: which writes each API call may make
 
-export type ApiRoute = "session" | "invoices" | "export" | "invoice" | "status" | "leases" | "lease" | "apply" | "cancel" | "events";
+export type ApiRoute =
+  | "session"
+  | "invoices"
+  | "export"
+  | "invoice"
+  | "status"
+  | "leases"
+  | "lease"
+  | "apply"
+  | "cancel"
+  | "events"
+  | "members"
+  | "member"
+  | "invitations"
+  | "invitationLink";
 export const AUTHED: Record<ApiRoute, boolean> = {
   session: true, // GET and DELETE; POST is sign-in
   invoices: true,
@@ -648,6 +668,11 @@ export const AUTHED: Record<ApiRoute, boolean> = {
   apply: true,
   cancel: true,
   events: true,
+  members: true,
+  member: true,
+  invitations: true,
+  // The invitation link's routes are open without a session by nature (a 201 there signs someone up).
+  invitationLink: false,
 };
 
 export type CallContext = {
@@ -677,7 +702,10 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   const signIn = route === "session" && method === "POST";
   if (!signIn && AUTHED[route] && !actor && status >= 200 && status < 300) problems.push(`status ${status} without a live session`);
 
-  const labels = withoutAllowedSideWrites(writes.map(label), { background: opts.background, rateLimit: signIn });
+  const labels = withoutAllowedSideWrites(writes.map(label), {
+    background: opts.background,
+    rateLimit: signIn || route === "invitationLink",
+  });
   const a = actor?.id ?? "no-actor";
   const s = actor?.sessionId ?? "no-session";
   const id = ctx.param.toLowerCase();

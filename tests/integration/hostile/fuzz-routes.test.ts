@@ -21,6 +21,10 @@ import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
 import * as cancelRoute from "@/app/api/leases/[id]/cancel/route";
 import * as eventsRoute from "@/app/api/leases/[id]/events/route";
+import * as membersRoute from "@/app/api/org/members/route";
+import * as memberRoute from "@/app/api/org/members/[id]/route";
+import * as invitationsRoute from "@/app/api/org/invitations/route";
+import * as invitationLinkRoute from "@/app/api/invitations/[token]/route";
 import { sessionCookieFrom } from "../../support/api";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
 import {
@@ -53,6 +57,10 @@ const HANDLERS: Record<ApiRoute, Record<string, Handler | undefined>> = {
   apply: applyRoute as never,
   cancel: cancelRoute as never,
   events: eventsRoute as never,
+  members: membersRoute as never,
+  member: memberRoute as never,
+  invitations: invitationsRoute as never,
+  invitationLink: invitationLinkRoute as never,
 };
 const ORIGIN = "http://127.0.0.1:3000";
 

@@ -1,0 +1,143 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { getDb } from "@/db/client";
+import { may } from "@/lib/access";
+import { listInvitations, listMembers } from "@/lib/members";
+import { ROLES } from "@/lib/org-codes";
+import { requireActor } from "@/app/_lib/actor";
+import { formatDateTime } from "@/app/_lib/format";
+import { isMemberNotice, MEMBER_WORDS, ROLE_WORDS } from "@/app/_lib/member-words";
+import { getViewer } from "@/app/_lib/viewer";
+import { SubmitButton } from "@/app/_components/submit-button";
+import { changeRoleAction, removeMemberAction, revokeInvitationAction } from "./actions";
+import { InviteForm } from "./invite-form";
+
+export const metadata: Metadata = { title: "Team" };
+
+type Search = Promise<Record<string, string | string[] | undefined>>;
+const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+const GOOD = new Set(["invited", "revoked", "role_changed", "removed"]);
+
+// The Team page: everyone reads who is on the team; an admin changes roles, removes people (with
+// a confirm step: ?remove=<id>, a plain link), invites and withdraws invitations. Every control
+// is a form posting to a server action, so it all works without JavaScript.
+export default async function TeamPage({ searchParams }: { searchParams: Search }) {
+  const actor = await requireActor();
+  const params = await searchParams;
+  const db = await getDb();
+  const viewer = await getViewer();
+  const members = await listMembers(db, actor);
+  const manages = may(actor, "manage_members");
+  const invitations = manages ? await listInvitations(db, actor) : null;
+  const notice = first(params.notice);
+  const removing = manages ? members.find((m) => m.id === first(params.remove)) : undefined;
+  return (
+    <div className="team">
+      <h1>Team</h1>
+      <p className="muted">
+        {actor.orgName} · you are {ROLE_WORDS[actor.role].toLowerCase()}
+        {manages ? "" : ". Only an admin can change the team."}
+      </p>
+      {isMemberNotice(notice) ? (
+        <p
+          role={GOOD.has(notice) ? "status" : "alert"}
+          className={`notice ${GOOD.has(notice) ? "notice--ok" : "notice--error"}`}
+          data-testid="team-notice"
+        >
+          {MEMBER_WORDS[notice]}
+        </p>
+      ) : null}
+
+      {removing ? (
+        <section className="card" aria-labelledby="confirm-remove">
+          <h2 id="confirm-remove">Remove {removing.name}?</h2>
+          <p>
+            {removing.id === actor.id
+              ? "You will be signed out and lose access to the team's invoices."
+              : `${removing.name} will be signed out everywhere and lose access to the team's invoices.`}{" "}
+            Summaries they are waiting on are stopped. Their invoices stay with the team.
+          </p>
+          <form action={removeMemberAction} className="actions">
+            <input type="hidden" name="member_id" value={removing.id} />
+            <SubmitButton className="button button--danger" pendingLabel="Removing…">
+              Remove {removing.name}
+            </SubmitButton>
+            <Link href="/org" className="button button--quiet">
+              Keep them
+            </Link>
+          </form>
+        </section>
+      ) : null}
+
+      <section aria-labelledby="members-heading">
+        <h2 id="members-heading">Members</h2>
+        <ul className="member-list">
+          {members.map((m) => (
+            <li key={m.id} className="card member" data-testid="member">
+              <p>
+                <strong>{m.name}</strong>
+                {m.id === actor.id ? " (you)" : ""} · <span className="muted">{m.email}</span> ·{" "}
+                <span data-testid="member-role">{ROLE_WORDS[m.role]}</span>
+              </p>
+              {manages ? (
+                <div className="actions">
+                  <form action={changeRoleAction} className="actions">
+                    <input type="hidden" name="member_id" value={m.id} />
+                    <label htmlFor={`role-${m.id}`} className="visually-hidden">
+                      Role of {m.name}
+                    </label>
+                    <select id={`role-${m.id}`} name="role" defaultValue={m.role}>
+                      {ROLES.map((role) => (
+                        <option key={role} value={role}>
+                          {ROLE_WORDS[role]}
+                        </option>
+                      ))}
+                    </select>
+                    <SubmitButton className="button button--quiet" pendingLabel="Saving…">
+                      Change role
+                    </SubmitButton>
+                  </form>
+                  <Link href={`/org?remove=${m.id}`} className="button button--quiet" aria-label={`Remove ${m.name}`}>
+                    Remove
+                  </Link>
+                </div>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      </section>
+
+      {invitations?.ok ? (
+        <>
+          <section aria-labelledby="invite-heading" className="card">
+            <h2 id="invite-heading">Invite someone</h2>
+            <InviteForm />
+          </section>
+          <section aria-labelledby="pending-heading">
+            <h2 id="pending-heading">Pending invitations</h2>
+            {invitations.invitations.length === 0 ? (
+              <p className="muted">No invitations waiting.</p>
+            ) : (
+              <ul className="member-list">
+                {invitations.invitations.map((i) => (
+                  <li key={i.id} className="card" data-testid="pending-invitation">
+                    <p>
+                      <strong>{i.email}</strong> · {ROLE_WORDS[i.role]} ·{" "}
+                      <span className="muted">link works until {formatDateTime(i.expiresAt.toISOString(), viewer)}</span>
+                    </p>
+                    <form action={revokeInvitationAction}>
+                      <input type="hidden" name="invitation_id" value={i.id} />
+                      <SubmitButton className="button button--quiet" pendingLabel="Withdrawing…">
+                        Withdraw invitation to {i.email}
+                      </SubmitButton>
+                    </form>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+        </>
+      ) : null}
+    </div>
+  );
+}
