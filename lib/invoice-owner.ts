@@ -18,8 +18,7 @@ export const OwnerChange = z.object({ owner_id: text().trim().refine(isUuid, "no
 export type OwnerChange = z.infer<typeof OwnerChange>;
 
 export type ReassignResult =
-  | { ok: true; invoice: InvoiceDetail; withdrawn: string[] }
-  | { ok: false; code: "invoice_not_found" | "forbidden" | "invalid_request" };
+  { ok: true; invoice: InvoiceDetail; withdrawn: string[] } | { ok: false; code: "invoice_not_found" | "forbidden" | "invalid_request" };
 
 /**
  * The invoice of the admin's organization given to `ownerId`, who must be a member of it now:
@@ -68,12 +67,7 @@ export async function reassignInvoice(
       .update(invoice)
       .set({ ownerId, version: sql`${invoice.version} + 1`, updatedAt: sql`now()` })
       .where(
-        and(
-          eq(invoice.id, invoiceId),
-          visibleInvoice(member),
-          memberMay(invoice.orgId, member.id, "reassign_invoice"),
-          newOwnerIsMember,
-        ),
+        and(eq(invoice.id, invoiceId), visibleInvoice(member), memberMay(invoice.orgId, member.id, "reassign_invoice"), newOwnerIsMember),
       )
       .returning({ version: invoice.version });
     // A membership that went (the admin's or the new owner's) since the row was locked.

@@ -4,6 +4,7 @@ import type { startEventSink } from "./event-sink";
 import * as sessionRoute from "@/app/api/session/route";
 import * as invoicesRoute from "@/app/api/invoices/route";
 import * as invoiceRoute from "@/app/api/invoices/[id]/route";
+import * as invoiceOwnerRoute from "@/app/api/invoices/[id]/owner/route";
 import * as leasesRoute from "@/app/api/leases/route";
 import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
@@ -18,6 +19,7 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["session", /^\/api\/session$/, sessionRoute as never],
   ["invoices", /^\/api\/invoices$/, invoicesRoute as never],
   ["invoice", /^\/api\/invoices\/(?<id>[^/]+)$/, invoiceRoute as never],
+  ["invoice owner", /^\/api\/invoices\/(?<id>[^/]+)\/owner$/, invoiceOwnerRoute as never],
   ["leases", /^\/api\/leases$/, leasesRoute as never],
   ["lease", /^\/api\/leases\/(?<id>[^/]+)$/, leaseRoute as never],
   ["apply", /^\/api\/leases\/(?<id>[^/]+)\/apply$/, applyRoute as never],
