@@ -64,3 +64,16 @@ export function staleWords(stale: { summaryVersion: number; version?: number; ch
   const what = names.length ? `the ${listed(names)}` : "the invoice";
   return `Summary written for version ${stale.summaryVersion}; ${what} changed since.`;
 }
+
+/** What the Owner form says after a post (the page's `?owner=` code). */
+export const OWNER_NOTICES = {
+  saved: "Owner changed.",
+  forbidden: "Only an administrator of your organization can change an invoice's owner.",
+  invalid_request: "That person is not a member of your organization. Choose someone from the list.",
+  invoice_not_found: "This invoice could not be found.",
+} as const;
+export type OwnerNotice = keyof typeof OWNER_NOTICES;
+
+export function isOwnerNotice(value: unknown): value is OwnerNotice {
+  return typeof value === "string" && Object.hasOwn(OWNER_NOTICES, value);
+}
