@@ -3,7 +3,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
-import { isInFlight } from "@/lib/lease-codes";
+import { displayOf, isInFlight } from "@/lib/lease-codes";
 import { may } from "@/lib/access";
 import { ownerChoices } from "@/lib/invoice-owner";
 import { appliedAttempt, invoiceTimeline, latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
@@ -53,8 +53,12 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
   const history = timeline ?? { total: 0, entries: [], names: {} };
   const ownerCode = one(query.owner);
   const ownerNotice = isOwnerNotice(ownerCode) ? ownerCode : null;
-  // Summarize again: the owner's, while no summary of theirs is being written or waits for review.
-  const mayResummarize = invoice.owned && !(lease && isInFlight(lease.status)) && !heldBy;
+  // Summarize again: the owner's, while no summary is being written or waits for review, and
+  // unless the panel offers it already (its latest attempt withdrawn by a change).
+  const mayResummarize =
+    invoice.owned &&
+    !heldBy &&
+    !(lease && (isInFlight(lease.status) || displayOf({ status: lease.status, closed_reason: lease.closed_reason }) === "outdated"));
   const attemptHref = (leaseId: string, position: number) =>
     `/invoices/${invoice.id}?history=${Math.floor(position / HISTORY_PAGE_SIZE) + 1}#attempt-${leaseId}`;
 
