@@ -178,7 +178,7 @@ describe("PUT /api/invoices/:id/owner", () => {
     expect(await t.db.select().from(invoiceChange).where(eq(invoiceChange.invoiceId, inv.id))).toHaveLength(1);
   });
 
-  it("refuses: 401 signed out, 403 a member who is not an admin, 404 another organization's or a bad id, 422 an owner outside the organization or a bad body; nothing written", async () => {
+  it("refuses: 401 signed out, 403 not an admin or cross-site, 404 another organization's or a bad id, 415 not JSON, 422 an owner outside the organization or a bad body; nothing written", async () => {
     const { dave, inv, alice } = await team();
     const bob = await makeUser(t.db, "Bob");
     const before = await rows.invoiceRow(t.db, inv.id);
@@ -196,6 +196,18 @@ describe("PUT /api/invoices/:id/owner", () => {
     expect(await put(aliceCookie, { owner_id: crypto.randomUUID() })).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
     expect(await put(aliceCookie, { owner_id: "not-an-id" })).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
     expect(await put(aliceCookie, {})).toMatchObject({ status: 422, body: { detail: "invalid_request" } });
+
+    // A cross-site write and a body that is not JSON, before anything is read (docs/contract.md, "Cross-site writes").
+    const body = JSON.stringify({ owner_id: alice.id });
+    const path = `/api/invoices/${inv.id}/owner`;
+    expect(await api("PUT", path, { cookie: aliceCookie, raw: body, headers: { origin: "http://evil.example" } })).toMatchObject({
+      status: 403,
+      body: { detail: "cross_origin" },
+    });
+    expect(await api("PUT", path, { cookie: aliceCookie, raw: body, headers: { "content-type": "text/plain" } })).toMatchObject({
+      status: 415,
+      body: { detail: "unsupported_media_type" },
+    });
 
     const after = await rows.invoiceRow(t.db, inv.id);
     expect({ owner: after.ownerId, version: after.version }).toEqual({ owner: before.ownerId, version: before.version });
