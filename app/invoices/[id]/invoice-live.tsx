@@ -27,9 +27,14 @@ export function InvoiceLive({ invoiceId, version }: { invoiceId: string; version
         router.refresh();
       }
     };
+    // Ended for good (signed out, the invoice out of reach): no reconnect into a refusal; the
+    // next render or reload says the rest. A stream that merely ran its five minutes reconnects.
+    const onEnd = () => source.close();
     source.addEventListener("invoice", onInvoice);
+    source.addEventListener("end", onEnd);
     return () => {
       source.removeEventListener("invoice", onInvoice);
+      source.removeEventListener("end", onEnd);
       source.close();
     };
   }, [invoiceId, router]);

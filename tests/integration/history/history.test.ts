@@ -339,6 +339,9 @@ describe("GET /api/invoices/:id/events", () => {
     const s = await stream(cookie, inv.id);
     expect((await versions(s, 1)).versions).toEqual([inv.version]);
     expect((await api("DELETE", "/api/session", { cookie })).status).toBe(200);
-    expect((await versions(s, 99)).ended).toBe(true);
+    // It says it ended for good (so the page does not reconnect into a 401), then ends.
+    let rest = "";
+    for (let chunk = await s.reader!.read(); !chunk.done; chunk = await s.reader!.read()) rest += new TextDecoder().decode(chunk.value);
+    expect(rest).toContain('event: end\ndata: {"reason":"not_signed_in"}');
   });
 });

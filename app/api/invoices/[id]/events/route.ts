@@ -4,7 +4,9 @@
 // organization's, a missing or a malformed id is the same 404. The first frame is the version
 // now; each later one follows a NOTIFY of a new version (db/migrations/0007_invoice_notify.sql,
 // through lib/lease-feed.ts), read again with the session checked in the same step, so a
-// session that ran out gets nothing more; a sign-out ends the session's streams at once.
+// session that ran out gets nothing more; a sign-out ends the session's streams at once. A stream
+// ended for good (signed out, the invoice gone from the member's view) says `event: end` first,
+// so the page does not reconnect into a refusal.
 // Bounded as the lease stream is (app/_lib/sse.ts: one slot of the session's 20, heartbeat,
 // back-pressure, five minutes then the client reconnects). The frames say only the version:
 // the page reads the rest as any render does.
@@ -68,6 +70,11 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
     lastSent = version;
     channel.send("invoice", { invoice_id: invoiceId.toLowerCase(), version });
   };
+  // An end the client must not reconnect after (EventSource would, and be refused): said first.
+  const end = (reason: "not_signed_in" | "invoice_not_found") => {
+    channel.send("end", { reason });
+    channel.close();
+  };
   // Coalesces a burst of changes into one read at a time; each read checks the session first.
   function refresh() {
     if (channel.closed) return;
@@ -80,7 +87,7 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
         again = false;
         const member = await resolveActor(db, session);
         const version = member ? await invoiceVersion(db, member, invoiceId) : null;
-        if (version === null) return channel.close();
+        if (version === null) return end(member ? "invoice_not_found" : "not_signed_in");
         send(version);
       } while (again && !channel.closed);
     })()
@@ -96,10 +103,10 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
   return eventStream(req.signal, {
     start(opened) {
       channel = opened;
-      if (revokedEarly) return channel.close();
+      if (revokedEarly) return end("not_signed_in");
       send(first);
       onChange = refresh;
-      onRevoked = channel.close;
+      onRevoked = () => end("not_signed_in");
       if (notified) refresh();
     },
     onClose() {
