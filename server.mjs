@@ -29,6 +29,8 @@ const ROUTE_HANDLERS = {
   "/api/inngest": ["GET", "POST", "PUT"],
   "/api/invoices": ["GET"],
   "/api/invoices/[id]": ["GET", "PATCH"],
+  "/api/invoices/[id]/events": ["GET"],
+  "/api/invoices/[id]/owner": ["PUT"],
   "/api/leases": ["POST"],
   "/api/leases/[id]": ["GET"],
   "/api/leases/[id]/apply": ["POST"],

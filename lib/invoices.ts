@@ -44,6 +44,16 @@ export async function getInvoice(db: Db, member: Member, invoiceId: unknown): Pr
   return { ...row, lines };
 }
 
+/** The version of an invoice of the member's organization, or null (missing, or another organization's). */
+export async function invoiceVersion(db: Db, member: Member, invoiceId: string): Promise<number | null> {
+  if (!isUuid(invoiceId)) return null;
+  const [row] = await db
+    .select({ version: invoice.version })
+    .from(invoice)
+    .where(and(eq(invoice.id, invoiceId), visibleInvoice(member)));
+  return row?.version ?? null;
+}
+
 /** The fields a finance user may edit. Unknown keys (owner_id, version, summary...) are dropped. */
 export const InvoicePatch = z
   .object({

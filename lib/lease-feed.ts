@@ -7,7 +7,8 @@ import "server-only";
 // state as its transaction left it (lib/leases/notice.ts), from which a stream builds its next
 // frame; without it, the stream reads the lease through the domain. Session revocations come on
 // the same channel (db/migrations/0004_lease_event_frame.sql), so a signed-out session's streams
-// end at once.
+// end at once. An invoice's new version comes on it too (db/migrations/0007_invoice_notify.sql),
+// for the invoice's own stream (app/api/invoices/[id]/events/route.ts).
 import { getDbHandle } from "@/db/client";
 import { parseLeaseNotice, type LeaseNotice } from "@/lib/leases";
 import { log } from "@/lib/log";
@@ -21,12 +22,14 @@ type Listener = (kind: string | undefined, notice: LeaseNotice | null) => void;
 type Feed = {
   subscribers: Map<string, Set<Listener>>;
   sessions: Map<string, Set<() => void>>;
+  invoices: Map<string, Set<(version: number | undefined) => void>>;
   ready: Promise<void> | null;
 };
 
 const cache = globalThis as unknown as { __claimcheckLeaseFeed?: Feed };
-const feed: Feed = (cache.__claimcheckLeaseFeed ??= { subscribers: new Map(), sessions: new Map(), ready: null });
+const feed: Feed = (cache.__claimcheckLeaseFeed ??= { subscribers: new Map(), sessions: new Map(), invoices: new Map(), ready: null });
 feed.sessions ??= new Map(); // a feed cached by a build before sessions were watched
+feed.invoices ??= new Map(); // ... or before invoices were
 
 function notify<A extends unknown[]>(listeners: Iterable<(...args: A) => void> | undefined, args: A, about: Record<string, unknown>) {
   for (const listener of listeners ?? []) {
@@ -39,7 +42,7 @@ function notify<A extends unknown[]>(listeners: Iterable<(...args: A) => void> |
 }
 
 function dispatch(payload: string) {
-  let message: { lease_id?: unknown; kind?: unknown; session_revoked?: unknown };
+  let message: { lease_id?: unknown; kind?: unknown; session_revoked?: unknown; invoice_changed?: unknown; version?: unknown };
   try {
     message = JSON.parse(payload) as typeof message;
   } catch {
@@ -48,6 +51,12 @@ function dispatch(payload: string) {
   if (typeof message.session_revoked === "string") {
     const sessionId = message.session_revoked;
     notify(feed.sessions.get(sessionId), [], { session_id: sessionId });
+    return;
+  }
+  if (typeof message.invoice_changed === "string") {
+    const invoiceId = message.invoice_changed;
+    const version = typeof message.version === "number" ? message.version : undefined;
+    notify(feed.invoices.get(invoiceId), [version], { invoice_id: invoiceId });
     return;
   }
   const leaseId = message.lease_id;
@@ -67,6 +76,7 @@ function dispatch(payload: string) {
 function relistened() {
   log.warn("lease feed listening again; open streams re-read", { leases: feed.subscribers.size });
   for (const [leaseId] of feed.subscribers) dispatch(JSON.stringify({ lease_id: leaseId }));
+  for (const [invoiceId] of feed.invoices) dispatch(JSON.stringify({ invoice_changed: invoiceId }));
 }
 
 function ensureListening(): Promise<void> {
@@ -109,4 +119,13 @@ export async function subscribeLease(leaseId: string, onChange: Listener): Promi
 export async function watchSessionRevoked(sessionId: string, onRevoked: () => void): Promise<() => void> {
   await ensureListening();
   return addListener(feed.sessions, sessionId.toLowerCase(), onRevoked);
+}
+
+/**
+ * Calls `onChange` with the invoice's new version (undefined on a re-listen: read it) whenever
+ * `invoiceId` changes. Resolves once the process is listening; rejects if LISTEN cannot start.
+ */
+export async function subscribeInvoice(invoiceId: string, onChange: (version: number | undefined) => void): Promise<() => void> {
+  await ensureListening();
+  return addListener(feed.invoices, invoiceId.toLowerCase(), onChange);
 }

@@ -96,6 +96,7 @@ const FIELD_WORDS: Record<string, string> = {
   due_on: "due date",
   status: "status",
   paid_on: "payment date",
+  owner: "owner",
 };
 
 /** "The counterparty and due date were changed", from an invoice_changed event's fields. */
@@ -111,9 +112,13 @@ type Detail = Record<string, unknown> | null;
 const detailOf = (event: { detail: unknown }): Detail =>
   event.detail && typeof event.detail === "object" ? (event.detail as Detail) : null;
 
-/** The edit that withdrew this lease, if an edit did (see withdrawOutdated in lib/leases/close.ts). */
+/** An invoice_changed event recorded by the change itself (an edit, an owner change), not found at apply. */
+const isWithdrawal = (event: { kind: string; detail: unknown }) =>
+  event.kind === "invoice_changed" && ["edit", "owner_change"].includes(String(detailOf(event)?.by));
+
+/** The change that withdrew this lease, if one did (see withdrawOutdated in lib/leases/close.ts). */
 function withdrawal(lease: Pick<LeaseJson, "events">): Detail {
-  const event = lease.events.find((e) => e.kind === "invoice_changed" && detailOf(e)?.by === "edit");
+  const event = lease.events.find(isWithdrawal);
   return event ? detailOf(event) : null;
 }
 
@@ -328,7 +333,7 @@ const EVENT_WORDS = {
  */
 export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJson[] = [], proposal: unknown = null): string {
   if (event.kind === "cancelled" && !wasProposed({ events: [...earlier], proposal })) return "Summary cancelled while it was being written";
-  if (event.kind === "invoice_changed" && detailOf(event)?.by === "edit") {
+  if (isWithdrawal(event)) {
     const what = changedWords(detailOf(event)?.fields) ?? "The invoice was edited";
     return `Withdrawn: ${what.charAt(0).toLowerCase()}${what.slice(1)}`;
   }

@@ -1,6 +1,6 @@
 import "server-only";
 // The web layer's one way to the lease writes that tell the generation: open, cancel, sign-out
-// (this session or every one) and an invoice edit or status change, which withdraws the leases it outdates. The
+// (this session or every one) and an invoice edit, status change or owner change, which withdraws the leases it outdates. The
 // domain (lib/leases, lib/invoices) takes the dispatch as an argument, so Inngest functions,
 // scripts and tests pass their own; here it is Inngest, sent after the response where the
 // answer need not wait (inngest/dispatch.ts). The API routes and the server actions call these,
@@ -11,6 +11,7 @@ import type { Member } from "@/lib/access";
 import { appEnv } from "@/lib/env";
 import * as invoices from "@/lib/invoices";
 import * as invoiceStatus from "@/lib/invoice-status";
+import * as owners from "@/lib/invoice-owner";
 import * as leases from "@/lib/leases";
 import * as members from "@/lib/members";
 import { inngestDispatch } from "@/inngest/dispatch";
@@ -75,4 +76,9 @@ export function setInvoiceStatus(
 /** A member removed: their sessions end and their leases in flight close as at sign-out (lib/members removeMember). */
 export function removeMember(db: Db, actor: Member, memberId: unknown) {
   return members.removeMember(db, actor, memberId, inngestDispatch);
+}
+
+/** An invoice given to another member by an admin, and the leases it outdates withdrawn: lib/invoice-owner reassignInvoice. */
+export function reassignInvoice(db: Db, member: Member, invoiceId: unknown, ownerId: string): Promise<owners.ReassignResult> {
+  return owners.reassignInvoice(db, member, invoiceId, ownerId, inngestDispatch);
 }

@@ -19,6 +19,9 @@ export const invoiceJson = (i: Invoice & { overdue: boolean }) => ({
   due_on: i.dueOn,
   summary: i.summary,
   version: i.version,
+  owner_id: i.ownerId,
+  // The version the summary was written at: below `version`, the summary is out of date.
+  summary_version: i.summaryVersion,
   updated_at: i.updatedAt.toISOString(),
   status: i.status,
   paid_on: i.paidOn,

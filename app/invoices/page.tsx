@@ -8,6 +8,8 @@ import { requireActor } from "@/app/_lib/actor";
 import { formatDate, formatDateTime, formatMoney, formatMoneyWithCode, type Viewer } from "@/app/_lib/format";
 import { listStoppedWords } from "@/app/_lib/lease-words";
 import { shownStatus, STATUS_FILTER_WORDS, STATUS_WORDS } from "@/app/_lib/status-words";
+import { staleWords } from "@/app/_lib/history-words";
+import { staleSummaries } from "@/lib/summary-staleness";
 import { getViewer } from "@/app/_lib/viewer";
 import { ZoneSync } from "@/app/invoices/[id]/zone-sync";
 import { ListRefresher, TimeLeft } from "./list-live";
@@ -99,7 +101,8 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
   const actor = await requireActor();
   const query = ListQuery.parse(await searchParams);
   const viewer = await getViewer();
-  const { rows, totals, total, now } = await listInvoicesWithState(await getDb(), actor, query);
+  const db = await getDb();
+  const [{ rows, totals, total, now }, stale] = await Promise.all([listInvoicesWithState(db, actor, query), staleSummaries(db, actor)]);
   const serverNow = now.toISOString();
   const filtered = query.state !== "all" || query.due !== "any" || query.status !== "any" || query.q !== "";
   const queryString = listQueryString(query);
@@ -188,6 +191,11 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
                     </div>
                   </Link>
                   <StateLine row={inv} viewer={viewer} serverNow={serverNow} />
+                  {stale.has(inv.id) ? (
+                    <p className="list-state list-state--stale" data-testid="summary-stale">
+                      Out of date: {staleWords(stale.get(inv.id)!)}
+                    </p>
+                  ) : null}
                 </li>
               ))}
             </ul>

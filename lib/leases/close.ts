@@ -158,16 +158,25 @@ export const withdrawOutdated = tracedLeaseOp("lease.withdraw", withdrawOutdated
   leases: (_args, result) => result ?? [],
 });
 
-async function withdrawOutdatedUntraced(tx: Tx, invoiceId: string, version: number, fields: string[]): Promise<string[]> {
+/** What outdated the lease: an edit of its fields, or the invoice given to another owner. */
+export type WithdrawnBy = "edit" | "owner_change";
+
+async function withdrawOutdatedUntraced(
+  tx: Tx,
+  invoiceId: string,
+  version: number,
+  fields: string[],
+  by: WithdrawnBy = "edit",
+): Promise<string[]> {
   const onInvoice = eq(inferenceLease.invoiceId, invoiceId);
-  await expireDue(tx, onInvoice, "edit");
+  await expireDue(tx, onInvoice, by);
   const rows = await tx
     .update(inferenceLease)
     .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: dbNow })
     .where(and(onInvoice, inFlight, sql`${inferenceLease.invoiceVersion} is distinct from ${version}`))
     .returning({ id: inferenceLease.id, fence: inferenceLease.invoiceVersion });
   for (const row of rows) {
-    await recordEvent(tx, row.id, "invoice_changed", { by: "edit", lease_version: row.fence, invoice_version: version, fields });
+    await recordEvent(tx, row.id, "invoice_changed", { by, lease_version: row.fence, invoice_version: version, fields });
   }
   return rows.map((r) => r.id);
 }

@@ -5,6 +5,7 @@
 export * from "./types";
 export * from "./open";
 export * from "./read";
+export * from "./timeline";
 export * from "./generate";
 export * from "./apply";
 export * from "./close";

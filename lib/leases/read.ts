@@ -263,7 +263,7 @@ export async function invoiceAttempts(
 
 /**
  * The attempt whose summary is on the invoice: the latest applied one (only an apply writes
- * the summary), who applied it and when, and its place in the newest-first history.
+ * the summary), who applied it and when, and its place in the newest-first timeline.
  */
 export async function appliedAttempt(
   db: Db,
@@ -275,9 +275,13 @@ export async function appliedAttempt(
       id: inferenceLease.id,
       actorName: appUser.name,
       appliedAt: leaseEvent.at,
+      // Its place in the invoice's timeline (./timeline.ts): the newer attempts and the changes
+      // recorded since it was requested (a change at the same moment sorts before it).
       position: sql<number>`(select count(*) from ${inferenceLease} newer
         where newer.invoice_id = ${inferenceLease.invoiceId}
-          and (newer.created_at, newer.id) > (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number),
+          and (newer.created_at, newer.id) > (${inferenceLease.createdAt}, ${inferenceLease.id}))
+        + (select count(*) from invoice_change c
+        where c.invoice_id = ${inferenceLease.invoiceId} and c.at >= ${inferenceLease.createdAt})`.mapWith(Number),
     })
     .from(inferenceLease)
     .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), visibleInvoice(member)))

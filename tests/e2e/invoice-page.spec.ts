@@ -267,7 +267,7 @@ test.describe("in New York, in English (US)", () => {
     await saveScreenshot(page, "invoice-history");
     await expectAccessible(page, "invoice history, page 1");
 
-    await inv.history.getByRole("link", { name: "Older attempts" }).click();
+    await inv.history.getByRole("link", { name: "Older entries" }).click();
     await expect(inv.history).toContainText("Page 2 of 2");
     expect(await inv.attempts.evaluateAll((els) => els.map((el) => el.getAttribute("data-lease-id")))).toEqual(
       earlier.slice(0, 2).reverse(),

@@ -7,6 +7,7 @@ import * as invoiceRoute from "@/app/api/invoices/[id]/route";
 import * as invoiceStatusRoute from "@/app/api/invoices/[id]/status/route";
 import * as exportRoute from "@/app/api/invoices/export/route";
 import * as importRoute from "@/app/api/invoices/import/route";
+import * as invoiceOwnerRoute from "@/app/api/invoices/[id]/owner/route";
 import * as leasesRoute from "@/app/api/leases/route";
 import * as leaseRoute from "@/app/api/leases/[id]/route";
 import * as applyRoute from "@/app/api/leases/[id]/apply/route";
@@ -30,6 +31,7 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["import", /^\/api\/invoices\/import$/, importRoute as never],
   ["invoice", /^\/api\/invoices\/(?<id>[^/]+)$/, invoiceRoute as never],
   ["status", /^\/api\/invoices\/(?<id>[^/]+)\/status$/, invoiceStatusRoute as never],
+  ["invoice owner", /^\/api\/invoices\/(?<id>[^/]+)\/owner$/, invoiceOwnerRoute as never],
   ["leases", /^\/api\/leases$/, leasesRoute as never],
   ["lease", /^\/api\/leases\/(?<id>[^/]+)$/, leaseRoute as never],
   ["apply", /^\/api\/leases\/(?<id>[^/]+)\/apply$/, applyRoute as never],

@@ -17,7 +17,7 @@ import { applyLease } from "@/lib/leases";
 import { action, rawField, stateAction } from "@/app/_lib/action";
 import { sendToSignIn } from "@/app/_lib/actor";
 import { datePattern, parseDate } from "@/app/_lib/format";
-import { cancelLease, openLeaseAs, setInvoiceStatus, updateInvoice } from "@/app/_lib/leases";
+import { cancelLease, openLeaseAs, reassignInvoice, setInvoiceStatus, updateInvoice } from "@/app/_lib/leases";
 import { STATUS_REFUSAL_WORDS } from "@/app/_lib/status-words";
 import { StatusChange } from "@/lib/invoice-status";
 import { editRefusal, type NoticeCode } from "@/app/_lib/lease-words";
@@ -197,3 +197,21 @@ export const setStatusAction = stateAction({
     backTo(form.invoice_id);
   },
 });
+
+const OwnerForm = formOf(z.object({ invoice_id: id, owner_id: id }));
+
+/** An admin gives the invoice to another member: back to the page, which says how it went (`?owner=`). */
+export const reassignAction = action({
+  who: "actor",
+  input: OwnerForm,
+  invalid: (raw) => ownerBackTo(rawField(raw, "invoice_id"), "invalid_request"),
+  run: async ({ invoice_id, owner_id }, { actor, db }) => {
+    const result = await reassignInvoice(db, actor, invoice_id, owner_id);
+    ownerBackTo(invoice_id, result.ok ? "saved" : result.code);
+  },
+});
+
+function ownerBackTo(invoiceId: string | undefined, code: string): never {
+  if (!invoiceId || !isUuid(invoiceId)) redirect("/invoices", RedirectType.replace);
+  redirect(`/invoices/${invoiceId}?owner=${encodeURIComponent(code)}#owner-heading`, RedirectType.replace);
+}

@@ -1,9 +1,12 @@
-// Every summary attempt on the invoice, newest first, a page at a time, each with its
-// timeline: when (the viewer's date format, time and zone), what, and who. Rendered on the
-// server; a page reload (or the refresh after an action) brings it up to date.
+// Everything that happened to the invoice, newest first, a page at a time: each change (created,
+// imported, edited, owner or status changed: who, when, each field before and after) and each
+// summary attempt with its own timeline, interleaved by time (lib/leases/timeline.ts). Times in
+// the viewer's date format, time and zone. Rendered on the server; the invoice's event stream
+// refreshes it when the invoice changes (invoice-live.tsx), and a reload does without JavaScript.
 import Link from "next/link";
-import type { AttemptView } from "@/lib/leases";
+import type { ChangeView, NumberedAttempt, TimelineEntry } from "@/lib/leases";
 import { formatDateTime, type Viewer } from "@/app/_lib/format";
+import { CHANGE_WORDS, changeLines } from "@/app/_lib/history-words";
 import { eventWords } from "@/app/_lib/lease-words";
 import { CAUSED_BY_ACTOR, displayOf, isEventKind, type LeaseDisplay } from "@/lib/lease-codes";
 
@@ -21,16 +24,20 @@ const STATUS_WORDS: Record<LeaseDisplay, string> = {
 
 export function History({
   invoiceId,
+  currency,
   page,
   total,
-  attempts,
+  entries,
+  names,
   viewer,
   appliedId,
 }: {
   invoiceId: string;
+  currency: string;
   page: number;
   total: number;
-  attempts: AttemptView[];
+  entries: TimelineEntry[];
+  names: Record<string, string>;
   viewer: Viewer;
   appliedId: string | null;
 }) {
@@ -40,64 +47,27 @@ export function History({
     <section className="card history" aria-labelledby="history-heading" data-testid="history">
       <h2 id="history-heading">History</h2>
       {total === 0 ? (
-        <p className="muted">No summary has been requested for this invoice yet.</p>
+        <p className="muted">Nothing has been recorded for this invoice yet.</p>
       ) : (
         <>
-          <p className="muted small">Every summary requested for this invoice, newest first. Times are in {zoneName(viewer)}.</p>
-          {attempts.length === 0 ? <p className="muted">There are no attempts on this page.</p> : null}
+          <p className="muted small">
+            Every change to this invoice and every summary requested for it, newest first. Times are in {zoneName(viewer)}.
+          </p>
+          {entries.length === 0 ? <p className="muted">There is nothing on this page.</p> : null}
           <ol className="attempts">
-            {attempts.map((attempt, index) => {
-              const number = total - ((page - 1) * HISTORY_PAGE_SIZE + index);
-              const opened = attempt.events.find((e) => e.kind === "opened");
-              const json = attempt.events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail }));
-              const display = displayOf({ status: attempt.status, closed_reason: attempt.closedReason });
-              return (
-                <li
-                  key={attempt.id}
-                  id={`attempt-${attempt.id}`}
-                  className="attempt"
-                  data-testid="attempt"
-                  data-lease-id={attempt.id}
-                  data-display={display}
-                  aria-labelledby={`attempt-${attempt.id}-heading`}
-                >
-                  <h3 id={`attempt-${attempt.id}-heading`} className="attempt__heading">
-                    Attempt {number}: {STATUS_WORDS[display]}
-                    {attempt.id === appliedId ? <span className="attempt__current"> (the summary on the invoice)</span> : null}
-                  </h3>
-                  <p className="small attempt__who">
-                    Requested by {attempt.actorName}
-                    {opened ? (
-                      <>
-                        {" "}
-                        on <time dateTime={opened.at.toISOString()}>{formatDateTime(opened.at.toISOString(), viewer)}</time>
-                      </>
-                    ) : null}
-                  </p>
-                  <ol className="timeline">
-                    {json.map((event, i) => (
-                      // By place, not by lease_event.id: that id counts every lease's events, and
-                      // keys travel in the RSC payload. An attempt's events only ever grow at the end.
-                      <li key={i} data-kind={event.kind}>
-                        <time dateTime={event.at}>{formatDateTime(event.at, viewer)}</time>
-                        <span>
-                          {eventWords(event, json.slice(0, i))}
-                          {isEventKind(event.kind) && CAUSED_BY_ACTOR[event.kind] ? (
-                            <span className="muted"> · {attempt.actorName}</span>
-                          ) : null}
-                        </span>
-                      </li>
-                    ))}
-                  </ol>
-                </li>
-              );
-            })}
+            {entries.map((entry) =>
+              entry.type === "change" ? (
+                <Change key={changeKey(entry.change)} change={entry.change} names={names} currency={currency} viewer={viewer} />
+              ) : (
+                <Attempt key={entry.attempt.id} attempt={entry.attempt} viewer={viewer} appliedId={appliedId} />
+              ),
+            )}
           </ol>
           {pages > 1 ? (
             <nav className="pager" aria-label="History pages">
               {page > 1 ? (
                 <Link href={pageHref(page - 1)} rel="prev">
-                  Newer attempts
+                  Newer entries
                 </Link>
               ) : (
                 <span />
@@ -107,7 +77,7 @@ export function History({
               </span>
               {page < pages ? (
                 <Link href={pageHref(page + 1)} rel="next">
-                  Older attempts
+                  Older entries
                 </Link>
               ) : (
                 <span />
@@ -117,6 +87,93 @@ export function History({
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * A change's name on the page, from the invoice's own version and time: not invoice_change.id,
+ * one counter for every organization's changes, which keys and ids would carry to the browser.
+ */
+const changeKey = (change: ChangeView) => `change-${change.version}-${change.kind}-${change.at.getTime()}`;
+
+/** One recorded change: what, who and when, then each field before and after. */
+function Change({
+  change,
+  names,
+  currency,
+  viewer,
+}: {
+  change: ChangeView;
+  names: Record<string, string>;
+  currency: string;
+  viewer: Viewer;
+}) {
+  const at = change.at.toISOString();
+  const lines = changeLines(change.changes, { locale: viewer.locale, currency, names });
+  const heading = `${changeKey(change)}-heading`;
+  return (
+    <li className="attempt change" data-testid="change" data-kind={change.kind} aria-labelledby={heading}>
+      <h3 id={heading} className="attempt__heading">
+        {CHANGE_WORDS[change.kind]}
+      </h3>
+      <p className="small attempt__who">
+        By {change.actorName ?? "a former member"} on <time dateTime={at}>{formatDateTime(at, viewer)}</time>
+      </p>
+      {lines.length ? (
+        <ul className="change__fields">
+          {lines.map((line) => (
+            <li key={line.field} data-field={line.field}>
+              {line.text}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </li>
+  );
+}
+
+/** One summary attempt with its own timeline. */
+function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; viewer: Viewer; appliedId: string | null }) {
+  const number = attempt.number;
+  const opened = attempt.events.find((e) => e.kind === "opened");
+  const json = attempt.events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail }));
+  const display = displayOf({ status: attempt.status, closed_reason: attempt.closedReason });
+  return (
+    <li
+      id={`attempt-${attempt.id}`}
+      className="attempt"
+      data-testid="attempt"
+      data-lease-id={attempt.id}
+      data-display={display}
+      aria-labelledby={`attempt-${attempt.id}-heading`}
+    >
+      <h3 id={`attempt-${attempt.id}-heading`} className="attempt__heading">
+        Attempt {number}: {STATUS_WORDS[display]}
+        {attempt.id === appliedId ? <span className="attempt__current"> (the summary on the invoice)</span> : null}
+      </h3>
+      <p className="small attempt__who">
+        Requested by {attempt.actorName}
+        {opened ? (
+          <>
+            {" "}
+            on <time dateTime={opened.at.toISOString()}>{formatDateTime(opened.at.toISOString(), viewer)}</time>
+          </>
+        ) : null}
+      </p>
+      <ol className="timeline">
+        {json.map((event, i) => (
+          // By place, not by lease_event.id: that id counts every lease's events, and
+          // keys travel in the RSC payload. An attempt's events only ever grow at the end.
+          <li key={i} data-kind={event.kind}>
+            <time dateTime={event.at}>{formatDateTime(event.at, viewer)}</time>
+            <span>
+              {eventWords(event, json.slice(0, i))}
+              {isEventKind(event.kind) && CAUSED_BY_ACTOR[event.kind] ? <span className="muted"> · {attempt.actorName}</span> : null}
+            </span>
+          </li>
+        ))}
+      </ol>
+    </li>
   );
 }
 

@@ -4,16 +4,24 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
 import { databaseToday } from "@/lib/invoice-status";
-import { isInFlight } from "@/lib/lease-codes";
-import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
+import { displayOf, isInFlight } from "@/lib/lease-codes";
+import { may } from "@/lib/access";
+import { ownerChoices } from "@/lib/invoice-owner";
+import { appliedAttempt, invoiceTimeline, latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
+import { staleSummary } from "@/lib/summary-staleness";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
 import { datePattern, formatDate, formatDateTime, formatMoney, localizeDates } from "@/app/_lib/format";
 import { noticeOf } from "@/app/_lib/lease-words";
 import { shownStatus, STATUS_WORDS } from "@/app/_lib/status-words";
+import { isOwnerNotice, staleWords } from "@/app/_lib/history-words";
+import { SubmitButton } from "@/app/_components/submit-button";
 import { getViewer } from "@/app/_lib/viewer";
 import { EditInvoiceForm } from "./edit-form";
+import { summarizeAction } from "./actions";
 import { History, HISTORY_PAGE_SIZE } from "./history";
+import { InvoiceLive } from "./invoice-live";
+import { OwnerSection } from "./owner-form";
 import { LeasePanel } from "./lease-panel";
 import { StatusControls } from "./status-form";
 import { ForgetNotice } from "./forget-notice";
@@ -39,18 +47,30 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
 
   const notice = noticeOf(one(query.notice), lease, pattern);
   const historyPage = Math.max(1, Math.min(10_000, Math.trunc(Number(one(query.history) ?? "1")) || 1));
-  const [history, applied, today] = await Promise.all([
-    invoiceAttempts(db, actor, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
+  const [timeline, applied, stale, members, today] = await Promise.all([
+    invoiceTimeline(db, actor, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
     invoice.summary ? appliedAttempt(db, actor, invoice.id) : null,
+    invoice.summary ? staleSummary(db, actor, invoice.id) : null,
+    ownerChoices(db, actor),
     databaseToday(db),
   ]);
   const status = shownStatus(invoice);
+  const history = timeline ?? { total: 0, entries: [], names: {} };
+  const ownerCode = one(query.owner);
+  const ownerNotice = isOwnerNotice(ownerCode) ? ownerCode : null;
+  // Summarize again: the owner's, while no summary is being written or waits for review, and
+  // unless the panel offers it already (its latest attempt withdrawn by a change).
+  const mayResummarize =
+    invoice.owned &&
+    !heldBy &&
+    !(lease && (isInFlight(lease.status) || displayOf({ status: lease.status, closed_reason: lease.closed_reason }) === "outdated"));
   const attemptHref = (leaseId: string, position: number) =>
     `/invoices/${invoice.id}?history=${Math.floor(position / HISTORY_PAGE_SIZE) + 1}#attempt-${leaseId}`;
 
   return (
     <>
       <ZoneSync zone={viewer.timeZone} />
+      <InvoiceLive invoiceId={invoice.id} version={invoice.version} />
       <ForgetNotice notice={one(query.notice)} />
       <Link href="/invoices" className="back-link">
         ← All invoices
@@ -111,6 +131,19 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
             <h2 id="summary-heading">Summary on the invoice</h2>
             {invoice.summary ? (
               <>
+                {stale ? (
+                  <div className="notice notice--info" role="note" data-testid="summary-stale">
+                    <p>
+                      <strong>Out of date.</strong> {staleWords(stale)}
+                    </p>
+                    {mayResummarize ? (
+                      <form action={summarizeAction}>
+                        <input type="hidden" name="invoice_id" value={invoice.id} />
+                        <SubmitButton className="button button--secondary">Summarize again</SubmitButton>
+                      </form>
+                    ) : null}
+                  </div>
+                ) : null}
                 <p className="summary-text" data-testid="invoice-summary">
                   {localizeDates(invoice.summary, viewer.locale)}
                 </p>
@@ -191,11 +224,21 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
             notice={notice?.action === "edit" ? notice : null}
           />
 
+          <OwnerSection
+            invoiceId={invoice.id}
+            ownerId={invoice.ownerId}
+            members={members}
+            canReassign={may(actor, "reassign_invoice")}
+            notice={ownerNotice}
+          />
+
           <History
             invoiceId={invoice.id}
+            currency={invoice.currency}
             page={historyPage}
             total={history.total}
-            attempts={history.attempts}
+            entries={history.entries}
+            names={history.names}
             viewer={viewer}
             appliedId={applied?.id ?? null}
           />
