@@ -2,7 +2,7 @@ import "server-only";
 // The invoice list: each invoice with where its latest summary attempt stands, filtered and
 // sorted by that state and by due date. Judged on the database clock, like every deadline:
 // an attempt past its deadline reads as expired here before the sweep has recorded it.
-import { asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { appUser, inferenceLease, invoice, type Invoice } from "@/db/schema";
@@ -20,7 +20,7 @@ export type ListLease = {
   closedAt: Date | null;
   actorName: string;
 };
-export type ListRow = Invoice & { lease: ListLease | null; state: ListState };
+export type ListRow = Invoice & { ownerName: string; lease: ListLease | null; state: ListState };
 
 // The query string of /invoices; anything unknown falls back to the default rather than failing.
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
@@ -68,7 +68,11 @@ export async function listInvoicesWithState(db: Db, member: Member, query: ListQ
   const now = new Date(clock?.now ?? Date.now());
   const today = clock?.today ?? now.toISOString().slice(0, 10);
 
-  const invoices = await db.select().from(invoice).where(visibleInvoice(member)).orderBy(desc(invoice.issuedOn), asc(invoice.number));
+  const invoices = await db
+    .select({ ...getTableColumns(invoice), ownerName: sql<string>`(select u.name from app_user u where u.id = ${invoice.ownerId})` })
+    .from(invoice)
+    .where(visibleInvoice(member))
+    .orderBy(desc(invoice.issuedOn), asc(invoice.number));
   const ids = invoices.map((i) => i.id);
   // The newest attempt on each invoice, by anyone of the organization.
   const leases = ids.length

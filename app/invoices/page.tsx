@@ -7,6 +7,7 @@ import type { ListState } from "@/lib/lease-codes";
 import { requireActor } from "@/app/_lib/actor";
 import { formatDate, formatDateTime, formatMoney, type Viewer } from "@/app/_lib/format";
 import { listStoppedWords } from "@/app/_lib/lease-words";
+import { ownerWords } from "@/app/_lib/team-words";
 import { getViewer } from "@/app/_lib/viewer";
 import { ZoneSync } from "@/app/invoices/[id]/zone-sync";
 import { ListRefresher, TimeLeft } from "./list-live";
@@ -144,6 +145,9 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
                     <div>{inv.counterparty}</div>
                     <div className="muted small">
                       Issued {formatDate(inv.issuedOn, viewer.locale)} · due {formatDate(inv.dueOn, viewer.locale)}
+                    </div>
+                    <div className="muted small" data-testid="invoice-owner">
+                      {ownerWords(inv.ownerId === actor.id ? null : inv.ownerName)}
                     </div>
                   </Link>
                   <StateLine row={inv} viewer={viewer} serverNow={serverNow} />

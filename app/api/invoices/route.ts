@@ -1,5 +1,5 @@
 import { authedRoute, json } from "@/app/_lib/http";
 import { listInvoices } from "@/lib/invoices";
-import { invoiceJson } from "@/app/_lib/serialize";
+import { ownedInvoiceJson } from "@/app/_lib/serialize";
 
-export const GET = authedRoute(async ({ db, actor }) => json((await listInvoices(db, actor)).map(invoiceJson)));
+export const GET = authedRoute(async ({ db, actor }) => json((await listInvoices(db, actor)).map(ownedInvoiceJson)));

@@ -9,6 +9,14 @@ import { CAUSED_BY_ACTOR, displayOf, isEventKind, type LeaseDisplay } from "@/li
 
 export const HISTORY_PAGE_SIZE = 5;
 
+/**
+ * An attempt's anchor: by its lease id when it is the viewer's own (the owner's links and tests
+ * name it), else by its number, since another member's lease id is theirs alone and would
+ * travel in the markup and the RSC payload.
+ */
+export const attemptAnchor = (attempt: { id: string; mine: boolean }, number: number) =>
+  attempt.mine ? `attempt-${attempt.id}` : `attempt-n${number}`;
+
 const STATUS_WORDS: Record<LeaseDisplay, string> = {
   generating: "Being written",
   proposed: "Waiting for review",
@@ -51,17 +59,18 @@ export function History({
               const opened = attempt.events.find((e) => e.kind === "opened");
               const json = attempt.events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail }));
               const display = displayOf({ status: attempt.status, closed_reason: attempt.closedReason });
+              const anchor = attemptAnchor(attempt, number);
               return (
                 <li
-                  key={attempt.id}
-                  id={`attempt-${attempt.id}`}
+                  key={anchor}
+                  id={anchor}
                   className="attempt"
                   data-testid="attempt"
-                  data-lease-id={attempt.id}
+                  data-lease-id={attempt.mine ? attempt.id : undefined}
                   data-display={display}
-                  aria-labelledby={`attempt-${attempt.id}-heading`}
+                  aria-labelledby={`${anchor}-heading`}
                 >
-                  <h3 id={`attempt-${attempt.id}-heading`} className="attempt__heading">
+                  <h3 id={`${anchor}-heading`} className="attempt__heading">
                     Attempt {number}: {STATUS_WORDS[display]}
                     {attempt.id === appliedId ? <span className="attempt__current"> (the summary on the invoice)</span> : null}
                   </h3>

@@ -4,16 +4,18 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
 import { isInFlight } from "@/lib/lease-codes";
-import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
+import { appliedAttempt, invoiceAttempts, latestLeaseForInvoice, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
 import { datePattern, formatDate, formatDateTime, formatMoney, localizeDates } from "@/app/_lib/format";
 import { noticeOf } from "@/app/_lib/lease-words";
+import { onlyOwnerEdits, ownerWords } from "@/app/_lib/team-words";
 import { getViewer } from "@/app/_lib/viewer";
 import { EditInvoiceForm } from "./edit-form";
-import { History, HISTORY_PAGE_SIZE } from "./history";
+import { attemptAnchor, History, HISTORY_PAGE_SIZE } from "./history";
 import { LeasePanel } from "./lease-panel";
 import { ForgetNotice } from "./forget-notice";
+import { TeammatePanel } from "./teammate-panel";
 import { ZoneSync } from "./zone-sync";
 
 export const metadata: Metadata = { title: "Invoice" };
@@ -29,7 +31,12 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
   const invoice = await getInvoice(db, actor, id);
   if (!invoice) notFound();
   const viewer = await getViewer();
-  const [latest, heldBy] = await Promise.all([latestLeaseForInvoice(db, actor.id, invoice.id), leaseHolderName(db, actor.id, invoice.id)]);
+  const [latest, heldBy, teammate] = await Promise.all([
+    latestLeaseForInvoice(db, actor.id, invoice.id),
+    leaseHolderName(db, actor.id, invoice.id),
+    // Only a teammate's view shows another's lease in flight (the owner's own panel says who holds one: heldBy).
+    invoice.owned ? null : teammateLeaseInFlight(db, actor, invoice.id),
+  ]);
   const lease = latest ? leaseJson(latest) : null;
   const pattern = datePattern(viewer.locale);
   const money = (cents: number) => formatMoney(cents, invoice.currency, viewer.locale);
@@ -40,8 +47,8 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
     invoiceAttempts(db, actor, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
     invoice.summary ? appliedAttempt(db, actor, invoice.id) : null,
   ]);
-  const attemptHref = (leaseId: string, position: number) =>
-    `/invoices/${invoice.id}?history=${Math.floor(position / HISTORY_PAGE_SIZE) + 1}#attempt-${leaseId}`;
+  const attemptHref = (attempt: { id: string; mine: boolean; position: number }) =>
+    `/invoices/${invoice.id}?history=${Math.floor(attempt.position / HISTORY_PAGE_SIZE) + 1}#${attemptAnchor(attempt, history.total - attempt.position)}`;
 
   return (
     <>
@@ -53,20 +60,42 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
       <h1 className="invoice-title">
         Invoice {invoice.number} <span className="muted">· {invoice.counterparty}</span>
       </h1>
+      <p className="muted small" data-testid="invoice-owner">
+        {ownerWords(invoice.owned ? null : invoice.ownerName)}
+      </p>
 
       {/* The lease panel first: on a phone its state, countdown and buttons are on the first
           screen; on a wide screen it is the side column beside details, lines and edits. */}
       <div className="invoice-grid">
         <div className="invoice-grid__panel">
           {/* Keyed by lease: a new lease starts a fresh panel and a fresh subscription. */}
-          <LeasePanel
-            key={lease?.lease_id ?? "none"}
-            invoiceId={invoice.id}
-            initial={lease}
-            heldBy={lease && isInFlight(lease.status) ? null : heldBy}
-            viewer={viewer}
-            notice={notice && notice.action !== "edit" ? notice : null}
-          />
+          {invoice.owned ? (
+            <LeasePanel
+              key={lease?.lease_id ?? "none"}
+              invoiceId={invoice.id}
+              initial={lease}
+              heldBy={lease && isInFlight(lease.status) ? null : heldBy}
+              viewer={viewer}
+              notice={notice && notice.action !== "edit" ? notice : null}
+            />
+          ) : (
+            // A teammate's view: who writes or reviews a summary and until when, never its text or id.
+            <TeammatePanel
+              key={teammate ? `${teammate.status}@${teammate.deadlineAt.toISOString()}` : "none"}
+              owner={invoice.ownerName}
+              lease={
+                teammate
+                  ? {
+                      name: teammate.actorName,
+                      status: teammate.status,
+                      deadline_at: teammate.deadlineAt.toISOString(),
+                      server_now: teammate.now.toISOString(),
+                    }
+                  : null
+              }
+              viewer={viewer}
+            />
+          )}
         </div>
 
         <div className="invoice-grid__top">
@@ -103,7 +132,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
                     Applied by {applied.actorName} on{" "}
                     <time dateTime={applied.appliedAt.toISOString()}>{formatDateTime(applied.appliedAt.toISOString(), viewer)}</time>
                     {" · "}
-                    <Link href={attemptHref(applied.id, applied.position)}>See this attempt in the history</Link>
+                    <Link href={attemptHref(applied)}>See this attempt in the history</Link>
                   </p>
                 ) : null}
               </>
@@ -160,20 +189,28 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
             </div>
           </section>
 
-          <EditInvoiceForm
-            key={invoice.version}
-            invoice={{
-              id: invoice.id,
-              number: invoice.number,
-              counterparty: invoice.counterparty,
-              issued_on: invoice.issuedOn,
-              due_on: invoice.dueOn,
-              version: invoice.version,
-            }}
-            viewer={viewer}
-            pattern={pattern}
-            notice={notice?.action === "edit" ? notice : null}
-          />
+          {invoice.editable ? null : (
+            <section className="card" aria-labelledby="edit-heading" data-testid="edit-refused">
+              <h2 id="edit-heading">Edit details</h2>
+              <p className="muted">{onlyOwnerEdits(invoice.ownerName)}</p>
+            </section>
+          )}
+          {invoice.editable ? (
+            <EditInvoiceForm
+              key={invoice.version}
+              invoice={{
+                id: invoice.id,
+                number: invoice.number,
+                counterparty: invoice.counterparty,
+                issued_on: invoice.issuedOn,
+                due_on: invoice.dueOn,
+                version: invoice.version,
+              }}
+              viewer={viewer}
+              pattern={pattern}
+              notice={notice?.action === "edit" ? notice : null}
+            />
+          ) : null}
 
           <History
             invoiceId={invoice.id}
