@@ -11,7 +11,8 @@ export const GET = authedRoute(async ({ db, actor, params }) => {
   const [latest, heldBy, teammate] = await Promise.all([
     latestLeaseForInvoice(db, actor.id, invoice.id),
     leaseHolderName(db, actor.id, invoice.id),
-    teammateLeaseInFlight(db, actor, invoice.id),
+    // A teammate's view only: the owner reads who else holds a lease in `lease_held_by`, by name alone.
+    invoice.owned ? null : teammateLeaseInFlight(db, actor, invoice.id),
   ]);
   return json(invoiceDetailJson(invoice, latest, heldBy, teammate));
 });
@@ -34,7 +35,7 @@ export const PATCH = sessionCheckedRoute(async ({ req, db, held, actor: claim, p
   const [latest, heldBy, teammate] = await Promise.all([
     latestLeaseForInvoice(db, actor.id, result.invoice.id),
     leaseHolderName(db, actor.id, result.invoice.id),
-    teammateLeaseInFlight(db, actor, result.invoice.id),
+    result.invoice.owned ? null : teammateLeaseInFlight(db, actor, result.invoice.id),
   ]);
   return json(invoiceDetailJson(result.invoice, latest, heldBy, teammate));
 });
