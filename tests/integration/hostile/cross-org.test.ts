@@ -68,7 +68,9 @@ async function world() {
   const fabrikam = await makeInvoice(t.db, bob.id, { counterparty: "Fabrikam secret counterparty" });
   const aliceLease = await seedLease(alice.id, northwind.id, "proposed", "Alice's private proposal");
   const bobLease = await seedLease(bob.id, fabrikam.id, "proposed", "Bob's private proposal");
-  const [aliceCookie, carolCookie, daveCookie, bobCookie] = await Promise.all([alice, carol, dave, bob].map((u) => signInCookie(u.email)));
+  const [aliceCookie, carolCookie, daveCookie, bobCookie] = (await Promise.all(
+    [alice, carol, dave, bob].map((u) => signInCookie(u.email)),
+  )) as [string, string, string, string];
   return { alice, carol, dave, bob, northwind, fabrikam, aliceLease, bobLease, aliceCookie, carolCookie, daveCookie, bobCookie };
 }
 
