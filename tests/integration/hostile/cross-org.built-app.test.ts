@@ -21,7 +21,8 @@ if (inject("dbKind") !== "postgres") {
   throw new Error("cross-org.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
 }
 
-const BOOT_TIMEOUT = 300_000;
+// The build alone can take minutes on a busy machine.
+const BOOT_TIMEOUT = 1_200_000;
 let t: TestDb;
 let app: AppServer;
 
