@@ -1191,14 +1191,19 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       "openHttp -> 201",
       "signOut -> 200",
       "signOutEverywhere -> 200",
-      "cross-org openHttp -> 404 invoice_not_found",
+    ]) {
+      expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
+    }
+  // The tenancy outcomes, each reached alone or inside a race.
+  if (!PATH)
+    for (const needed of [
       "cross-org readInvoice -> 404 invoice_not_found",
-      "cross-org edit -> 404 invoice_not_found",
+      "cross-org openHttp -> 404 invoice_not_found",
       "readInvoice -> 200",
       "openHttp -> 403 forbidden",
       "edit -> 403 forbidden",
       "changeRole -> done",
     ]) {
-      expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
+      expect((outcomes.get(needed) ?? 0) + (outcomes.get(`race ${needed}`) ?? 0), needed).toBeGreaterThan(0);
     }
 });
