@@ -6,11 +6,9 @@
 import { expect, expectAccessible, saveScreenshot, test } from "./support/fixtures";
 import { userId } from "./support/db";
 import { addLease } from "./support/list-data";
-import { ALICE } from "./support/settings";
+import { ALICE, DAVE } from "./support/settings";
 
 test.use({ viewport: { width: 375, height: 740 } });
-
-const DAVE = "dave@example.com";
 
 test("a teammate sees who writes or reviews a summary and until when, and no controls", async ({
   page,
