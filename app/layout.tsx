@@ -4,6 +4,7 @@ import { connection } from "next/server";
 import type { ReactNode } from "react";
 import { getActor } from "@/app/_lib/actor";
 import { SignOutButton } from "@/app/_components/sign-out-button";
+import { orgLineWords } from "@/app/_lib/team-words";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -35,6 +36,10 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                   Team
                 </Link>
                 <span className="site-header__name">{actor.name}</span>
+                {/* The organization the session works in, and the actor's role there. */}
+                <span className="site-header__org" data-testid="header-org">
+                  {orgLineWords(actor.orgName, actor.role)}
+                </span>
                 <SignOutButton />
                 {/* A plain link to a page that asks first: works the same without JavaScript. */}
                 <Link href="/sign-out?scope=all" className="site-header__everywhere">

@@ -2,7 +2,7 @@ import "server-only";
 import { and, asc, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { z } from "zod";
 import { isUniqueViolation, type Db } from "@/db/client";
-import { invoice, invoiceChange, invoiceLine, type Invoice, type InvoiceLine } from "@/db/schema";
+import { appUser, invoice, invoiceChange, invoiceLine, type Invoice, type InvoiceLine } from "@/db/schema";
 import { editableInvoice, visibleInvoice, type Member } from "./access";
 import { isUuid } from "./ids";
 import type { InvoiceChanges } from "./org-codes";
@@ -13,14 +13,22 @@ import { lockLeasesInFlight, tellClosed, withdrawOutdated, type LeaseDispatch } 
  * An invoice as a member sees it, with what they may do with it, judged by the same statement
  * that read it: `owned` (theirs: they may summarize and apply), `editable` (lib/access.ts).
  */
-export type InvoiceDetail = Invoice & { lines: InvoiceLine[]; owned: boolean; editable: boolean; overdue: boolean };
+export type InvoiceDetail = OwnedBy & { lines: InvoiceLine[]; owned: boolean; editable: boolean; overdue: boolean };
 
 /** Overdue: open, and due before the database's today. Derived in each statement that reads it, never stored. */
 export const overdueSql = sql<boolean>`(${invoice.status} = 'open' and ${invoice.dueOn} < current_date)`;
 
-/** Every invoice of the member's organization. */
-export async function listInvoices(db: Db, member: Member): Promise<Invoice[]> {
-  return db.select().from(invoice).where(visibleInvoice(member)).orderBy(desc(invoice.issuedOn), asc(invoice.number));
+/** An invoice with its owner's name, which every member of the organization may read. */
+export type OwnedBy = Invoice & { ownerName: string };
+
+/** Every invoice of the member's organization, with its owner's name. */
+export async function listInvoices(db: Db, member: Member): Promise<OwnedBy[]> {
+  return db
+    .select({ ...getTableColumns(invoice), ownerName: appUser.name })
+    .from(invoice)
+    .innerJoin(appUser, eq(appUser.id, invoice.ownerId))
+    .where(visibleInvoice(member))
+    .orderBy(desc(invoice.issuedOn), asc(invoice.number));
 }
 
 /** An invoice of the member's organization with its lines; null for one of another organization, as for a missing id. */
@@ -32,8 +40,10 @@ export async function getInvoice(db: Db, member: Member, invoiceId: unknown): Pr
       owned: sql<boolean>`${invoice.ownerId} = ${member.id}`,
       editable: sql<boolean>`${editableInvoice(member)}`,
       overdue: overdueSql,
+      ownerName: appUser.name,
     })
     .from(invoice)
+    .innerJoin(appUser, eq(appUser.id, invoice.ownerId))
     .where(and(eq(invoice.id, invoiceId), visibleInvoice(member)));
   if (!row) return null;
   const lines = await db

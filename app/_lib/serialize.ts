@@ -1,5 +1,5 @@
 import type { Invoice } from "@/db/schema";
-import type { InvoiceDetail } from "@/lib/invoices";
+import type { InvoiceDetail, OwnedBy } from "@/lib/invoices";
 import { isInFlight } from "@/lib/lease-codes";
 import { sealEventsCursor, type LeaseView } from "@/lib/leases";
 import type { Actor } from "@/lib/sessions";
@@ -7,6 +7,9 @@ import type { Actor } from "@/lib/sessions";
 // The API speaks snake_case JSON; the domain speaks camelCase. Mapped here, once.
 
 export const actorJson = (a: Actor) => ({ id: a.id, email: a.email, name: a.name });
+
+/** GET /api/session's actor: who, and in which organization as what (the role decides what the pages offer). */
+export const sessionActorJson = (a: Actor) => ({ ...actorJson(a), org: { id: a.orgId, name: a.orgName }, role: a.role });
 
 /** `overdue`: open and due before the database's today (lib/invoices.ts overdueSql). */
 export const invoiceJson = (i: Invoice & { overdue: boolean }) => ({
@@ -28,6 +31,14 @@ export const invoiceJson = (i: Invoice & { overdue: boolean }) => ({
   overdue: i.overdue,
 });
 
+/** An invoice of the list or the detail, with its owner: every member of the organization reads who owns it. */
+export const ownedInvoiceJson = (i: OwnedBy & { overdue: boolean }) => ({ ...invoiceJson(i), owner: { id: i.ownerId, name: i.ownerName } });
+
+/** Someone else's lease in flight on the invoice, as a teammate may see it: who, which state, until when; no id, no proposal. */
+export type TeammateLease = { actorName: string; status: string; deadlineAt: Date };
+export const teammateLeaseJson = (t: TeammateLease | null) =>
+  t ? { name: t.actorName, status: t.status, deadline_at: t.deadlineAt.toISOString() } : null;
+
 export const leaseJson = (l: LeaseView) => ({
   lease_id: l.id,
   invoice_id: l.invoiceId,
@@ -44,11 +55,14 @@ export const leaseJson = (l: LeaseView) => ({
   events_before: l.eventsBefore === null ? null : sealEventsCursor(l.id, l.eventsBefore),
 });
 
-/** `heldBy`: the name of someone else whose lease is in flight on the invoice (it changed hands), or null. */
-export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null, heldBy: string | null) {
+/**
+ * `heldBy`: the name of someone else whose lease is in flight on the invoice (it changed hands), or null;
+ * `teammate`: someone else's lease in flight on it (lib/leases/read.ts teammateLeaseInFlight), or null.
+ */
+export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null, heldBy: string | null, teammate: TeammateLease | null) {
   const inFlight = latest && isInFlight(latest.status) ? latest : null;
   return {
-    ...invoiceJson(i),
+    ...ownedInvoiceJson(i),
     lines: i.lines.map((line) => ({
       description: line.description,
       quantity: line.quantity,
@@ -58,5 +72,6 @@ export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null, he
     lease: inFlight ? leaseJson(inFlight) : null,
     latest_lease: latest ? leaseJson(latest) : null,
     lease_held_by: heldBy ? { name: heldBy } : null,
+    teammate_lease: teammateLeaseJson(teammate),
   };
 }

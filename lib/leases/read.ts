@@ -193,6 +193,8 @@ export async function leaseHolderName(db: Db | Tx, actorId: string, invoiceId: s
 
 export type AttemptView = {
   id: string;
+  /** The member's own attempt: only then may its id be shown to them. */
+  mine: boolean;
   actorName: string;
   status: LeaseStatus;
   closedReason: ClosedReason | null;
@@ -228,6 +230,7 @@ export async function invoiceAttempts(
     const leases = await tx
       .select({
         id: inferenceLease.id,
+        mine: sql<boolean>`${inferenceLease.actorId} = ${member.id}`,
         actorName: appUser.name,
         status: inferenceLease.status,
         closedReason: inferenceLease.closedReason,
@@ -269,10 +272,11 @@ export async function appliedAttempt(
   db: Db,
   member: Member,
   invoiceId: string,
-): Promise<{ id: string; actorName: string; appliedAt: Date; position: number } | null> {
+): Promise<{ id: string; mine: boolean; actorName: string; appliedAt: Date; position: number; number: number } | null> {
   const [row] = await db
     .select({
       id: inferenceLease.id,
+      mine: sql<boolean>`${inferenceLease.actorId} = ${member.id}`,
       actorName: appUser.name,
       appliedAt: leaseEvent.at,
       // Its place in the invoice's timeline (./timeline.ts): the newer attempts and the changes
@@ -282,6 +286,10 @@ export async function appliedAttempt(
           and (newer.created_at, newer.id) > (${inferenceLease.createdAt}, ${inferenceLease.id}))
         + (select count(*) from invoice_change c
         where c.invoice_id = ${inferenceLease.invoiceId} and c.at >= ${inferenceLease.createdAt})`.mapWith(Number),
+      // Its number among the invoice's attempts, as the history numbers them.
+      number: sql<number>`(select count(*) from ${inferenceLease} older
+        where older.invoice_id = ${inferenceLease.invoiceId}
+          and (older.created_at, older.id) <= (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number),
     })
     .from(inferenceLease)
     .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), visibleInvoice(member)))

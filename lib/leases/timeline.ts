@@ -101,7 +101,7 @@ export async function invoiceTimeline(
           .leftJoin(appUser, eq(appUser.id, invoiceChange.actorId))
           .where(inArray(invoiceChange.id, changeIds))
       : [];
-    const attempts = leaseIds.length ? await attemptsOf(tx, leaseIds) : [];
+    const attempts = leaseIds.length ? await attemptsOf(tx, member.id, leaseIds) : [];
 
     // Owner changes store user ids; the page shows names, as the users are called now.
     const userIds = [
@@ -126,10 +126,12 @@ export async function invoiceTimeline(
 }
 
 /** The attempts named, each with its number among the invoice's attempts, its actor's name and its events. */
-async function attemptsOf(tx: Tx, leaseIds: string[]): Promise<NumberedAttempt[]> {
+async function attemptsOf(tx: Tx, memberId: string, leaseIds: string[]): Promise<NumberedAttempt[]> {
   const leases = await tx
     .select({
       id: inferenceLease.id,
+      // The member's own attempt: only theirs is named by its lease id on the page.
+      mine: sql<boolean>`${inferenceLease.actorId} = ${memberId}`,
       actorName: appUser.name,
       status: inferenceLease.status,
       closedReason: inferenceLease.closedReason,

@@ -9,7 +9,7 @@ import { expect, expectAccessible, saveScreenshot, SCREENSHOT_DIR, test } from "
 import { eventDetails, eventKinds, invoiceRow, leaseRow, leasesFor, seedClosedLease, userId } from "./support/db";
 import { expectRunEnded } from "./support/inngest";
 import { InvoicePage } from "./support/pages";
-import { ALICE, BOB } from "./support/settings";
+import { ALICE, DAVE } from "./support/settings";
 
 /** Requests for the lease itself (GET /api/leases/:id), i.e. polls and deadline checks. */
 function countReads(page: Page): string[] {
@@ -176,7 +176,7 @@ test("a lease with more events than a page: the panel shows the latest 50, says 
   await expectAccessible(page, "invoice page, a lease with earlier events");
 });
 
-test("an invoice that came to Bob while Alice's summary of it was in flight: the panel names her, shows nothing of her summary, and Summarize says why it waits", async ({
+test("an invoice that came to Dave while Alice's summary of it was in flight: the panel names her, shows nothing of her summary, and Summarize says why it waits", async ({
   page,
   context,
   sql,
@@ -184,7 +184,8 @@ test("an invoice that came to Bob while Alice's summary of it was in flight: the
   newInvoice,
 }) => {
   const invoice = await newInvoice(ALICE);
-  const [alice, bob] = [await userId(sql, ALICE), await userId(sql, BOB)];
+  // Hands change inside an organization: Dave, the seeded Northwind member (Bob, of Fabrikam, would read it as missing).
+  const [alice, dave] = [await userId(sql, ALICE), await userId(sql, DAVE)];
   const leaseId = await seedClosedLease(sql, {
     invoiceId: invoice.id,
     actorId: alice,
@@ -193,9 +194,9 @@ test("an invoice that came to Bob while Alice's summary of it was in flight: the
     events: [{ kind: "opened" }, { kind: "proposed" }],
   });
   await sql`update inference_lease set proposal = ${sql.json({ summary: "Alice's own proposed words.", model: "test" })} where id = ${leaseId}`;
-  await sql`update invoice set owner_id = ${bob} where id = ${invoice.id}`;
+  await sql`update invoice set owner_id = ${dave} where id = ${invoice.id}`;
   const [{ name } = { name: "" }] = await sql<{ name: string }[]>`select name from app_user where id = ${alice}`;
-  await signIn(context, BOB);
+  await signIn(context, DAVE);
   const inv = new InvoicePage(page);
   await inv.goto(invoice.id);
   await inv.expectDisplay("none");

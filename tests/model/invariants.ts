@@ -2,7 +2,7 @@
 // They read only rows of the schedule's own invoices, so schedules can share a database.
 import { asc, inArray, sql } from "drizzle-orm";
 import { expect } from "vitest";
-import { appSession, inferenceLease, invoice, leaseEvent } from "@/db/schema";
+import { appSession, inferenceLease, invoice, invoiceChange, leaseEvent, membership } from "@/db/schema";
 import type { LeaseStatus } from "@/lib/lease-codes";
 import type { TestDb } from "../support/db";
 import { CLOSING_EVENT, isInFlight, isTransition, type Detail } from "../harness/lease-rules";
@@ -128,5 +128,71 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
       version: expected.version,
       summary: expected.summary,
     });
+  }
+}
+
+type TenancyView = {
+  actors: { id: string; org: number }[];
+  invoices: { id: string; owner: number; org: number }[];
+};
+
+/** What earlier tenancy checks saw: an apply or an edit is judged once, when first seen (under the owner and roles of then). */
+export type TenancyLedger = { applied: Set<string>; changes: Set<number> };
+
+/** The tenancy invariants, after checkInvariants, for a model with organizations (tests/model/lease-model.test.ts). */
+export async function checkTenancy(db: TestDb, model: TenancyView, ledger: TenancyLedger): Promise<void> {
+  const invoiceIds = model.invoices.map((i) => i.id);
+  const leases = await db.db
+    .select({ id: inferenceLease.id, actorId: inferenceLease.actorId, invoiceId: inferenceLease.invoiceId, status: inferenceLease.status })
+    .from(inferenceLease)
+    .where(inArray(inferenceLease.invoiceId, invoiceIds));
+  // Nothing crosses an organization. Each invoice stays in its organization; every lease on it is
+  // by a member of that organization; a lease first seen applied is its invoice's owner's (only
+  // the owner's lease writes an invoice); every change recorded on it, first seen, was made by
+  // its owner or an admin of its organization.
+  const orgIds = new Map<number, string>();
+  const rowsOf = await db.db
+    .select({ id: invoice.id, orgId: invoice.orgId, ownerId: invoice.ownerId })
+    .from(invoice)
+    .where(inArray(invoice.id, invoiceIds));
+  for (const expected of model.invoices) {
+    const row = rowsOf.find((i) => i.id === expected.id)!;
+    const known = orgIds.get(expected.org);
+    if (known) expect(row.orgId, `invoice ${expected.id.slice(0, 8)}: its organization`).toBe(known);
+    else orgIds.set(expected.org, row.orgId);
+    expect(row.ownerId, `invoice ${expected.id.slice(0, 8)}: its owner`).toBe(model.actors[expected.owner]!.id);
+  }
+  expect(new Set(orgIds.values()).size, "two organizations").toBe(orgIds.size);
+  const members = await db.db
+    .select({ orgId: membership.orgId, userId: membership.userId, role: membership.role })
+    .from(membership)
+    .where(
+      inArray(
+        membership.userId,
+        model.actors.map((a) => a.id),
+      ),
+    );
+  const memberOf = (orgId: string, userId: string | null) => members.find((x) => x.orgId === orgId && x.userId === userId);
+  for (const l of leases) {
+    const inv = rowsOf.find((i) => i.id === l.invoiceId)!;
+    expect(memberOf(inv.orgId, l.actorId), `lease ${l.id.slice(0, 8)}: by a member of its invoice's organization`).toBeDefined();
+    if (l.status === "applied" && !ledger.applied.has(l.id)) {
+      ledger.applied.add(l.id);
+      expect(l.actorId, `lease ${l.id.slice(0, 8)}: applied by its invoice's owner`).toBe(inv.ownerId);
+    }
+  }
+  const changes = await db.db
+    .select({ id: invoiceChange.id, invoiceId: invoiceChange.invoiceId, actorId: invoiceChange.actorId, kind: invoiceChange.kind })
+    .from(invoiceChange)
+    .where(inArray(invoiceChange.invoiceId, invoiceIds));
+  for (const c of changes) {
+    if (ledger.changes.has(c.id)) continue;
+    ledger.changes.add(c.id);
+    const inv = rowsOf.find((i) => i.id === c.invoiceId)!;
+    const member = memberOf(inv.orgId, c.actorId);
+    expect(member, `change ${c.id} on invoice ${inv.id.slice(0, 8)}: by a member of its organization`).toBeDefined();
+    if (c.kind === "edited") {
+      expect(c.actorId === inv.ownerId || member?.role === "admin", `edit ${c.id}: by the owner or an admin`).toBe(true);
+    }
   }
 }

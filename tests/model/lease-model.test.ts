@@ -9,17 +9,26 @@
 // before and just after each call, and a deadline between the two may go either way: the
 // model accepts either outcome, and the database must then agree with the one it took.
 //
+// Two organizations share the database (Northwind: an admin, an approver, a member; Fabrikam: an
+// admin and a member), and every command may be aimed by a member of one at the other's
+// invoices and leases: that is always a missing id (404), and the invariants hold that no lease,
+// summary or edit ever crosses an organization and that only the owner's lease writes an invoice.
+// Roles change mid-schedule (ChangeRole) and invoices change hands inside their organization
+// (ChangeOwner), both by direct updates: the admin routes for them are not in this tree yet.
+//
 // Knobs (env, set by tools/test-model.ts): MODEL_RUNS, MODEL_SEED, MODEL_PATH, MODEL_COMMANDS, MODEL_TIME_LIMIT_MS.
 import fc from "fast-check";
+import { randomUUID } from "node:crypto";
 import { desc, eq, inArray, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
-import { appSession, inferenceLease, invoice } from "@/db/schema";
+import { appSession, inferenceLease, invoice, membership } from "@/db/schema";
+import { ROLES, type Role } from "@/lib/org-codes";
 import { isInFlight, type LeaseStatus } from "@/lib/lease-codes";
 import { expireOverdue, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
 import { api, signInCookie } from "../support/api";
-import { makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
-import { checkInvariants, type Ledger } from "./invariants";
+import { joinOrgOf, makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+import { checkInvariants, checkTenancy, type Ledger, type TenancyLedger } from "./invariants";
 
 const onPostgres = inject("dbKind") === "postgres";
 const RUNS = Number(process.env.MODEL_RUNS || (onPostgres ? 500 : 100));
@@ -34,7 +43,10 @@ const PURPOSE = "summarize_invoice";
 // The model
 
 type Session = { id: string; cookie: string; actor: number; live: boolean };
-type Inv = { id: string; owner: number; version: number; summary: string | null };
+/** `org`: the organization it belongs to (0 Northwind, 1 Fabrikam); it never moves. */
+type Inv = { id: string; owner: number; org: number; version: number; summary: string | null };
+/** A person, in the one organization they belong to (the model moves nobody between them), with their role there. */
+type Person = { id: string; email: string; name: string; org: number; role: Role };
 type Lease = {
   id: string;
   actor: number;
@@ -49,8 +61,16 @@ type Lease = {
   /** Closed because its invoice changed (by an edit, or found so by apply): apply then answers invoice_changed. */
   changed?: boolean;
 };
-type Model = { actors: { id: string; email: string }[]; sessions: Session[]; invoices: Inv[]; leases: Lease[] };
-type Real = { db: TestDb; ledger: Ledger; outcomes: Map<string, number> };
+type Model = { actors: Person[]; sessions: Session[]; invoices: Inv[]; leases: Lease[] };
+type Real = { db: TestDb; ledger: Ledger & TenancyLedger; outcomes: Map<string, number> };
+
+/** Every invariant, after every command. */
+async function checkAll(r: Real, m: Model) {
+  await checkInvariants(r.db, m, r.ledger);
+  await checkTenancy(r.db, m, r.ledger);
+}
+
+const sameOrg = (m: Model, actor: number, inv: number) => m.actors[actor]!.org === m.invoices[inv]!.org;
 
 type Overdue = "yes" | "no" | "maybe";
 type Clock = { before: number; after: number };
@@ -134,6 +154,14 @@ abstract class Step implements fc.AsyncCommand<Model, Real> {
    * that waited for a row someone else held judges once it has the row).
    */
   abstract act(m: Model, r: Real): Promise<{ answer: string; created?: string; lease?: string; target?: string; judgedFrom?: number }>;
+  /**
+   * Whose session the call is made with and which invoice it reaches, when it has both: a call
+   * from another organization than the invoice's is counted apart, and must answer as for a
+   * missing id (404) or a dead session (401), whatever the model says.
+   */
+  reach(_m: Model): { actor: number; inv: number } | null {
+    return null;
+  }
 
   async run(m: Model, r: Real): Promise<void> {
     const started = await dbNow(r.db);
@@ -144,6 +172,11 @@ abstract class Step implements fc.AsyncCommand<Model, Real> {
     const matching = options.filter((o) => o.p.answer === answer);
     const label = `${this.name()} -> ${answer}`;
     count(r, `${this.kind()} -> ${answer}`);
+    const reach = this.reach(m);
+    if (reach && !sameOrg(m, reach.actor, reach.inv)) {
+      count(r, `cross-org ${this.kind()} -> ${answer}`);
+      expect(answer, `${label}: from another organization`).toMatch(/^(401 not_signed_in|not_signed_in|404 \w+|invoice_not_found)$/);
+    }
     if (matching.length === 0) {
       throw new Error(
         `${this.toString()}: answered ${answer}, the model expected ${[...new Set(options.map((o) => o.p.answer))].join(" or ")}`,
@@ -171,7 +204,7 @@ abstract class Step implements fc.AsyncCommand<Model, Real> {
     // Adopt lazy expiries the call was allowed to record (reads expire what they touch).
     for (const l of m.leases) l.status = statuses.get(l.id) ?? l.status;
     if (created) await adoptLease(m, r, created);
-    await checkInvariants(r.db, m, r.ledger);
+    await checkAll(r, m);
   }
 
   toString() {
@@ -277,6 +310,7 @@ class SignIn implements fc.AsyncCommand<Model, Real> {
     const cookie = await signInCookie(m.actors[this.actor]!.email);
     const me = await api("GET", "/api/session", { cookie });
     expect(me.status).toBe(200);
+    expect(me.body.actor.role).toBe(m.actors[this.actor]!.role);
     const [row] = await r.db.db
       .select({ id: appSession.id })
       .from(appSession)
@@ -285,7 +319,7 @@ class SignIn implements fc.AsyncCommand<Model, Real> {
       .limit(1);
     m.sessions.push({ id: row!.id, cookie, actor: this.actor, live: true });
     count(r, "signIn -> 200");
-    await checkInvariants(r.db, m, r.ledger);
+    await checkAll(r, m);
   }
   toString() {
     return `signIn(actor ${this.actor})`;
@@ -392,7 +426,9 @@ class Open extends Step {
     const inv = m.invoices[this.inv]!;
     const nothing = () => {};
     if (!s.live) return { answer: viaHttp ? "401 not_signed_in" : "not_signed_in", effect: nothing };
-    if (inv.owner !== s.actor) return { answer: viaHttp ? "404 invoice_not_found" : "invoice_not_found", effect: nothing };
+    // Another organization's invoice is a missing one; a teammate's is there, but only its owner summarizes.
+    if (!sameOrg(m, s.actor, this.inv)) return { answer: viaHttp ? "404 invoice_not_found" : "invoice_not_found", effect: nothing };
+    if (inv.owner !== s.actor) return { answer: viaHttp ? "403 forbidden" : "forbidden", effect: nothing };
     const current = inFlightOn(m, this.inv);
     if (current && !late(current)) {
       if (current.actor === s.actor) return { answer: viaHttp ? "200" : "existing", effect: nothing };
@@ -404,6 +440,9 @@ class Open extends Step {
         if (current) next.leases.find((x) => x.id === current.id)!.status = "expired";
       },
     };
+  }
+  reach(m: Model) {
+    return { actor: sessionOf(m, this.session, m.invoices[this.inv]!.owner).actor, inv: this.inv };
   }
   async act(m: Model, r: Real) {
     const s = sessionOf(m, this.session, m.invoices[this.inv]!.owner);
@@ -518,6 +557,10 @@ class Apply extends Step {
       },
     };
   }
+  reach(m: Model) {
+    const l = leaseOf(m, this.lease, "proposed");
+    return { actor: sessionOf(m, this.session, l.actor).actor, inv: l.inv };
+  }
   async act(m: Model): Promise<{ answer: string; lease: string; target: string; judgedFrom?: number }> {
     const l = leaseOf(m, this.lease, "proposed");
     const res = await api("POST", `/api/leases/${l.id}/apply`, { cookie: sessionOf(m, this.session, l.actor).cookie });
@@ -588,6 +631,10 @@ class Cancel extends Step {
       effect: (next) => void (isInFlight(l.status) && (find(next).status = "expired")),
     };
   }
+  reach(m: Model) {
+    const l = leaseOf(m, this.lease);
+    return { actor: sessionOf(m, this.session, l.actor).actor, inv: l.inv };
+  }
   async act(m: Model) {
     const l = leaseOf(m, this.lease);
     return { answer: http(await api("POST", `/api/leases/${l.id}/cancel`, { cookie: sessionOf(m, this.session, l.actor).cookie })) };
@@ -615,6 +662,10 @@ class Read extends Step {
     const status = isInFlight(l.status) && late(l) ? "expired" : l.status;
     return { answer: `200 ${status}`, effect: (next) => void (next.leases.find((x) => x.id === l.id)!.status = status) };
   }
+  reach(m: Model) {
+    const l = leaseOf(m, this.lease);
+    return { actor: sessionOf(m, this.session, l.actor).actor, inv: l.inv };
+  }
   async act(m: Model) {
     const l = leaseOf(m, this.lease);
     const res = await api("GET", `/api/leases/${l.id}`, { cookie: sessionOf(m, this.session, l.actor).cookie });
@@ -635,7 +686,10 @@ class Edit extends Step {
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const s = sessionOf(m, this.session, m.invoices[this.inv]!.owner);
     if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
-    if (m.invoices[this.inv]!.owner !== s.actor) return { answer: "404 invoice_not_found", effect: () => {} };
+    if (!sameOrg(m, s.actor, this.inv)) return { answer: "404 invoice_not_found", effect: () => {} };
+    // The owner edits, and an admin of the organization (by the role they hold now); another member is refused.
+    if (m.invoices[this.inv]!.owner !== s.actor && m.actors[s.actor]!.role !== "admin")
+      return { answer: "403 forbidden", effect: () => {} };
     // The edit withdraws the lease in flight on the invoice: it could never be applied now.
     const current = inFlightOn(m, this.inv);
     return {
@@ -652,6 +706,9 @@ class Edit extends Step {
       },
     };
   }
+  reach(m: Model) {
+    return { actor: sessionOf(m, this.session, m.invoices[this.inv]!.owner).actor, inv: this.inv };
+  }
   async act(m: Model) {
     const res = await api("PATCH", `/api/invoices/${m.invoices[this.inv]!.id}`, {
       cookie: sessionOf(m, this.session, m.invoices[this.inv]!.owner).cookie,
@@ -661,7 +718,12 @@ class Edit extends Step {
   }
 }
 
-/** An administrator moves the invoice to another owner, straight in the database. */
+/**
+ * An administrator gives the invoice to another member of its organization (`member` picks
+ * one), straight in the database: the reassignment route, which also withdraws the leases in
+ * flight, is not in this tree yet, so this is the plain update, and apply's owner check alone
+ * keeps the former owner's proposal off the invoice (409 invoice_changed).
+ */
 class ChangeOwner extends Step {
   constructor(
     readonly inv: number,
@@ -673,14 +735,100 @@ class ChangeOwner extends Step {
     return true;
   }
   name() {
-    return `changeOwner(invoice ${this.inv} -> actor ${this.owner})`;
+    return `changeOwner(invoice ${this.inv} -> member ${this.owner} of its organization)`;
   }
-  predict(): Prediction {
-    return { answer: "done", effect: (next) => void (next.invoices[this.inv]!.owner = this.owner) };
+  /** The new owner: one of the invoice's organization's members. */
+  static ownerOf(m: Model, inv: number, k: number): number {
+    const members = m.actors.map((a, i) => ({ a, i })).filter(({ a }) => a.org === m.invoices[inv]!.org);
+    return members[k % members.length]!.i;
+  }
+  predict(m: Model): Prediction {
+    const owner = ChangeOwner.ownerOf(m, this.inv, this.owner);
+    return { answer: "done", effect: (next) => void (next.invoices[this.inv]!.owner = owner) };
   }
   async act(m: Model, r: Real) {
-    await r.db.db.update(invoice).set({ ownerId: m.actors[this.owner]!.id }).where(eq(invoice.id, m.invoices[this.inv]!.id));
+    const owner = ChangeOwner.ownerOf(m, this.inv, this.owner);
+    await r.db.db.update(invoice).set({ ownerId: m.actors[owner]!.id }).where(eq(invoice.id, m.invoices[this.inv]!.id));
     return { answer: "done" };
+  }
+}
+
+/**
+ * An administrator changes a member's role, mid-schedule, straight in the membership table (a
+ * direct update: the admin route for it is not in this tree yet). The next edit judges the new
+ * role, in its own statement, even from a session signed in under the old one.
+ */
+class ChangeRole extends Step {
+  constructor(
+    readonly actor: number,
+    readonly role: Role,
+  ) {
+    super();
+  }
+  check() {
+    return true;
+  }
+  name() {
+    return `changeRole(actor ${this.actor} -> ${this.role})`;
+  }
+  predict(): Prediction {
+    return { answer: "done", effect: (next) => void (next.actors[this.actor]!.role = this.role) };
+  }
+  async act(m: Model, r: Real) {
+    await r.db.db.update(membership).set({ role: this.role }).where(eq(membership.userId, m.actors[this.actor]!.id));
+    return { answer: "done" };
+  }
+}
+
+/**
+ * GET /api/invoices/:id by anyone: a member of the invoice's organization reads it with its
+ * owner, and someone else's lease in flight only as a name, a status and a deadline; a member of
+ * the other organization gets exactly what a missing id gets.
+ */
+class ReadInvoice extends Step {
+  constructor(
+    readonly session: number,
+    readonly inv: number,
+  ) {
+    super();
+  }
+  name() {
+    return `readInvoice(session ${this.session}, invoice ${this.inv})`;
+  }
+  // Any session at all, so members of both organizations read each other's invoices as often as their own.
+  reach(m: Model) {
+    return { actor: sessionOf(m, this.session).actor, inv: this.inv };
+  }
+  predict(m: Model, late: (l: Lease) => boolean): Prediction {
+    const s = sessionOf(m, this.session);
+    if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
+    if (!sameOrg(m, s.actor, this.inv)) return { answer: "404 invoice_not_found", effect: () => {} };
+    // The read records the reader's own lease on it expired if its deadline passed (latestLeaseForInvoice).
+    const own = m.leases.filter((l) => l.inv === this.inv && l.actor === s.actor && isInFlight(l.status) && late(l)).map((l) => l.id);
+    return { answer: "200", effect: (next) => next.leases.forEach((l) => own.includes(l.id) && (l.status = "expired")) };
+  }
+  async act(m: Model) {
+    const s = sessionOf(m, this.session);
+    const inv = m.invoices[this.inv]!;
+    const res = await api("GET", `/api/invoices/${inv.id}`, { cookie: s.cookie });
+    if (res.status === 404) {
+      const missing = await api("GET", `/api/invoices/${randomUUID()}`, { cookie: s.cookie });
+      expect({ status: res.status, body: JSON.stringify(res.body) }, `${this.name()}: as a missing id`).toEqual({
+        status: missing.status,
+        body: JSON.stringify(missing.body),
+      });
+    }
+    if (res.status === 200) {
+      expect(res.body.owner, `${this.name()}: owner`).toEqual({ id: m.actors[inv.owner]!.id, name: m.actors[inv.owner]!.name });
+      // Nobody else's lease id or proposal is in what a member reads.
+      const text = JSON.stringify(res.body);
+      for (const l of m.leases.filter((x) => x.actor !== s.actor)) {
+        expect(text.includes(l.id), `${this.name()}: another's lease id`).toBe(false);
+        if (l.summary) expect(text.includes(l.summary), `${this.name()}: another's proposal`).toBe(false);
+      }
+      if (res.body.teammate_lease) expect(Object.keys(res.body.teammate_lease).sort()).toEqual(["deadline_at", "name", "status"]);
+    }
+    return { answer: http(res) };
   }
 }
 
@@ -755,14 +903,14 @@ class Wait extends Step {
  * then hold the database to the guarantee, and the model adopts what the database decided.
  */
 const ALLOWED: Record<string, RegExp> = {
-  openHttp: /^(201|200|401 not_signed_in|404 invoice_not_found|409 lease_in_flight)$/,
-  openDomain: /^(created|existing|not_signed_in|invoice_not_found|lease_in_flight)$/,
+  openHttp: /^(201|200|401 not_signed_in|403 forbidden|404 invoice_not_found|409 lease_in_flight)$/,
+  openDomain: /^(created|existing|not_signed_in|forbidden|invoice_not_found|lease_in_flight)$/,
   propose: /^(ok|late_completion|actor_mismatch)$/,
   apply: /^(200|401 not_signed_in|404 lease_not_found|409 (lease_open|lease_applied|lease_rejected|lease_expired|invoice_changed))$/,
   cancel: /^(200|401 not_signed_in|404 lease_not_found|409 lease_not_cancelable)$/,
   signOut: /^(200|401 not_signed_in)$/,
   signOutEverywhere: /^(200|401 not_signed_in)$/,
-  edit: /^(200|401 not_signed_in|404 invoice_not_found)$/,
+  edit: /^(200|401 not_signed_in|403 forbidden|404 invoice_not_found)$/,
   sweep: /^done$/,
 };
 const NEXT: Record<LeaseStatus, LeaseStatus[]> = {
@@ -836,7 +984,7 @@ class Race implements fc.AsyncCommand<Model, Real> {
       inv.summary = summary;
     }
     for (const { created } of answers) if (created) await adoptLease(m, r, created, versions);
-    await checkInvariants(r.db, m, r.ledger);
+    await checkAll(r, m);
   }
   toString() {
     return `race(${this.steps.map((s) => s.toString()).join(", ")})`;
@@ -845,8 +993,18 @@ class Race implements fc.AsyncCommand<Model, Real> {
 
 // ---------------------------------------------------------------------------------------
 
-const ACTORS = 2;
-const INVOICES = 3;
+/** Northwind: 0 admin, 1 approver, 2 member; Fabrikam: 3 admin, 4 member (the roles they start with). */
+const PEOPLE: { org: number; role: Role }[] = [
+  { org: 0, role: "admin" },
+  { org: 0, role: "approver" },
+  { org: 0, role: "member" },
+  { org: 1, role: "admin" },
+  { org: 1, role: "member" },
+];
+const ACTORS = PEOPLE.length;
+/** Each invoice's first owner: two of Northwind's (the admin's and the member's), two of Fabrikam's. */
+const OWNERS = [0, 2, 3, 4];
+const INVOICES = OWNERS.length;
 const idx = (n: number) => fc.nat({ max: n - 1 });
 const any = fc.nat({ max: 1000 });
 // Weighted so that schedules often get through a whole lifecycle (open, propose, apply)
@@ -918,6 +1076,14 @@ const commandArbs = [
       1,
       idx(INVOICES).map((i) => new WriteBehindTheApp(i)),
     ),
+    w(
+      1,
+      fc.tuple(idx(ACTORS), fc.constantFrom(...ROLES)).map(([a, role]) => new ChangeRole(a, role)),
+    ),
+    w(
+      2,
+      fc.tuple(any, idx(INVOICES)).map(([s, i]) => new ReadInvoice(s, i)),
+    ),
     w(1, fc.constant(new Sweep())),
     w(
       2,
@@ -971,16 +1137,25 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       schedules++;
       const actors = [];
       for (let a = 0; a < ACTORS; a++) actors.push(await makeUser(db.db, `Actor ${a}`));
-      const invoices: Inv[] = [];
-      for (let i = 0; i < INVOICES; i++) {
-        const owner = i % ACTORS;
-        const row = await makeInvoice(db.db, actors[owner]!.id);
-        invoices.push({ id: row.id, owner, version: row.version, summary: null });
+      // Each organization's first person is its admin (makeUser); the others join as their role.
+      for (const [a, p] of PEOPLE.entries()) {
+        const head = PEOPLE.findIndex((q) => q.org === p.org);
+        if (head !== a) await joinOrgOf(db.db, actors[a]!, actors[head]!, p.role);
       }
-      const model: Model = { actors: actors.map((a) => ({ id: a.id, email: a.email })), sessions: [], invoices, leases: [] };
+      const invoices: Inv[] = [];
+      for (const owner of OWNERS) {
+        const row = await makeInvoice(db.db, actors[owner]!.id);
+        invoices.push({ id: row.id, owner, org: PEOPLE[owner]!.org, version: row.version, summary: null });
+      }
+      const model: Model = {
+        actors: actors.map((a, i) => ({ id: a.id, email: a.email, name: a.name, org: PEOPLE[i]!.org, role: PEOPLE[i]!.role })),
+        sessions: [],
+        invoices,
+        leases: [],
+      };
       // Every schedule starts with each actor signed in once.
       const setup = async () => {
-        const real: Real = { db, ledger: { statuses: new Map() }, outcomes };
+        const real: Real = { db, ledger: { statuses: new Map(), applied: new Set(), changes: new Set() }, outcomes };
         for (let a = 0; a < ACTORS; a++) await new SignIn(a).run(model, real);
         return { model, real };
       };
@@ -1018,5 +1193,17 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       "signOutEverywhere -> 200",
     ]) {
       expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
+    }
+  // The tenancy outcomes, each reached alone or inside a race.
+  if (!PATH)
+    for (const needed of [
+      "cross-org readInvoice -> 404 invoice_not_found",
+      "cross-org openHttp -> 404 invoice_not_found",
+      "readInvoice -> 200",
+      "openHttp -> 403 forbidden",
+      "edit -> 403 forbidden",
+      "changeRole -> done",
+    ]) {
+      expect((outcomes.get(needed) ?? 0) + (outcomes.get(`race ${needed}`) ?? 0), needed).toBeGreaterThan(0);
     }
 });

@@ -10,7 +10,7 @@ import { resolveActor } from "@/lib/sessions";
 
 export const GET = authedRoute(async ({ req, db, actor }) => {
   const { rows } = await listInvoicesWithState(db, actor, listQueryOf(new URL(req.url).searchParams));
-  return json(rows.map((row) => ({ ...invoiceJson(row), owner_name: row.ownerName })));
+  return json(rows.map((row) => ({ ...invoiceJson(row), owner_name: row.ownerName, owner: { id: row.ownerId, name: row.ownerName } })));
 });
 
 // The session is held in the creating transaction (`held`), as every write's is.
@@ -24,5 +24,5 @@ export const POST = sessionCheckedRoute(async ({ req, db, held, actor: claim }) 
   const result = await createInvoice(held, actor, input.data);
   if (!result.ok) return result;
   const invoice = await getInvoice(db, actor, result.id);
-  return json(invoiceDetailJson(invoice!, null, null), 201);
+  return json(invoiceDetailJson(invoice!, null, null, null), 201);
 });

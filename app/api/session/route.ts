@@ -2,7 +2,7 @@ import { getDb } from "@/db/client";
 import { requestSession } from "@/lib/sessions";
 import { authedRoute, json, problem, publicRoute, readBody, refuseBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { revokeAllSessions, revokeSession } from "@/app/_lib/leases";
-import { actorJson } from "@/app/_lib/serialize";
+import { actorJson, sessionActorJson } from "@/app/_lib/serialize";
 import { deviceTokens, requestDevice } from "@/lib/device-cookie";
 import { clientAddress } from "@/lib/rate-limit";
 import { attemptSignIn, SignInInput } from "@/lib/sessions";
@@ -26,7 +26,7 @@ export const POST = publicRoute(async (req, res) => {
   return json({ actor: actorJson(result.actor) }, 200, res.headers);
 });
 
-export const GET = authedRoute(async ({ actor }) => json({ actor: actorJson(actor) }));
+export const GET = authedRoute(async ({ actor }) => json({ actor: sessionActorJson(actor) }));
 
 /** `?scope=`: absent for this session, `all` for every session of the user; anything else is no scope. */
 function signOutScope(query: URLSearchParams): "this" | "all" | null {

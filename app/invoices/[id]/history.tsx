@@ -12,6 +12,14 @@ import { CAUSED_BY_ACTOR, displayOf, isEventKind, type LeaseDisplay } from "@/li
 
 export const HISTORY_PAGE_SIZE = 5;
 
+/**
+ * An attempt's anchor: by its lease id when it is the viewer's own (the owner's links and tests
+ * name it), else by its number, since another member's lease id is theirs alone and would
+ * travel in the markup and the RSC payload.
+ */
+export const attemptAnchor = (attempt: { id: string; mine: boolean }, number: number) =>
+  attempt.mine ? `attempt-${attempt.id}` : `attempt-n${number}`;
+
 const STATUS_WORDS: Record<LeaseDisplay, string> = {
   generating: "Being written",
   proposed: "Waiting for review",
@@ -59,7 +67,13 @@ export function History({
               entry.type === "change" ? (
                 <Change key={changeKey(entry.change)} change={entry.change} names={names} currency={currency} viewer={viewer} />
               ) : (
-                <Attempt key={entry.attempt.id} attempt={entry.attempt} viewer={viewer} appliedId={appliedId} />
+                // Keyed by its anchor: keys travel in the RSC payload, and another member's lease id must not.
+                <Attempt
+                  key={attemptAnchor(entry.attempt, entry.attempt.number)}
+                  attempt={entry.attempt}
+                  viewer={viewer}
+                  appliedId={appliedId}
+                />
               ),
             )}
           </ol>
@@ -138,16 +152,17 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
   const opened = attempt.events.find((e) => e.kind === "opened");
   const json = attempt.events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail }));
   const display = displayOf({ status: attempt.status, closed_reason: attempt.closedReason });
+  const anchor = attemptAnchor(attempt, number);
   return (
     <li
-      id={`attempt-${attempt.id}`}
+      id={anchor}
       className="attempt"
       data-testid="attempt"
-      data-lease-id={attempt.id}
+      data-lease-id={attempt.mine ? attempt.id : undefined}
       data-display={display}
-      aria-labelledby={`attempt-${attempt.id}-heading`}
+      aria-labelledby={`${anchor}-heading`}
     >
-      <h3 id={`attempt-${attempt.id}-heading`} className="attempt__heading">
+      <h3 id={`${anchor}-heading`} className="attempt__heading">
         Attempt {number}: {STATUS_WORDS[display]}
         {attempt.id === appliedId ? <span className="attempt__current"> (the summary on the invoice)</span> : null}
       </h3>

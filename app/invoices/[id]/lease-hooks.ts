@@ -182,7 +182,7 @@ export function useDeadlineCheck(view: LeaseJson | null, setView: (update: (curr
  * reading's `server_now`, less the time elapsed since the reading arrived (monotonic).
  * The first render uses the reading alone, so the server and the browser render the same.
  */
-export function useServerCountdown(view: LeaseJson | null, running: boolean): number {
+export function useServerCountdown(view: Pick<LeaseJson, "lease_id" | "deadline_at" | "server_now"> | null, running: boolean): number {
   const atReading = view ? (Date.parse(view.deadline_at) - Date.parse(view.server_now)) / 1000 : 0;
   const reading = view ? `${view.lease_id}@${view.server_now}` : "";
   const [tick, setTick] = useState({ reading, elapsed: 0 });

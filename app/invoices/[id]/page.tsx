@@ -7,7 +7,7 @@ import { databaseToday } from "@/lib/invoice-status";
 import { displayOf, isInFlight } from "@/lib/lease-codes";
 import { may } from "@/lib/access";
 import { ownerChoices } from "@/lib/invoice-owner";
-import { appliedAttempt, invoiceTimeline, latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
+import { appliedAttempt, invoiceTimeline, latestLeaseForInvoice, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
 import { staleSummary } from "@/lib/summary-staleness";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
@@ -15,16 +15,18 @@ import { datePattern, formatDate, formatDateTime, formatMoney, localizeDates } f
 import { noticeOf } from "@/app/_lib/lease-words";
 import { shownStatus, STATUS_WORDS } from "@/app/_lib/status-words";
 import { isOwnerNotice, staleWords } from "@/app/_lib/history-words";
+import { onlyOwnerEdits, ownerWords } from "@/app/_lib/team-words";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { getViewer } from "@/app/_lib/viewer";
 import { EditInvoiceForm } from "./edit-form";
 import { summarizeAction } from "./actions";
-import { History, HISTORY_PAGE_SIZE } from "./history";
+import { attemptAnchor, History, HISTORY_PAGE_SIZE } from "./history";
 import { InvoiceLive } from "./invoice-live";
 import { OwnerSection } from "./owner-form";
 import { LeasePanel } from "./lease-panel";
 import { StatusControls } from "./status-form";
 import { ForgetNotice } from "./forget-notice";
+import { TeammatePanel } from "./teammate-panel";
 import { ZoneSync } from "./zone-sync";
 
 export const metadata: Metadata = { title: "Invoice" };
@@ -40,7 +42,12 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
   const invoice = await getInvoice(db, actor, id);
   if (!invoice) notFound();
   const viewer = await getViewer();
-  const [latest, heldBy] = await Promise.all([latestLeaseForInvoice(db, actor.id, invoice.id), leaseHolderName(db, actor.id, invoice.id)]);
+  const [latest, heldBy, teammate] = await Promise.all([
+    latestLeaseForInvoice(db, actor.id, invoice.id),
+    leaseHolderName(db, actor.id, invoice.id),
+    // Only a teammate's view shows another's lease in flight (the owner's own panel says who holds one: heldBy).
+    invoice.owned ? null : teammateLeaseInFlight(db, actor, invoice.id),
+  ]);
   const lease = latest ? leaseJson(latest) : null;
   const pattern = datePattern(viewer.locale);
   const money = (cents: number) => formatMoney(cents, invoice.currency, viewer.locale);
@@ -64,8 +71,8 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
     invoice.owned &&
     !heldBy &&
     !(lease && (isInFlight(lease.status) || displayOf({ status: lease.status, closed_reason: lease.closed_reason }) === "outdated"));
-  const attemptHref = (leaseId: string, position: number) =>
-    `/invoices/${invoice.id}?history=${Math.floor(position / HISTORY_PAGE_SIZE) + 1}#attempt-${leaseId}`;
+  const attemptHref = (attempt: { id: string; mine: boolean; position: number; number: number }) =>
+    `/invoices/${invoice.id}?history=${Math.floor(attempt.position / HISTORY_PAGE_SIZE) + 1}#${attemptAnchor(attempt, attempt.number)}`;
 
   return (
     <>
@@ -79,20 +86,42 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
         Invoice {invoice.number} <span className="muted">· {invoice.counterparty}</span>{" "}
         <span className={`status-badge status-badge--${status}`}>{STATUS_WORDS[status]}</span>
       </h1>
+      <p className="muted small" data-testid="invoice-owner">
+        {ownerWords(invoice.owned ? null : invoice.ownerName)}
+      </p>
 
       {/* The lease panel first: on a phone its state, countdown and buttons are on the first
           screen; on a wide screen it is the side column beside details, lines and edits. */}
       <div className="invoice-grid">
         <div className="invoice-grid__panel">
           {/* Keyed by lease: a new lease starts a fresh panel and a fresh subscription. */}
-          <LeasePanel
-            key={lease?.lease_id ?? "none"}
-            invoiceId={invoice.id}
-            initial={lease}
-            heldBy={lease && isInFlight(lease.status) ? null : heldBy}
-            viewer={viewer}
-            notice={notice && notice.action !== "edit" ? notice : null}
-          />
+          {invoice.owned ? (
+            <LeasePanel
+              key={lease?.lease_id ?? "none"}
+              invoiceId={invoice.id}
+              initial={lease}
+              heldBy={lease && isInFlight(lease.status) ? null : heldBy}
+              viewer={viewer}
+              notice={notice && notice.action !== "edit" ? notice : null}
+            />
+          ) : (
+            // A teammate's view: who writes or reviews a summary and until when, never its text or id.
+            <TeammatePanel
+              key={teammate ? `${teammate.status}@${teammate.deadlineAt.toISOString()}` : "none"}
+              owner={invoice.ownerName}
+              lease={
+                teammate
+                  ? {
+                      name: teammate.actorName,
+                      status: teammate.status,
+                      deadline_at: teammate.deadlineAt.toISOString(),
+                      server_now: teammate.now.toISOString(),
+                    }
+                  : null
+              }
+              viewer={viewer}
+            />
+          )}
         </div>
 
         <div className="invoice-grid__top">
@@ -152,7 +181,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
                     Applied by {applied.actorName} on{" "}
                     <time dateTime={applied.appliedAt.toISOString()}>{formatDateTime(applied.appliedAt.toISOString(), viewer)}</time>
                     {" · "}
-                    <Link href={attemptHref(applied.id, applied.position)}>See this attempt in the history</Link>
+                    <Link href={attemptHref(applied)}>See this attempt in the history</Link>
                   </p>
                 ) : null}
               </>
@@ -209,20 +238,28 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
             </div>
           </section>
 
-          <EditInvoiceForm
-            key={invoice.version}
-            invoice={{
-              id: invoice.id,
-              number: invoice.number,
-              counterparty: invoice.counterparty,
-              issued_on: invoice.issuedOn,
-              due_on: invoice.dueOn,
-              version: invoice.version,
-            }}
-            viewer={viewer}
-            pattern={pattern}
-            notice={notice?.action === "edit" ? notice : null}
-          />
+          {invoice.editable ? null : (
+            <section className="card" aria-labelledby="edit-heading" data-testid="edit-refused">
+              <h2 id="edit-heading">Edit details</h2>
+              <p className="muted">{onlyOwnerEdits(invoice.ownerName)}</p>
+            </section>
+          )}
+          {invoice.editable ? (
+            <EditInvoiceForm
+              key={invoice.version}
+              invoice={{
+                id: invoice.id,
+                number: invoice.number,
+                counterparty: invoice.counterparty,
+                issued_on: invoice.issuedOn,
+                due_on: invoice.dueOn,
+                version: invoice.version,
+              }}
+              viewer={viewer}
+              pattern={pattern}
+              notice={notice?.action === "edit" ? notice : null}
+            />
+          ) : null}
 
           <OwnerSection
             invoiceId={invoice.id}

@@ -10,3 +10,5 @@ export type ServerName = keyof typeof SERVERS;
 export const DEMO_PASSWORD = process.env.SEED_PASSWORD ?? "claimcheck-demo";
 export const ALICE = "alice@example.com";
 export const BOB = "bob@example.com";
+/** The seeded Northwind member (db/demo.ts): Alice's teammate. */
+export const DAVE = "dave@example.com";

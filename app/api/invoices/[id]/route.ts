@@ -1,6 +1,6 @@
 import { authedRoute, json, param, readBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { getInvoice, InvoicePatch } from "@/lib/invoices";
-import { latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
+import { latestLeaseForInvoice, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
 import { updateInvoice } from "@/app/_lib/leases";
 import { invoiceDetailJson } from "@/app/_lib/serialize";
 import { resolveActor } from "@/lib/sessions";
@@ -8,8 +8,13 @@ import { resolveActor } from "@/lib/sessions";
 export const GET = authedRoute(async ({ db, actor, params }) => {
   const invoice = await getInvoice(db, actor, param(params, "id"));
   if (!invoice) return "invoice_not_found";
-  const [latest, heldBy] = await Promise.all([latestLeaseForInvoice(db, actor.id, invoice.id), leaseHolderName(db, actor.id, invoice.id)]);
-  return json(invoiceDetailJson(invoice, latest, heldBy));
+  const [latest, heldBy, teammate] = await Promise.all([
+    latestLeaseForInvoice(db, actor.id, invoice.id),
+    leaseHolderName(db, actor.id, invoice.id),
+    // A teammate's view only: the owner reads who else holds a lease in `lease_held_by`, by name alone.
+    invoice.owned ? null : teammateLeaseInFlight(db, actor, invoice.id),
+  ]);
+  return json(invoiceDetailJson(invoice, latest, heldBy, teammate));
 });
 
 // The session is held in the edit's own transaction (`held`), and its end judged after the
@@ -27,9 +32,10 @@ export const PATCH = sessionCheckedRoute(async ({ req, db, held, actor: claim, p
   if (!body.ok) return body;
   const result = await updateInvoice(held, actor, id, body.value);
   if (!result.ok) return result;
-  const [latest, heldBy] = await Promise.all([
+  const [latest, heldBy, teammate] = await Promise.all([
     latestLeaseForInvoice(db, actor.id, result.invoice.id),
     leaseHolderName(db, actor.id, result.invoice.id),
+    result.invoice.owned ? null : teammateLeaseInFlight(db, actor, result.invoice.id),
   ]);
-  return json(invoiceDetailJson(result.invoice, latest, heldBy));
+  return json(invoiceDetailJson(result.invoice, latest, heldBy, teammate));
 });

@@ -6,7 +6,7 @@ import { reassignInvoice } from "@/app/_lib/leases";
 import { invoiceDetailJson } from "@/app/_lib/serialize";
 import { getInvoice } from "@/lib/invoices";
 import { OwnerChange } from "@/lib/invoice-owner";
-import { latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
+import { latestLeaseForInvoice, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
 import { resolveActor } from "@/lib/sessions";
 
 export const PUT = sessionCheckedRoute(async ({ req, db, held, actor: claim, params }) => {
@@ -19,9 +19,10 @@ export const PUT = sessionCheckedRoute(async ({ req, db, held, actor: claim, par
   if (!body.ok) return body;
   const result = await reassignInvoice(held, actor, id, body.value.owner_id);
   if (!result.ok) return result;
-  const [latest, heldBy] = await Promise.all([
+  const [latest, heldBy, teammate] = await Promise.all([
     latestLeaseForInvoice(db, actor.id, result.invoice.id),
     leaseHolderName(db, actor.id, result.invoice.id),
+    result.invoice.owned ? null : teammateLeaseInFlight(db, actor, result.invoice.id),
   ]);
-  return json(invoiceDetailJson(result.invoice, latest, heldBy));
+  return json(invoiceDetailJson(result.invoice, latest, heldBy, teammate));
 });

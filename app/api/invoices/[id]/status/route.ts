@@ -2,7 +2,7 @@
 import { json, param, readBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { getInvoice } from "@/lib/invoices";
 import { StatusChange } from "@/lib/invoice-status";
-import { latestLeaseForInvoice, leaseHolderName } from "@/lib/leases";
+import { latestLeaseForInvoice, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
 import { setInvoiceStatus } from "@/app/_lib/leases";
 import { invoiceDetailJson } from "@/app/_lib/serialize";
 import { resolveActor } from "@/lib/sessions";
@@ -20,9 +20,10 @@ export const POST = sessionCheckedRoute(async ({ req, db, held, actor: claim, pa
   if (!body.ok) return body;
   const result = await setInvoiceStatus(held, actor, id, body.value);
   if (!result.ok) return result;
-  const [latest, heldBy] = await Promise.all([
+  const [latest, heldBy, teammate] = await Promise.all([
     latestLeaseForInvoice(db, actor.id, result.invoice.id),
     leaseHolderName(db, actor.id, result.invoice.id),
+    result.invoice.owned ? null : teammateLeaseInFlight(db, actor, result.invoice.id),
   ]);
-  return json(invoiceDetailJson(result.invoice, latest, heldBy));
+  return json(invoiceDetailJson(result.invoice, latest, heldBy, teammate));
 });
