@@ -10,7 +10,6 @@ import { listStoppedWords } from "@/app/_lib/lease-words";
 import { shownStatus, STATUS_FILTER_WORDS, STATUS_WORDS } from "@/app/_lib/status-words";
 import { staleWords } from "@/app/_lib/history-words";
 import { staleSummaries } from "@/lib/summary-staleness";
-import { ownerWords } from "@/app/_lib/team-words";
 import { getViewer } from "@/app/_lib/viewer";
 import { ZoneSync } from "@/app/invoices/[id]/zone-sync";
 import { ListRefresher, TimeLeft } from "./list-live";
@@ -189,9 +188,6 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
                     </div>
                     <div className="muted small" data-testid="invoice-owner">
                       Owner: {inv.ownerName}
-                    </div>
-                    <div className="muted small" data-testid="invoice-owner">
-                      {ownerWords(inv.ownerId === actor.id ? null : inv.ownerName)}
                     </div>
                   </Link>
                   <StateLine row={inv} viewer={viewer} serverNow={serverNow} />

@@ -3,6 +3,7 @@
 // zod, one domain call. Role change, removal and revocation send the browser back to /org with a
 // notice code (member-words.ts), so each works as a plain form post without JavaScript; the
 // invitation answers with its state instead, since its link is shown once and never put in a URL.
+import { revalidatePath } from "next/cache";
 import { headers } from "next/headers";
 import { redirect, RedirectType } from "next/navigation";
 import { z } from "zod";
@@ -37,6 +38,8 @@ export const inviteAction = stateAction({
       const code = result.code === "not_signed_in" ? "forbidden" : result.code;
       return { message: MEMBER_WORDS[code], ok: false, url: null, email: typed(raw), expiresAt: null };
     }
+    // The pending list below the form shows the new invitation with the link.
+    revalidatePath("/org");
     return {
       message: MEMBER_WORDS.invited,
       ok: true,
