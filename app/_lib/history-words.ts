@@ -21,7 +21,7 @@ const FIELDS: Record<string, string> = {
   due_on: "Due date",
   owner: "Owner",
   status: "Status",
-  paid_on: "Paid on",
+  paid_on: "Payment date",
   currency: "Currency",
   total_cents: "Total",
 };
