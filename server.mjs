@@ -27,15 +27,23 @@ import { parseArgs } from "node:util";
 const ROUTE_HANDLERS = {
   "/api/health": ["GET"],
   "/api/inngest": ["GET", "POST", "PUT"],
-  "/api/invoices": ["GET"],
+  "/api/invitations/[token]": ["GET", "POST"],
+  "/api/invoices": ["GET", "POST"],
   "/api/invoices/[id]": ["GET", "PATCH"],
   "/api/invoices/[id]/events": ["GET"],
   "/api/invoices/[id]/owner": ["PUT"],
+  "/api/invoices/[id]/status": ["POST"],
+  "/api/invoices/export": ["GET"],
+  "/api/invoices/import": ["POST"],
   "/api/leases": ["POST"],
   "/api/leases/[id]": ["GET"],
   "/api/leases/[id]/apply": ["POST"],
   "/api/leases/[id]/cancel": ["POST"],
   "/api/leases/[id]/events": ["GET"],
+  "/api/org/invitations": ["GET", "POST"],
+  "/api/org/invitations/[id]": ["DELETE"],
+  "/api/org/members": ["GET"],
+  "/api/org/members/[id]": ["DELETE", "PATCH"],
   "/api/ready": ["GET"],
   "/api/session": ["DELETE", "GET", "POST"],
   "/sign-in/reset": ["GET"],
@@ -59,11 +67,14 @@ function handlerAllow(methods) {
   return [...allow].sort();
 }
 
-const HANDLERS = Object.entries(ROUTE_HANDLERS).map(([pattern, methods]) => ({
-  // A dynamic segment is one path segment; a trailing slash is Next's to redirect.
-  match: new RegExp(`^${pattern.replace(/[.]/g, "\\.").replace(/\[[^\]]+\]/g, "[^/]+")}/?$`),
-  allow: handlerAllow(methods),
-}));
+// Static segments first, as Next.js matches them: /api/invoices/export before /api/invoices/[id].
+const HANDLERS = Object.entries(ROUTE_HANDLERS)
+  .sort(([a], [b]) => Number(a.includes("[")) - Number(b.includes("[")))
+  .map(([pattern, methods]) => ({
+    // A dynamic segment is one path segment; a trailing slash is Next's to redirect.
+    match: new RegExp(`^${pattern.replace(/[.]/g, "\\.").replace(/\[[^\]]+\]/g, "[^/]+")}/?$`),
+    allow: handlerAllow(methods),
+  }));
 
 /** What the path allows, and whether a route handler (which answers OPTIONS itself) serves it. */
 function routeOf(pathname) {
