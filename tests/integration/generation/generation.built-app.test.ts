@@ -794,9 +794,15 @@ describe("on the real server's retry schedule, with a model that is never reacha
     expect(run.status).toBe("failed");
     expect(run.steps.find((s) => s.name === "generate")!.attempts).toBe(1);
     expect(fake.requests.filter((r) => r.actorId === user.id)).toHaveLength(1);
-    expect(app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("no retry could finish"))).toBe(
-      true,
-    );
+    // The app's stdout can trail the run's end, which the stand-in saw first: wait for the line.
+    await expect
+      .poll(
+        () => app.appLogs().some((l) => l.includes('"generation failed"') && l.includes(leaseId) && l.includes("no retry could finish")),
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe(true);
     const api = await http(app, "GET", `/api/leases/${leaseId}`, { cookie });
     expect(api.body).toMatchObject({ status: "rejected", closed_reason: "generation_failed" });
   });
