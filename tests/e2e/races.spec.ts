@@ -37,6 +37,7 @@ test("Discard in one tab, then Apply from a stale second tab: refused with a cle
   // laptop that slept), so it still offers Apply.
   const stalePage = await context.newPage();
   await stalePage.route("**/api/leases/**", () => {});
+  await stalePage.route("**/api/invoices/*/events", () => {});
   const stale = new InvoicePage(stalePage);
   await stale.goto(invoice.id);
   await stale.expectDisplay("proposed");
@@ -82,6 +83,7 @@ test("invoice edited in another tab while a proposal waits: withdrawn at once; a
   // A tab that never hears of anything (its updates hang, as on a laptop that slept).
   const stalePage = await context.newPage();
   await stalePage.route("**/api/leases/**", () => {});
+  await stalePage.route("**/api/invoices/*/events", () => {});
   const stale = new InvoicePage(stalePage);
   await stale.goto(invoice.id);
   await stale.expectDisplay("proposed");

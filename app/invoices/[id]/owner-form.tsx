@@ -47,7 +47,7 @@ export function OwnerSection({
           <SubmitButton className="button button--secondary">Change owner</SubmitButton>
         </form>
       ) : (
-        <p data-testid="invoice-owner">{owner}</p>
+        <p data-testid="owner-name">{owner}</p>
       )}
     </section>
   );
