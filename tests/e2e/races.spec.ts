@@ -80,7 +80,8 @@ test("invoice edited in another tab while a proposal waits: withdrawn at once; a
   await one.expectDisplay("proposed");
   const leaseId = await one.leaseId();
 
-  // A tab that never hears of anything (its updates hang, as on a laptop that slept).
+  // A tab that never hears of anything (its updates hang, as on a laptop that slept): neither
+  // the lease's stream nor the invoice's, which would refresh an open page to the new version.
   const stalePage = await context.newPage();
   await stalePage.route("**/api/leases/**", () => {});
   await stalePage.route("**/api/invoices/*/events", () => {});
@@ -120,6 +121,7 @@ test("invoice edited in another tab while a proposal waits: withdrawn at once; a
   // The second tab's form was shown at the old version too: an edit from it is refused.
   const staleForm = new InvoicePage(await context.newPage());
   await staleForm.page.route("**/api/leases/**", () => {});
+  await staleForm.page.route("**/api/invoices/*/events", () => {});
   await staleForm.goto(invoice.id);
   await two.editCounterparty("Northwind Traders AG");
   await staleForm.editForm.getByLabel("Due on").fill("2026-12-31");
