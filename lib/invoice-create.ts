@@ -39,7 +39,12 @@ export const NewInvoice = z
   .object({
     ...invoiceField,
     lines: z.array(NewLine).min(1).max(MAX_LINES),
-    owner_id: z.string().refine(isUuid, { message: "not a user id" }).optional(),
+    // As the database spells ids (lower case), so that naming oneself is never "for others".
+    owner_id: z
+      .string()
+      .refine(isUuid, { message: "not a user id" })
+      .transform((id) => id.toLowerCase())
+      .optional(),
   })
   .refine((i) => i.due_on >= i.issued_on, { message: "due date before issue date", path: ["due_on"] })
   .refine((i) => totalOf(i.lines) <= INT4_MAX, { message: "total too large", path: ["lines"] });

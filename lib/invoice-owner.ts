@@ -35,9 +35,11 @@ export async function reassignInvoice(
   db: Db,
   member: Member,
   invoiceId: unknown,
-  ownerId: string,
+  requestedOwner: string,
   dispatch: LeaseDispatch,
 ): Promise<ReassignResult> {
+  // As the database spells ids: the same owner in upper case is no change of hands.
+  const ownerId = requestedOwner.toLowerCase();
   if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
   // An owner id that is no id names no member; the invoice is still looked for first (404 outranks 422).
   const newOwnerIsMember = isUuid(ownerId) ? memberOf(invoice.orgId, ownerId) : sql`false`;

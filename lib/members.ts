@@ -266,14 +266,15 @@ export type MemberWriteRefusal = MemberRefusal | "member_not_found" | "last_admi
 async function holdTarget(tx: Tx, actor: Member, memberId: unknown, managers: string[], newRole: Role | null) {
   if (!isUuid(memberId)) return { ok: false as const, code: "member_not_found" as const };
   const [target] = await tx
-    .select({ role: membership.role })
+    .select({ userId: membership.userId, role: membership.role })
     .from(membership)
     .where(and(eq(membership.orgId, actor.orgId), eq(membership.userId, memberId)))
     .for("update");
   if (!target) return { ok: false as const, code: "member_not_found" as const };
+  // The id as the database spells it: a path's upper-case uuid names the same member.
   const losesManager = isManagerRole(target.role) && (newRole === null || !isManagerRole(newRole));
-  if (losesManager && managers.filter((m) => m !== memberId).length === 0) return { ok: false as const, code: "last_admin" as const };
-  return { ok: true as const, userId: memberId };
+  if (losesManager && managers.filter((m) => m !== target.userId).length === 0) return { ok: false as const, code: "last_admin" as const };
+  return { ok: true as const, userId: target.userId };
 }
 
 /** An admin changes a member's role; the organization's last admin cannot be demoted (themself included). */

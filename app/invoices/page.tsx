@@ -187,7 +187,7 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
                       {inv.paidOn ? ` · paid ${formatDate(inv.paidOn, viewer.locale)}` : ""}
                     </div>
                     <div className="muted small" data-testid="invoice-owner">
-                      Owner: {inv.ownerName}
+                      {`Owner: ${inv.ownerName}`}
                     </div>
                   </Link>
                   <StateLine row={inv} viewer={viewer} serverNow={serverNow} />

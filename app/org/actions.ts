@@ -66,7 +66,7 @@ export const removeMemberAction = action({
   invalid: () => backToTeam("member_not_found"),
   run: async ({ member_id }, { actor, db }) => {
     const result = await removeMember(db, actor, member_id);
-    if (result.ok && member_id === actor.id) {
+    if (result.ok && member_id.toLowerCase() === actor.id) {
       // They removed themself: their session ended with the others.
       (await cookieSession()).destroy();
       redirect("/sign-in?signed-out=1", RedirectType.replace);

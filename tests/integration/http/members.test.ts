@@ -302,6 +302,23 @@ describe("GET /api/org/members and PATCH /api/org/members/:id", () => {
     expect((await api("PATCH", `/api/org/members/${alice.id}`, { cookie: aliceCookie, json: { role: "member" } })).status).toBe(200);
   });
 
+  it("the last admin stays the last admin however their id is spelled (an upper-case id is the same member)", async () => {
+    const { alice, aliceCookie } = await team();
+    const upper = alice.id.toUpperCase();
+    for (const [method, json] of [
+      ["PATCH", { role: "member" }],
+      ["DELETE", undefined],
+    ] as const) {
+      expect(await api(method, `/api/org/members/${upper}`, { cookie: aliceCookie, json })).toMatchObject({
+        status: 409,
+        body: { detail: "last_admin" },
+      });
+    }
+    const [row] = await t.db.select().from(membership).where(eq(membership.userId, alice.id));
+    expect(row!.role).toBe("admin");
+    expect((await api("GET", "/api/session", { cookie: aliceCookie })).status).toBe(200);
+  });
+
   it("two admins demoting each other at once: one succeeds, the other is refused, one admin remains", async () => {
     const { alice, dave, aliceCookie, daveCookie } = await team();
     await api("PATCH", `/api/org/members/${dave.id}`, { cookie: aliceCookie, json: { role: "admin" } });
