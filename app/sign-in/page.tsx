@@ -31,7 +31,13 @@ export default async function SignInPage({ searchParams }: { searchParams: Searc
         <SignInForm next={next} />
         {demoPassword ? (
           <p className="notice notice--info small">
-            Demo logins: <code>{DEMO_USERS[0].email}</code> or <code>{DEMO_USERS[1].email}</code>, password <code>{demoPassword}</code>
+            Demo logins, password <code>{demoPassword}</code>:{" "}
+            {DEMO_USERS.map((u, i) => (
+              <span key={u.email}>
+                {i > 0 ? "; " : ""}
+                <code>{u.email}</code> {`(${u.org}, ${u.role})`}
+              </span>
+            ))}
           </p>
         ) : null}
       </div>
