@@ -1,10 +1,12 @@
 import "server-only";
+import { watchSessionRevoked } from "@/lib/lease-feed";
 // Server-sent events as a web Response, with what any long-lived stream needs and nothing about
 // what it carries: the reconnect delay, a heartbeat comment, an end when the client goes away
 // (abort, cancel, a failed write) or stops reading (heartbeats pile up unread: a half-open
 // connection), an end after MAX_STREAM_MS in any case (EventSource reconnects by itself), and
-// a cap on the streams one session holds open. The route says what is sent and when it is done
-// (app/api/leases/[id]/events/route.ts).
+// a cap on the streams one session holds open, listening before the first read, one read at a
+// time. The route says what is sent and when it is done (app/api/leases/[id]/events/route.ts,
+// app/api/invoices/[id]/events/route.ts).
 
 const HEARTBEAT_MS = 15_000;
 /** The longest one stream lives; the client reconnects (after RECONNECT_MS) and re-reads. */
@@ -118,4 +120,70 @@ export function takeStreamSlot(sessionId: string): (() => void) | null {
     if (now <= 0) streams.delete(sessionId);
     else streams.set(sessionId, now);
   };
+}
+
+/**
+ * A stream's two feeds, listened to before its first read so that nothing committed after that
+ * read is missed: the row's changes (`subscribe`) and the session's sign-out. Until the stream
+ * starts (`start`), a change or a sign-out is only remembered; `start` hands them over.
+ */
+export async function listenBeforeRead<N>(subscribe: (onChange: (notice: N | null) => void) => Promise<() => void>, sessionId: string) {
+  let notified = false;
+  let revokedEarly = false;
+  let onChange: (notice: N | null) => void = () => {
+    notified = true;
+  };
+  let onRevoked: () => void = () => {
+    revokedEarly = true;
+  };
+  const unsubscribeRow = await subscribe((notice) => onChange(notice));
+  const unwatchSession = await watchSessionRevoked(sessionId, () => onRevoked()).catch((error: unknown) => {
+    unsubscribeRow();
+    throw error;
+  });
+  return {
+    unsubscribe() {
+      unsubscribeRow();
+      unwatchSession();
+    },
+    /** Routes later changes and the sign-out to the stream; says what came before, if anything. */
+    start(handlers: { changed(notice: N | null): void; revoked(): void }) {
+      onChange = handlers.changed;
+      onRevoked = handlers.revoked;
+      return { notified, revoked: revokedEarly };
+    },
+  };
+}
+
+export type StreamFeed<N> = Awaited<ReturnType<typeof listenBeforeRead<N>>>;
+
+/**
+ * Coalesces a burst of changes into one read at a time: `pass` runs again after itself when a
+ * change came in while it ran, until the channel closes or `pass` answers "stop". A failed read
+ * ends the stream (the client reconnects and reads afresh).
+ */
+export function oneReadAtATime(channel: () => EventChannel, pass: () => Promise<"stop" | void>, onError: (error: unknown) => void) {
+  let reading: Promise<void> | null = null;
+  let again = false;
+  const refresh = () => {
+    if (channel().closed) return;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        if ((await pass()) === "stop") return;
+      } while (again && !channel().closed);
+    })()
+      .catch((error: unknown) => {
+        onError(error);
+        channel().close();
+      })
+      .finally(() => {
+        reading = null;
+      });
+  };
+  return Object.assign(refresh, { busy: () => reading !== null });
 }

@@ -11,10 +11,10 @@
 // back-pressure, five minutes then the client reconnects). The frames say only the version:
 // the page reads the rest as any render does.
 import { authedRoute, param, problem } from "@/app/_lib/http";
-import { eventStream, takeStreamSlot, type EventChannel } from "@/app/_lib/sse";
+import { eventStream, listenBeforeRead, oneReadAtATime, takeStreamSlot, type EventChannel, type StreamFeed } from "@/app/_lib/sse";
 import { isUuid } from "@/lib/ids";
 import { invoiceVersion } from "@/lib/invoices";
-import { subscribeInvoice, watchSessionRevoked } from "@/lib/lease-feed";
+import { subscribeInvoice } from "@/lib/lease-feed";
 import { log } from "@/lib/log";
 import { resolveActor } from "@/lib/sessions";
 
@@ -24,29 +24,14 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
   const invoiceId = param(params, "id");
   if (!isUuid(invoiceId)) return "invoice_not_found";
   // Listening before the first read, so nothing committed after it is missed.
-  let notified = false;
-  let onChange: () => void = () => {
-    notified = true;
-  };
-  let revokedEarly = false;
-  let onRevoked: () => void = () => {
-    revokedEarly = true;
-  };
-  let unsubscribe: () => void;
+  let feed: StreamFeed<null>;
   try {
-    const unsubscribeInvoice = await subscribeInvoice(invoiceId, () => onChange());
-    const unwatchSession = await watchSessionRevoked(actor.sessionId, () => onRevoked()).catch((error: unknown) => {
-      unsubscribeInvoice();
-      throw error;
-    });
-    unsubscribe = () => {
-      unsubscribeInvoice();
-      unwatchSession();
-    };
+    feed = await listenBeforeRead((onChange) => subscribeInvoice(invoiceId, () => onChange(null)), actor.sessionId);
   } catch (error) {
     log.warn("invoice stream unavailable", { invoice_id: invoiceId, error: String(error) });
     return problem("events_unavailable");
   }
+  const unsubscribe = feed.unsubscribe;
   const first = await invoiceVersion(db, actor, invoiceId).catch((error: unknown) => {
     unsubscribe();
     throw error;
@@ -63,8 +48,6 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
 
   let channel!: EventChannel;
   let lastSent = -1;
-  let reading: Promise<void> | null = null;
-  let again = false;
   const send = (version: number) => {
     if (version === lastSent) return;
     lastSent = version;
@@ -75,39 +58,28 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
     channel.send("end", { reason });
     channel.close();
   };
-  // Coalesces a burst of changes into one read at a time; each read checks the session first.
-  function refresh() {
-    if (channel.closed) return;
-    if (reading) {
-      again = true;
-      return;
-    }
-    reading = (async () => {
-      do {
-        again = false;
-        const member = await resolveActor(db, session);
-        const version = member ? await invoiceVersion(db, member, invoiceId) : null;
-        if (version === null) return end(member ? "invoice_not_found" : "not_signed_in");
-        send(version);
-      } while (again && !channel.closed);
-    })()
-      .catch((error: unknown) => {
-        log.warn("invoice stream read failed", { invoice_id: invoiceId, error: String(error) });
-        channel.close();
-      })
-      .finally(() => {
-        reading = null;
-      });
-  }
+  // Each read checks the session first.
+  const refresh = oneReadAtATime(
+    () => channel,
+    async () => {
+      const member = await resolveActor(db, session);
+      const version = member ? await invoiceVersion(db, member, invoiceId) : null;
+      if (version === null) {
+        end(member ? "invoice_not_found" : "not_signed_in");
+        return "stop";
+      }
+      send(version);
+    },
+    (error) => log.warn("invoice stream read failed", { invoice_id: invoiceId, error: String(error) }),
+  );
 
   return eventStream(req.signal, {
     start(opened) {
       channel = opened;
-      if (revokedEarly) return end("not_signed_in");
+      const before = feed.start({ changed: refresh, revoked: () => end("not_signed_in") });
+      if (before.revoked) return end("not_signed_in");
       send(first);
-      onChange = refresh;
-      onRevoked = () => end("not_signed_in");
-      if (notified) refresh();
+      if (before.notified) refresh();
     },
     onClose() {
       releaseSlot();

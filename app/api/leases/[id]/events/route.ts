@@ -11,9 +11,9 @@
 // Streams are bounded (app/_lib/sse.ts: a cap per session, heartbeat, back-pressure,
 // lifetime); this one also ends once it has sent a terminal state (applied, rejected, expired).
 import { param, problem, sessionCheckedRoute } from "@/app/_lib/http";
-import { eventStream, takeStreamSlot, type EventChannel } from "@/app/_lib/sse";
+import { eventStream, listenBeforeRead, oneReadAtATime, takeStreamSlot, type EventChannel, type StreamFeed } from "@/app/_lib/sse";
 import { isUuid } from "@/lib/ids";
-import { subscribeLease, watchSessionRevoked } from "@/lib/lease-feed";
+import { subscribeLease } from "@/lib/lease-feed";
 import { isInFlight, isTerminal } from "@/lib/lease-codes";
 import { applyLeaseNotice, readLeaseForSession, type LeaseNotice, type LeaseView } from "@/lib/leases";
 import { log } from "@/lib/log";
@@ -37,35 +37,23 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params }) => {
   // Listening before the first read, so that read is the only one needed to start: anything
   // recorded after it is notified. A notification that comes before the stream has started
   // is remembered and read once the first state is sent.
-  let notified = false;
-  let onChange: (notice: LeaseNotice | null) => void = () => {
-    notified = true;
-  };
-  let onRevoked: () => void = () => {
-    revokedEarly = true;
-  };
-  let revokedEarly = false;
-  let unsubscribe: (() => void) | null;
+  let feed: StreamFeed<LeaseNotice>;
   try {
-    const unsubscribeLease = await subscribeLease(leaseId.toLowerCase(), (_kind, notice) => onChange(notice));
-    const unwatchSession = await watchSessionRevoked(actor.sessionId, () => onRevoked()).catch((error: unknown) => {
-      unsubscribeLease();
-      throw error;
-    });
-    unsubscribe = () => {
-      unsubscribeLease();
-      unwatchSession();
-    };
+    feed = await listenBeforeRead<LeaseNotice>(
+      (onChange) => subscribeLease(leaseId.toLowerCase(), (_kind, notice) => onChange(notice)),
+      actor.sessionId,
+    );
   } catch (error) {
     log.warn("lease stream unavailable", { lease_id: leaseId, error: String(error) });
     // The page falls back to polling GET /api/leases/:id.
     return problem("events_unavailable");
   }
+  const unsubscribe = feed.unsubscribe;
   // The session is checked in the read's own statement, as each later read does.
   const claim = { actorId: actor.id, sessionId: actor.sessionId };
   let checkedAt = performance.now();
   const first = await readLeaseForSession(db, claim, leaseId).catch((error: unknown) => {
-    unsubscribe?.();
+    unsubscribe();
     throw error;
   });
   if (first === "signed_out" || !first) {
@@ -82,8 +70,6 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params }) => {
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   let lastSent = "";
   let lastView: LeaseView = first;
-  let reading: Promise<void> | null = null;
-  let again = false;
 
   const send = (lease: LeaseView) => {
     lastView = lease;
@@ -108,55 +94,43 @@ export const GET = sessionCheckedRoute(async ({ req, db, actor, params }) => {
   /** A change: sent from its notice when that settles it, else read. */
   function changed(notice: LeaseNotice | null) {
     if (channel.closed) return;
-    if (notice && !reading && performance.now() - checkedAt < SESSION_RECHECK_MS) {
+    if (notice && !refresh.busy() && performance.now() - checkedAt < SESSION_RECHECK_MS) {
       const next = applyLeaseNotice(lastView, notice);
       if (next) return send(next);
     }
     refresh();
   }
 
-  // Coalesces bursts of notifications into one read at a time.
-  function refresh() {
-    if (channel.closed) return;
-    if (reading) {
-      again = true;
-      return;
-    }
-    reading = (async () => {
-      do {
-        again = false;
-        // The session may have ended since the stream opened: checked in the same statement
-        // as the read.
-        const startedAt = performance.now();
-        const lease = await readLeaseForSession(db, claim, leaseId);
-        if (lease && lease !== "signed_out") checkedAt = startedAt;
-        if (!lease || lease === "signed_out") return channel.close();
-        send(lease);
-      } while (again && !channel.closed);
-    })()
-      .catch((error: unknown) => {
-        log.warn("lease stream read failed", { lease_id: leaseId, error: String(error) });
+  // Bursts of notifications make one read at a time.
+  const refresh = oneReadAtATime(
+    () => channel,
+    async () => {
+      // The session may have ended since the stream opened: checked in the same statement as the read.
+      const startedAt = performance.now();
+      const lease = await readLeaseForSession(db, claim, leaseId);
+      if (!lease || lease === "signed_out") {
         channel.close();
-      })
-      .finally(() => {
-        reading = null;
-      });
-  }
+        return "stop";
+      }
+      checkedAt = startedAt;
+      send(lease);
+    },
+    (error) => log.warn("lease stream read failed", { lease_id: leaseId, error: String(error) }),
+  );
 
   return eventStream(req.signal, {
     start(opened) {
       channel = opened;
-      if (revokedEarly) return channel.close();
+      const before = feed.start({ changed, revoked: () => channel.close() });
+      if (before.revoked) return channel.close();
       send(first);
       if (channel.closed) return; // it was already terminal
-      onChange = changed;
-      onRevoked = channel.close;
       // Something recorded after the first read, before this start: read it.
-      if (notified) refresh();
+      if (before.notified) refresh();
     },
     onClose() {
       releaseSlot();
-      unsubscribe?.();
+      unsubscribe();
       clearTimeout(deadlineTimer);
     },
   });
