@@ -290,6 +290,22 @@ export function sessionCheckedRoute(handler: (ctx: Claimed) => Promise<Answer>, 
   }, accepts);
 }
 
+/**
+ * sessionCheckedRoute for the invoice writes off a lease's path (create, import, edit, status,
+ * owner), which need the member's organization and role: read once from the session, here, in
+ * one place; the write still judges the session in its own transaction through `held`.
+ */
+export function memberWriteRoute(
+  handler: (ctx: Claimed & { member: Actor }) => Promise<Answer>,
+  accepts?: (contentType: string | null) => boolean,
+) {
+  return sessionCheckedRoute(async (ctx) => {
+    const member = await resolveActor(ctx.db, ctx.session);
+    if (!member) return "not_signed_in";
+    return handler({ ...ctx, member });
+  }, accepts);
+}
+
 function internalError(req: Request, error: unknown): Response {
   // The database went away or gave up (killed connections, a restart, statement_timeout):
   // a 503 the client may retry, not a 500. See docs/decisions/0009-database-faults.md.

@@ -1,12 +1,11 @@
 // GET /api/invoices – the organization's invoices, filtered as the list page filters them (?q=&status=&state=&due=&sort=).
 // POST /api/invoices – a new invoice of the actor's organization.
 import { z } from "zod";
-import { authedRoute, json, readBody, sessionCheckedRoute } from "@/app/_lib/http";
+import { authedRoute, json, readBody, memberWriteRoute } from "@/app/_lib/http";
 import { getInvoice } from "@/lib/invoices";
 import { createInvoice, fieldOf, NewInvoice } from "@/lib/invoice-create";
 import { listInvoicesWithState, listQueryOf } from "@/lib/invoice-list";
 import { invoiceDetailJson, invoiceJson } from "@/app/_lib/serialize";
-import { resolveActor } from "@/lib/sessions";
 
 export const GET = authedRoute(async ({ req, db, actor }) => {
   const { rows } = await listInvoicesWithState(db, actor, listQueryOf(new URL(req.url).searchParams));
@@ -14,9 +13,7 @@ export const GET = authedRoute(async ({ req, db, actor }) => {
 });
 
 // The session is held in the creating transaction (`held`), as every write's is.
-export const POST = sessionCheckedRoute(async ({ req, db, held, actor: claim }) => {
-  const actor = await resolveActor(db, { sid: claim.sessionId, uid: claim.id });
-  if (!actor) return "not_signed_in";
+export const POST = memberWriteRoute(async ({ req, db, held, member: actor }) => {
   const body = await readBody(req, z.unknown());
   if (!body.ok) return body;
   const input = NewInvoice.safeParse(body.value);

@@ -1,13 +1,10 @@
-import { isCsv, json, problem, sessionCheckedRoute } from "@/app/_lib/http";
+import { isCsv, json, problem, memberWriteRoute } from "@/app/_lib/http";
 import { importInvoices } from "@/lib/invoice-create";
 import { BodyBroken, BodyTooLarge, limitedChunks, MAX_IMPORT_BYTES, parseInvoiceCsv } from "@/lib/invoice-import";
-import { resolveActor } from "@/lib/sessions";
 
 // POST text/csv: every row checked as the body streams in, then all the invoices written in
 // one transaction, or none (docs/decisions/0065). The body's limit is this route's own.
-export const POST = sessionCheckedRoute(async ({ req, db, held, actor: claim }) => {
-  const actor = await resolveActor(db, { sid: claim.sessionId, uid: claim.id });
-  if (!actor) return "not_signed_in";
+export const POST = memberWriteRoute(async ({ req, held, member: actor }) => {
   // A declared length over the limit is refused before a byte is read.
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (!(declared <= MAX_IMPORT_BYTES)) return "payload_too_large";

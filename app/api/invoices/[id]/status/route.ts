@@ -1,18 +1,14 @@
 // POST /api/invoices/:id/status – mark an invoice paid (on a day), void, or open again.
-import { json, param, readBody, sessionCheckedRoute } from "@/app/_lib/http";
+import { param, readBody, memberWriteRoute } from "@/app/_lib/http";
 import { getInvoice } from "@/lib/invoices";
 import { StatusChange } from "@/lib/invoice-status";
-import { latestLeaseForInvoice, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
 import { setInvoiceStatus } from "@/app/_lib/leases";
-import { invoiceDetailJson } from "@/app/_lib/serialize";
-import { resolveActor } from "@/lib/sessions";
+import { invoiceAnswer } from "@/app/_lib/invoice-answer";
 
 // As PATCH /api/invoices/:id: the session held in the change's own transaction (`held`), the
 // invoice looked up before the body, so a foreign id is a 404 whatever the body says; then the role (403).
-export const POST = sessionCheckedRoute(async ({ req, db, held, actor: claim, params }) => {
+export const POST = memberWriteRoute(async ({ req, db, held, member: actor, params }) => {
   const id = param(params, "id");
-  const actor = await resolveActor(db, { sid: claim.sessionId, uid: claim.id });
-  if (!actor) return "not_signed_in";
   const current = await getInvoice(db, actor, id);
   if (!current) return "invoice_not_found";
   if (!current.editable) return "forbidden";
@@ -20,10 +16,5 @@ export const POST = sessionCheckedRoute(async ({ req, db, held, actor: claim, pa
   if (!body.ok) return body;
   const result = await setInvoiceStatus(held, actor, id, body.value);
   if (!result.ok) return result;
-  const [latest, heldBy, teammate] = await Promise.all([
-    latestLeaseForInvoice(db, actor.id, result.invoice.id),
-    leaseHolderName(db, actor.id, result.invoice.id),
-    result.invoice.owned ? null : teammateLeaseInFlight(db, actor, result.invoice.id),
-  ]);
-  return json(invoiceDetailJson(result.invoice, latest, heldBy, teammate));
+  return invoiceAnswer(db, actor, result.invoice);
 });
