@@ -674,17 +674,22 @@ class Read extends Step {
 }
 
 class Edit extends Step {
+  /** `byOwner`: the session is mostly the owner's (sessionOf); else any, so teammates' and admins' edits are common too. */
   constructor(
     readonly session: number,
     readonly inv: number,
+    readonly byOwner = true,
   ) {
     super();
   }
   name() {
-    return `edit(session ${this.session}, invoice ${this.inv})`;
+    return `edit(session ${this.session}, invoice ${this.inv}${this.byOwner ? "" : ", any session"})`;
+  }
+  private who(m: Model) {
+    return sessionOf(m, this.session, this.byOwner ? m.invoices[this.inv]!.owner : undefined);
   }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
-    const s = sessionOf(m, this.session, m.invoices[this.inv]!.owner);
+    const s = this.who(m);
     if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
     if (!sameOrg(m, s.actor, this.inv)) return { answer: "404 invoice_not_found", effect: () => {} };
     // The owner edits, and an admin of the organization (by the role they hold now); another member is refused.
@@ -707,11 +712,11 @@ class Edit extends Step {
     };
   }
   reach(m: Model) {
-    return { actor: sessionOf(m, this.session, m.invoices[this.inv]!.owner).actor, inv: this.inv };
+    return { actor: this.who(m).actor, inv: this.inv };
   }
   async act(m: Model) {
     const res = await api("PATCH", `/api/invoices/${m.invoices[this.inv]!.id}`, {
-      cookie: sessionOf(m, this.session, m.invoices[this.inv]!.owner).cookie,
+      cookie: this.who(m).cookie,
       json: { counterparty: `Counterparty ${Math.random().toString(36).slice(2, 8)}` },
     });
     return { answer: http(res) };
@@ -1070,6 +1075,11 @@ const commandArbs = [
     w(
       1,
       fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Edit(s, i)),
+    ),
+    // Edits from any session: a teammate's refusal (403) must be reached in 60 schedules too.
+    w(
+      2,
+      fc.tuple(any, idx(INVOICES)).map(([s, i]) => new Edit(s, i, false)),
     ),
     w(
       1,
