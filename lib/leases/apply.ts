@@ -10,7 +10,7 @@ import { summaryOf, type ApplyRefusal, type ClosedReason } from "@/lib/lease-cod
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, sql } from "drizzle-orm";
-import { clockNow, expireDue, holdLiveSession, recordEvent, sessionLiveNow } from "./shared";
+import { clockNow, expireDue, holdLiveSession, judgedAt, recordEvent, sessionLiveNow } from "./shared";
 
 export type ApplyResult =
   | { ok: true; invoiceVersion: number }
@@ -22,7 +22,14 @@ export type ApplyResult =
       closedReason?: ClosedReason | null;
     };
 
-class FailClosed extends Error {}
+class FailClosed extends Error {
+  constructor(
+    message: string,
+    readonly code: "invoice_changed" | "lease_expired" = "invoice_changed",
+  ) {
+    super(message);
+  }
+}
 
 /**
  * With `sessionId`, the session must be live (checked first, in this transaction, and held
@@ -113,7 +120,10 @@ async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opt
             opts.sessionId === undefined ? undefined : sessionLiveNow(opts.sessionId),
           ),
         )
-        .returning({ id: inferenceLease.id });
+        // The instant it was judged in time, which dates the `applied` event (not the later insert).
+        .returning({ id: inferenceLease.id, inTimeAt: judgedAt(inferenceLease.deadlineAt) });
+      // The deadline passed in the microseconds between the condition and RETURNING: undone, refused.
+      if (applied && !applied.inTimeAt) throw new FailClosed("the deadline passed as apply wrote", "lease_expired");
       if (!applied) {
         if (await expiredNow()) return refuse("lease_expired");
         if (opts.sessionId !== undefined) return { ok: false, code: "not_signed_in" };
@@ -128,13 +138,13 @@ async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opt
       // Thrown, so the lease's update above rolls back with the transaction.
       if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);
 
-      await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version });
+      await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version }, applied.inTimeAt!);
       return { ok: true, invoiceVersion: written[0]!.version };
     });
   } catch (error) {
     if (error instanceof FailClosed) {
       log.warn("apply failed closed", { lease_id: leaseId, reason: error.message });
-      return { ok: false, code: "invoice_changed" };
+      return { ok: false, code: error.code };
     }
     throw error;
   }

@@ -9,7 +9,7 @@ import { log } from "@/lib/log";
 import type { InvoiceForModel } from "@/lib/model/types";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
-import { clockNow, dbNow, expireDue, isOverdue, isPurpose, overdueInFlight, recordEvent } from "./shared";
+import { clockNow, dbNow, expireDue, isOverdue, isPurpose, judgedAt, overdueInFlight, recordEvent } from "./shared";
 
 export type GenerationInput =
   | { ok: true; lease: { id: string; actorId: string; purpose: Purpose; deadlineAt: Date; remainingMs: number }; invoice: InvoiceForModel }
@@ -120,9 +120,10 @@ async function proposeLeaseUntraced(
             gt(inferenceLease.deadlineAt, dbNow),
           ),
         )
-        .returning({ id: inferenceLease.id, inTime: sql<boolean>`${inferenceLease.deadlineAt} > ${clockNow}` });
-      if (row?.inTime) {
-        await recordEvent(tx, leaseId, "proposed", { model: proposal.model, summary_chars: proposal.summary.length });
+        // Judged once the row is ours (RETURNING runs after any wait for it), and dated by that instant.
+        .returning({ id: inferenceLease.id, inTimeAt: judgedAt(inferenceLease.deadlineAt) });
+      if (row?.inTimeAt) {
+        await recordEvent(tx, leaseId, "proposed", { model: proposal.model, summary_chars: proposal.summary.length }, row.inTimeAt);
         return { ok: true };
       }
       if (row) {

@@ -6,7 +6,7 @@ import "server-only";
 import type { Db, Tx } from "@/db/client";
 import { inferenceLease, leaseEvent, sqlCodes } from "@/db/schema";
 import { IN_FLIGHT_STATUSES, type EventKind } from "@/lib/lease-codes";
-import { and, getTableColumns, lte, sql, type SQL } from "drizzle-orm";
+import { and, getTableColumns, lte, sql, type AnyColumn, type SQL } from "drizzle-orm";
 
 export const inFlight = sql`${inferenceLease.status} in (${sqlCodes(IN_FLIGHT_STATUSES)})`;
 export const isOverdue = sql<boolean>`${inferenceLease.deadlineAt} <= now()`;
@@ -19,8 +19,18 @@ export const clockNow = sql`clock_timestamp()`;
 
 export { isPurpose } from "@/lib/lease-codes";
 
-export async function recordEvent(tx: Tx | Db, leaseId: string, kind: EventKind, detail?: Record<string, unknown>) {
-  await tx.insert(leaseEvent).values({ leaseId, kind, detail: detail ?? null, at: clockNow });
+/**
+ * The database clock read once, as text (microseconds kept), by the statement that makes a
+ * transition: `judgedAt(deadline)` is that instant while it is before `deadline`, else null.
+ * The transition's event is dated by it (`recordEvent`'s `at`), not by a later statement, so
+ * an event never says later than the moment the transition was judged in time.
+ */
+export const judgedAt = (deadline: SQL | AnyColumn) =>
+  sql<string | null>`(select case when ${deadline} > c.t then c.t::text end from (select clock_timestamp() as t) c)`;
+
+/** Records an event dated `at` (a judgedAt instant) or by the clock as this statement runs. */
+export async function recordEvent(tx: Tx | Db, leaseId: string, kind: EventKind, detail?: Record<string, unknown>, at?: string) {
+  await tx.insert(leaseEvent).values({ leaseId, kind, detail: detail ?? null, at: at === undefined ? clockNow : sql`${at}::timestamptz` });
 }
 
 export async function recordEvents(tx: Tx, leaseIds: string[], kind: EventKind, detail: Record<string, unknown>) {

@@ -124,6 +124,28 @@ describe("a lease row held within its deadline", () => {
     expect((await leaseRow(t.db, l.id)).updatedAt!.getTime()).toBeGreaterThanOrEqual(releasedAt.getTime());
   });
 
+  it("apply's applied event is dated when apply was judged in time, not by its later insert (the invoice's write took long)", async () => {
+    const { alice, inv, lease: l } = await lease("proposed", 400);
+    // The invoice's write, between the judgment and the event, takes 600 ms: longer than the lease has left.
+    await t.db.execute(
+      sql.raw(`create function slow_invoice_write() returns trigger language plpgsql as $$ begin perform pg_sleep(0.6); return new; end $$;
+        create trigger slow_invoice_write before update on invoice for each row when (old.id = '${inv.id}') execute function slow_invoice_write()`),
+    );
+    try {
+      const [{ ms: started }] = (await holder`select floor(extract(epoch from clock_timestamp()) * 1000)::float8 as ms`) as unknown as [
+        { ms: number },
+      ];
+      expect(await applyLease(t.db, alice.id, l.id)).toEqual({ ok: true, invoiceVersion: inv.version + 1 });
+      const [applied] = await eventsOf(l.id);
+      expect(applied!.kind).toBe("applied");
+      const deadline = (await leaseRow(t.db, l.id)).deadlineAt.getTime();
+      expect(applied!.at.getTime()).toBeLessThan(deadline);
+      expect(applied!.at.getTime()).toBeGreaterThanOrEqual(started);
+    } finally {
+      await t.db.execute(sql.raw(`drop trigger slow_invoice_write on invoice; drop function slow_invoice_write()`));
+    }
+  });
+
   it("propose's proposed event says when it proposed", async () => {
     const { alice, lease: l } = await lease("open", 30_000);
     const { result, releasedAt } = await whileRowHeld(l.id, 1_000, () =>
