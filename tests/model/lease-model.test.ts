@@ -705,11 +705,21 @@ class Edit extends Step {
   ) {
     super();
   }
+  /**
+   * Mostly the owner's session (sessionOf); for one choice in ten a live one of a teammate who is
+   * not the owner, so edits by admins (200) and by other members (403) both happen often enough.
+   */
+  editorOf(m: Model): Session {
+    const inv = m.invoices[this.inv]!;
+    const mates = m.sessions.filter((s) => s.live && s.actor !== inv.owner && m.actors[s.actor]!.org === inv.org);
+    if (this.session % 10 === 9 && mates.length) return mates[Math.floor(this.session / 10) % mates.length]!;
+    return sessionOf(m, this.session, inv.owner);
+  }
   name() {
     return `edit(session ${this.session}, invoice ${this.inv})`;
   }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
-    const s = sessionOf(m, this.session, m.invoices[this.inv]!.owner);
+    const s = this.editorOf(m);
     if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
     if (!sameOrg(m, s.actor, this.inv)) return { answer: "404 invoice_not_found", effect: () => {} };
     // The owner edits, and an admin of the organization (by the role they hold now); another member is refused.
@@ -732,11 +742,11 @@ class Edit extends Step {
     };
   }
   reach(m: Model) {
-    return { actor: sessionOf(m, this.session, m.invoices[this.inv]!.owner).actor, inv: this.inv };
+    return { actor: this.editorOf(m).actor, inv: this.inv };
   }
   async act(m: Model) {
     const res = await api("PATCH", `/api/invoices/${m.invoices[this.inv]!.id}`, {
-      cookie: sessionOf(m, this.session, m.invoices[this.inv]!.owner).cookie,
+      cookie: this.editorOf(m).cookie,
       json: { counterparty: `Counterparty ${Math.random().toString(36).slice(2, 8)}` },
     });
     return { answer: http(res) };
@@ -818,16 +828,32 @@ class ChangeOwner extends Step {
   name() {
     return `changeOwner(session ${this.session}, invoice ${this.inv} -> person ${this.owner})`;
   }
-  /** Half the time the invoice of the newest lease in flight, if any (so a change of hands withdraws one), else any. */
+  /** The newest lease in flight, for half the choices of `inv`. */
+  held(m: Model): Lease | undefined {
+    return this.inv % 2 === 0 ? m.leases.filter((l) => isInFlight(l.status)).at(-1) : undefined;
+  }
+  /** The invoice of the held lease (a change of hands then withdraws it), else any. */
   invOf(m: Model): number {
-    const inFlight = m.leases.filter((l) => isInFlight(l.status));
-    return this.inv % 2 === 0 && inFlight.length ? inFlight.at(-1)!.inv : Math.floor(this.inv / 2) % m.invoices.length;
+    return this.held(m)?.inv ?? Math.floor(this.inv / 2) % m.invoices.length;
+  }
+  /** For a held lease and half the choices of `session`, an admin of its organization gives it to another member. */
+  aimed(m: Model): boolean {
+    return this.held(m) !== undefined && this.session % 2 === 0;
   }
   ownerOf(m: Model): Target {
-    return targetOf(m, this.owner, m.invoices[this.invOf(m)]!.org);
+    const inv = m.invoices[this.invOf(m)]!;
+    const others = m.actors.map((a, i) => ({ a, i })).filter(({ a, i }) => a.org === inv.org && !a.removed && i !== inv.owner);
+    if (this.aimed(m) && others.length) {
+      const person = others[this.owner % others.length]!.i;
+      return { person, id: m.actors[person]!.id };
+    }
+    return targetOf(m, this.owner, inv.org);
   }
   sessionOf(m: Model): Session {
-    return actingSession(m, this.session, m.invoices[this.invOf(m)]!.org);
+    const org = m.invoices[this.invOf(m)]!.org;
+    const admins = m.sessions.filter((s) => s.live && m.actors[s.actor]!.org === org && m.actors[s.actor]!.role === "admin");
+    if (this.aimed(m) && admins.length) return admins[Math.floor(this.session / 10) % admins.length]!;
+    return actingSession(m, this.session, org);
   }
   reach(m: Model) {
     return { actor: this.sessionOf(m).actor, inv: this.invOf(m) };
@@ -926,18 +952,34 @@ class RemoveMember extends Step {
   ) {
     super();
   }
-  /** Often the holder of the newest lease in flight in the actor's organization, if any (so a removal closes one); else as targetOf. */
+  /**
+   * The newest lease in flight of someone who is not their organization's last admin, for half the
+   * choices of `target`: a removal of its holder then closes it.
+   */
+  held(m: Model): Lease | undefined {
+    if (this.target % 2 === 0) return undefined;
+    const removable = (a: Person) => a.role !== "admin" || adminsOf(m, a.org).length > 1;
+    return m.leases.filter((l) => isInFlight(l.status) && removable(m.actors[l.actor]!)).at(-1);
+  }
+  /** An admin's live session in the holder's organization for those, else actingSession. */
+  sessionOf(m: Model): Session {
+    const held = this.held(m);
+    const org = held && m.actors[held.actor]!.org;
+    const admins = m.sessions.filter((s) => s.live && m.actors[s.actor]!.org === org && m.actors[s.actor]!.role === "admin");
+    return admins.length ? admins[Math.floor(this.session / 10) % admins.length]! : actingSession(m, this.session);
+  }
+  /** The lease's holder for those (when of the actor's organization), else targetOf. */
   targetOf(m: Model, s: Session): Target {
+    const held = this.held(m);
     const org = m.actors[s.actor]!.org;
-    const holder = m.leases.filter((l) => isInFlight(l.status) && m.actors[l.actor]!.org === org).at(-1);
-    if (holder && this.target % 2 === 1) return { person: holder.actor, id: m.actors[holder.actor]!.id };
+    if (held && m.actors[held.actor]!.org === org) return { person: held.actor, id: m.actors[held.actor]!.id };
     return targetOf(m, this.target, org);
   }
   name() {
     return `removeMember(session ${this.session}, person ${this.target})`;
   }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
-    const s = actingSession(m, this.session);
+    const s = this.sessionOf(m);
     const t = this.targetOf(m, s);
     const refusal = memberWriteRefusal(m, s, t, null);
     if (refusal) return { answer: refusal, effect: () => {} };
@@ -952,7 +994,7 @@ class RemoveMember extends Step {
     };
   }
   async act(m: Model, r: Real) {
-    const s = actingSession(m, this.session);
+    const s = this.sessionOf(m);
     const t = this.targetOf(m, s);
     const res = await api("DELETE", `/api/org/members/${t.id}`, { cookie: s.cookie });
     if (res.status === 200) {
@@ -1342,7 +1384,7 @@ const commandArbs = [
       fc.tuple(any, any, fc.constantFrom(...ROLES)).map(([s, t, role]) => new ChangeRole(s, t, role)),
     ),
     w(
-      1,
+      2,
       fc.tuple(any, any).map(([s, t]) => new RemoveMember(s, t)),
     ),
     w(
