@@ -1,6 +1,6 @@
 // The lease guarantee as checks on the database, run after every command of a schedule.
 // They read only rows of the schedule's own invoices, so schedules can share a database.
-import { asc, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { expect } from "vitest";
 import { appSession, inferenceLease, invoice, invoiceChange, leaseEvent, membership } from "@/db/schema";
 import type { LeaseStatus } from "@/lib/lease-codes";
@@ -132,7 +132,8 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
 }
 
 type TenancyView = {
-  actors: { id: string; org: number }[];
+  /** `removed`: removed from `org` by an admin (they are a member of nothing). */
+  actors: { id: string; org: number; removed?: boolean }[];
   invoices: { id: string; owner: number; org: number }[];
 };
 
@@ -175,7 +176,14 @@ export async function checkTenancy(db: TestDb, model: TenancyView, ledger: Tenan
   const memberOf = (orgId: string, userId: string | null) => members.find((x) => x.orgId === orgId && x.userId === userId);
   for (const l of leases) {
     const inv = rowsOf.find((i) => i.id === l.invoiceId)!;
-    expect(memberOf(inv.orgId, l.actorId), `lease ${l.id.slice(0, 8)}: by a member of its invoice's organization`).toBeDefined();
+    const person = model.actors.find((a) => a.id === l.actorId);
+    if (person?.removed) {
+      // A lease of someone removed since: of their organization, and closed (checkRemoved).
+      expect(orgIds.get(person.org), `lease ${l.id.slice(0, 8)}: by a former member of its invoice's organization`).toBe(inv.orgId);
+      expect(isInFlight(l.status), `lease ${l.id.slice(0, 8)}: a former member's, in flight`).toBe(false);
+    } else {
+      expect(memberOf(inv.orgId, l.actorId), `lease ${l.id.slice(0, 8)}: by a member of its invoice's organization`).toBeDefined();
+    }
     if (l.status === "applied" && !ledger.applied.has(l.id)) {
       ledger.applied.add(l.id);
       expect(l.actorId, `lease ${l.id.slice(0, 8)}: applied by its invoice's owner`).toBe(inv.ownerId);
@@ -194,5 +202,68 @@ export async function checkTenancy(db: TestDb, model: TenancyView, ledger: Tenan
     if (c.kind === "edited") {
       expect(c.actorId === inv.ownerId || member?.role === "admin", `edit ${c.id}: by the owner or an admin`).toBe(true);
     }
+  }
+}
+
+/**
+ * Someone an admin removed (lib/members.ts removeMember) has no live session (not revoked, not
+ * run out by the database clock), no lease in flight and no membership anywhere.
+ */
+export async function checkRemoved(db: TestDb, model: { actors: { id: string; removed?: boolean }[] }): Promise<void> {
+  const gone = model.actors.filter((a) => a.removed).map((a) => a.id);
+  if (gone.length === 0) return;
+  const live = await db.db
+    .select({ id: appSession.id, userId: appSession.userId })
+    .from(appSession)
+    .where(and(inArray(appSession.userId, gone), isNull(appSession.revokedAt), sql`${appSession.expiresAt} > now()`));
+  expect(live, "live sessions of removed members").toEqual([]);
+  const leases = await db.db
+    .select({ id: inferenceLease.id, status: inferenceLease.status })
+    .from(inferenceLease)
+    .where(inArray(inferenceLease.actorId, gone));
+  expect(
+    leases.filter((l) => isInFlight(l.status)),
+    "leases in flight of removed members",
+  ).toEqual([]);
+  const members = await db.db
+    .select({ orgId: membership.orgId, userId: membership.userId })
+    .from(membership)
+    .where(inArray(membership.userId, gone));
+  expect(members, "memberships of removed members").toEqual([]);
+}
+
+type HistoryView = { invoices: { id: string; version: number; behind: number[] }[] };
+
+/**
+ * The history misses nothing: every version of an invoice above its first (1, as the test makes
+ * it, with no `created` row) was made by exactly one thing that says so. The app records each
+ * change (edit, owner change, status change) as an invoice_change row with the version it made;
+ * an applied summary is recorded by design not there but as its lease's `applied` event, whose
+ * detail carries the version the apply wrote (org-codes.ts CHANGE_KINDS; the contract's history
+ * interleaves both); and a write behind the app (`behind`, from the model) records nothing. So
+ * each version 2..current is claimed by exactly one change row, applied event or write behind
+ * the app, and nothing claims a version the invoice does not have.
+ */
+export async function checkHistory(db: TestDb, model: HistoryView): Promise<void> {
+  const invoiceIds = model.invoices.map((i) => i.id);
+  const changes = await db.db
+    .select({ invoiceId: invoiceChange.invoiceId, version: invoiceChange.version, kind: invoiceChange.kind })
+    .from(invoiceChange)
+    .where(inArray(invoiceChange.invoiceId, invoiceIds));
+  const applied = await db.db
+    .select({ invoiceId: inferenceLease.invoiceId, detail: leaseEvent.detail })
+    .from(leaseEvent)
+    .innerJoin(inferenceLease, eq(inferenceLease.id, leaseEvent.leaseId))
+    .where(and(inArray(inferenceLease.invoiceId, invoiceIds), eq(leaseEvent.kind, "applied")));
+  for (const inv of model.invoices) {
+    const claims = new Map<number, string[]>();
+    const claim = (version: number, by: string) => claims.set(version, [...(claims.get(version) ?? []), by]);
+    for (const c of changes) if (c.invoiceId === inv.id) claim(c.version, `change ${c.kind}`);
+    for (const a of applied) if (a.invoiceId === inv.id) claim(Number((a.detail as Detail)?.invoice_version), "applied summary");
+    for (const v of inv.behind) claim(v, "write behind the app");
+    const where = `invoice ${inv.id.slice(0, 8)} (version ${inv.version})`;
+    for (let v = 2; v <= inv.version; v++) expect(claims.get(v) ?? [], `${where}: what made version ${v}`).toHaveLength(1);
+    const outside = [...claims.keys()].filter((v) => !(v >= 2 && v <= inv.version));
+    expect(outside, `${where}: versions recorded that it never had`).toEqual([]);
   }
 }
