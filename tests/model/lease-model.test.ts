@@ -1515,8 +1515,12 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
     ]) {
       expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
     }
-  // The admin routes' outcomes: each answer the model predicts for them, and their effects on leases in flight.
-  if (!PATH)
+  // The admin routes' outcomes: each answer the model predicts for them, and their effects on
+  // leases in flight. The rarest (a few in a hundred schedules) are required of the long run
+  // (PostgreSQL's 500 in npm test); the short one (PGlite's 60) must reach each route's success.
+  const ADMIN_SUCCESSES = ["changeRole -> 200", "changeOwner -> 200", "removeMember -> 200", "inviteAndAccept -> 201, then 201"];
+  if (!PATH && RUNS < 200) for (const needed of ADMIN_SUCCESSES) expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
+  if (!PATH && RUNS >= 200)
     for (const needed of [
       "changeRole -> 200",
       "changeRole -> 403 forbidden",
