@@ -406,6 +406,10 @@ const IMPORT_REQUEST: fc.Arbitrary<FuzzRequest> = fc.oneof(
   }),
 );
 
+/** The same request, or sent by the other actor: an admin of another organization, who must find nothing of this one. */
+const orOther = (r: fc.Arbitrary<FuzzRequest>) =>
+  r.chain((req) => fc.constantFrom(req, req, { ...req, cookie: { kind: "other" as const } }));
+
 export const REQUESTS = fc.oneof(
   {
     weight: 3,
@@ -505,10 +509,12 @@ export const REQUESTS = fc.oneof(
   { weight: 1, arbitrary: request("members", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) }) },
   {
     weight: 2,
-    arbitrary: request("member", ["PATCH", "DELETE"], MEMBER_ID, ROLE, {
-      id: ref("user:joined", "user:joined", "user:owner", "user:other"),
-      body: json(fc.record({ role: fc.constantFrom("admin", "approver", "member") })),
-    }),
+    arbitrary: orOther(
+      request("member", ["PATCH", "DELETE"], MEMBER_ID, ROLE, {
+        id: ref("user:joined", "user:joined", "user:owner", "user:other"),
+        body: json(fc.record({ role: fc.constantFrom("admin", "approver", "member") })),
+      }),
+    ),
   },
   {
     weight: 2,
@@ -524,10 +530,12 @@ export const REQUESTS = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: request("invitation", ["DELETE"], INVITATION_ID, ANY_BODY, {
-      id: ref("invite:last"),
-      body: fc.constant({ kind: "none" as const }),
-    }),
+    arbitrary: orOther(
+      request("invitation", ["DELETE"], INVITATION_ID, ANY_BODY, {
+        id: ref("invite:last"),
+        body: fc.constant({ kind: "none" as const }),
+      }),
+    ),
   },
   {
     weight: 2,
