@@ -371,10 +371,11 @@ export const CSV_BODY: fc.Arbitrary<Body> = fc
       if (b === "duplicate") body.push(at % 2 ? [...row] : [row[0]!, `${row[1]} Other`, ...row.slice(2)]);
       if (b === "bom") prefix = "\ufeff";
       if (b === "nul") row[at % row.length] = `${row[at % row.length]}\u0000`;
-      if (b === "empty") body = [];
       if (b === "huge") row[1] = "y".repeat(2_000 + (at % 20_000));
       if (b === "quote") row[at % row.length] = `"${row[at % row.length]}`;
     }
+    // No data rows at all (no_rows), whatever else was broken in them.
+    if (breaks.includes("empty")) body = [];
     const text =
       prefix +
       [head, ...body].map((r) => r.map((v) => (v.startsWith('"') && !quoteAll ? v : csvField(v, quoteAll))).join(",")).join(eol) +
