@@ -18,7 +18,9 @@ export const PATHS: Record<ApiRoute, (id: string) => string> = {
   members: () => "/api/org/members",
   member: (id) => `/api/org/members/${id}`,
   invitations: () => "/api/org/invitations",
+  invitation: (id) => `/api/org/invitations/${id}`,
   invitationLink: (id) => `/api/invitations/${id}`,
+  import: () => "/api/invoices/import",
 };
 
 // ---------------------------------------------------------------------------------------
@@ -274,26 +276,140 @@ export const NO_ID = fc.constant("");
 export const OWN_LEASE = ref("lease:open", "lease:proposed", "lease:proposed", "lease:overdue", "lease:terminal");
 
 const MEMBER_ID = fc.oneof(
-  { weight: 6, arbitrary: ref("user:owner", "user:other", "uuid:missing") },
+  { weight: 6, arbitrary: ref("user:owner", "user:other", "user:joined", "uuid:missing") },
   { weight: 2, arbitrary: fc.oneof(fc.uuid(), nastyString, ref("inv:own0")) },
 );
 const ROLE = jsonBody({
   role: some(fc.constantFrom("admin", "approver", "member"), fc.constantFrom("owner", "ADMIN", ""), nastyString, anyJson),
 });
+/** An address no account has: a link to it can be accepted. */
+const NEW_EMAIL = fc
+  .tuple(fc.stringMatching(/^[a-z0-9]{8}$/), fc.constantFrom("", " ", "\t"))
+  .map(([k, pad]) => `${pad}New-${k}@Example.TEST${pad}`);
 const INVITE = jsonBody({
-  email: some(ref("email:owner", "email:other"), fc.emailAddress(), nastyString, anyJson),
+  email: some(fc.oneof(ref("email:owner", "email:other"), NEW_EMAIL), fc.emailAddress(), nastyString, anyJson),
   role: some(fc.constantFrom("admin", "approver", "member"), nastyString, anyJson),
 });
-/** No token here is a live one: a guessed link's shape, or anything at all. */
+/** A guessed link's shape, anything at all, or the link of the last invitation made (live until accepted, revoked or replaced). */
 const TOKEN = fc.oneof(
   base64url.map((v) => `${v}${v}`.slice(0, 43)),
   nastyString,
   fc.uuid(),
+  ref("token:last"),
+);
+const INVITATION_ID = fc.oneof(
+  { weight: 6, arbitrary: ref("invite:last", "uuid:missing") },
+  { weight: 2, arbitrary: fc.oneof(fc.uuid(), nastyString, ref("inv:own0")) },
 );
 const ACCEPT = jsonBody({
   name: some(fc.constantFrom("Erin"), nastyString, anyJson),
   password: some(fc.constantFrom("a long enough passphrase", "short"), nastyString, anyJson),
 });
+
+// ---------------------------------------------------------------------------------------
+// The CSV import: valid files (1-3 invoices of 1-3 lines, numbers often ones that exist
+// already, so `skipped` > 0) and hostile ones (tests/integration/hostile/csv-import-fuzz.test.ts
+// holds the parser's reading back; here it is the route among all the others).
+
+const CSV_HEADER = ["number", "counterparty", "currency", "issued_on", "due_on", "line_description", "quantity", "unit_price_cents"];
+const csvField = (v: string, always: boolean) => (always || /[",\r\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
+/** A few numbers again and again (later imports skip them), or one new. */
+const CSV_NUMBER = fc.oneof(fc.constantFrom("C-1", "C-2", "C-3", "F-1", "F-2"), fc.stringMatching(/^C-[0-9]{6}$/));
+const CSV_INVOICE = fc.record({
+  number: CSV_NUMBER,
+  counterparty: fc.constantFrom("Contoso", "Fabrikam, Inc.", 'The "Quoted" Co', "Line\nBreak Ltd"),
+  currency: fc.constantFrom("EUR", "USD"),
+  issued_on: fc.constantFrom("2026-10-01", "2026-11-01"),
+  due_on: fc.constantFrom("2026-12-31", "2027-01-15"),
+  lines: fc.array(
+    fc.tuple(fc.constantFrom("Audit", "Travel, Q4", "Réunion"), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 9_999 })),
+    { minLength: 1, maxLength: 3 },
+  ),
+});
+const CSV_ROWS = fc
+  .uniqueArray(CSV_INVOICE, { minLength: 1, maxLength: 3, selector: (i) => i.number })
+  .map((invoices) =>
+    invoices.flatMap((i) =>
+      i.lines.map(([d, q, p]) => [i.number, i.counterparty, i.currency, i.issued_on, i.due_on, d, String(q), String(p)]),
+    ),
+  );
+/** Values no column takes: bad dates and numbers, quotes, NUL, a BOM, huge fields. */
+const CSV_HOSTILE_VALUE = fc.oneof(
+  nastyString,
+  nastyDate,
+  nastyNumber.map(String),
+  fc.constantFrom("", " ", "1.5", "-1", "1e3", "0x10", "2147483648", "12,5", '"', 'a"b', '""', "\u0000", "\ufeff", "=1+1", "x".repeat(900)),
+);
+type CsvBreak = "none" | "header" | "value" | "duplicate" | "cut" | "quote" | "bom" | "nul" | "empty" | "huge";
+const CSV_BREAK = fc.oneof(
+  { weight: 5, arbitrary: fc.constant<CsvBreak>("none") },
+  { weight: 6, arbitrary: fc.constantFrom<CsvBreak>("header", "value", "duplicate", "cut", "quote", "bom", "nul", "empty", "huge") },
+);
+export const CSV_BODY: fc.Arbitrary<Body> = fc
+  .record({
+    rows: CSV_ROWS,
+    breaks: fc.array(CSV_BREAK, { minLength: 1, maxLength: 2 }),
+    at: fc.nat(),
+    value: CSV_HOSTILE_VALUE,
+    header: fc.oneof<fc.Arbitrary<string[]>[]>(
+      fc.shuffledSubarray(CSV_HEADER, { minLength: 1 }),
+      fc.constant([...CSV_HEADER, "extra"]),
+      fc.constant(CSV_HEADER.map((h) => h.toUpperCase())),
+    ),
+    quoteAll: fc.boolean(),
+    eol: fc.constantFrom("\n", "\r\n"),
+  })
+  .map(({ rows, breaks, at, value, header, quoteAll, eol }) => {
+    let head = CSV_HEADER;
+    let body = rows.map((r) => [...r]);
+    let prefix = "";
+    for (const b of breaks) {
+      const row = body[at % body.length]!;
+      if (b === "header") head = header;
+      if (b === "value") row[at % row.length] = value;
+      // The same number again with another counterparty (differs_from_earlier_row), or twice alike (one more line).
+      if (b === "duplicate") body.push(at % 2 ? [...row] : [row[0]!, `${row[1]} Other`, ...row.slice(2)]);
+      if (b === "bom") prefix = "\ufeff";
+      if (b === "nul") row[at % row.length] = `${row[at % row.length]}\u0000`;
+      if (b === "huge") row[1] = "y".repeat(2_000 + (at % 20_000));
+      if (b === "quote") row[at % row.length] = `"${row[at % row.length]}`;
+    }
+    // No data rows at all (no_rows), whatever else was broken in them.
+    if (breaks.includes("empty")) body = [];
+    const text =
+      prefix +
+      [head, ...body].map((r) => r.map((v) => (v.startsWith('"') && !quoteAll ? v : csvField(v, quoteAll))).join(",")).join(eol) +
+      eol;
+    const cut = breaks.includes("cut") ? text.slice(0, Math.max(0, text.length - 1 - (at % 40))) : text;
+    return { kind: "raw" as const, text: cut };
+  });
+const CSV_TYPE = fc.oneof(
+  { weight: 10, arbitrary: fc.constant("text/csv") },
+  { weight: 3, arbitrary: fc.constantFrom("text/csv; charset=utf-8", "TEXT/CSV", "text/csv;", "application/json", "text/plain", "", null) },
+);
+const IMPORT_REQUEST: fc.Arbitrary<FuzzRequest> = fc.oneof(
+  request("import", ["POST"], NO_ID, fc.oneof(CSV_BODY, CREATE), { id: NO_ID, body: CSV_BODY }).chain((r) =>
+    CSV_TYPE.map((type) => ({ ...r, contentType: type }) as FuzzRequest),
+  ),
+  // Valid files, from the owner, as the page sends them.
+  fc.record({
+    route: fc.constant("import" as const),
+    method: fc.constant("POST"),
+    id: NO_ID,
+    cookie: fc.constant({ kind: "owner" as const }),
+    contentType: fc.constant("text/csv"),
+    contentLength: fc.constantFrom("omit" as const, "true" as const),
+    origin: fc.constantFrom("none" as const, "own" as const),
+    body: CSV_ROWS.map((rows) => ({
+      kind: "raw" as const,
+      text: [CSV_HEADER, ...rows].map((r) => r.map((v) => csvField(v, false)).join(",")).join("\r\n") + "\r\n",
+    })),
+  }),
+);
+
+/** The same request, or sent by the other actor: an admin of another organization, who must find nothing of this one. */
+const orOther = (r: fc.Arbitrary<FuzzRequest>) =>
+  r.chain((req) => fc.constantFrom(req, req, { ...req, cookie: { kind: "other" as const } }));
 
 export const REQUESTS = fc.oneof(
   {
@@ -388,23 +504,26 @@ export const REQUESTS = fc.oneof(
   { weight: 3, arbitrary: request("cancel", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   { weight: 1, arbitrary: request("events", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   // The team's routes: each fuzz user is the only admin of an organization of their own, so a
-  // role change or removal of themself is last_admin and of anyone else not found: no writes
-  // the audit records (membership and invitation rows are outside it; members.test.ts holds them).
+  // role change or removal of themself is last_admin until someone joins through a link the
+  // stream made (`token:last`); then the joined member's role changes and removal happen, and
+  // the actor's own once the joined one is an admin (the suite puts them back after).
   { weight: 1, arbitrary: request("members", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) }) },
   {
-    weight: 1,
-    arbitrary: request("member", ["PATCH", "DELETE"], MEMBER_ID, ROLE, {
-      id: ref("user:owner", "user:other"),
-      body: json(fc.record({ role: fc.constantFrom("admin", "approver", "member") })),
-    }),
+    weight: 2,
+    arbitrary: orOther(
+      request("member", ["PATCH", "DELETE"], MEMBER_ID, ROLE, {
+        id: ref("user:joined", "user:joined", "user:owner", "user:other"),
+        body: json(fc.record({ role: fc.constantFrom("admin", "approver", "member") })),
+      }),
+    ),
   },
   {
-    weight: 1,
-    arbitrary: request("invitations", ["GET", "POST"], NO_ID, INVITE, {
+    weight: 2,
+    arbitrary: request("invitations", ["GET", "POST", "POST"], NO_ID, INVITE, {
       id: NO_ID,
       body: json(
         fc.record({
-          email: fc.constantFrom("new-a@example.test", " New-B@Example.TEST "),
+          email: fc.oneof(fc.constantFrom("new-a@example.test", " New-B@Example.TEST "), NEW_EMAIL),
           role: fc.constantFrom("admin", "approver", "member"),
         }),
       ),
@@ -412,9 +531,19 @@ export const REQUESTS = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: request("invitationLink", ["GET", "POST"], TOKEN, ACCEPT, {
-      id: TOKEN,
+    arbitrary: orOther(
+      request("invitation", ["DELETE"], INVITATION_ID, ANY_BODY, {
+        id: ref("invite:last"),
+        body: fc.constant({ kind: "none" as const }),
+      }),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: request("invitationLink", ["GET", "POST", "POST"], TOKEN, ACCEPT, {
+      id: fc.oneof({ weight: 4, arbitrary: ref("token:last") }, { weight: 1, arbitrary: TOKEN }),
       body: json(fc.record({ name: fc.constantFrom("Erin", " Eve "), password: fc.constantFrom("a long enough passphrase") })),
     }),
   },
+  { weight: 2, arbitrary: IMPORT_REQUEST },
 );

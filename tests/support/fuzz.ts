@@ -8,7 +8,7 @@
 // (never a migration): after each request the suite reads what it wrote, row by row, and
 // holds it to the contract; the snapshot (row counts and a hash of invoices, leases, events,
 // sessions) must be unchanged whenever nothing was written, so the record is checked too.
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
@@ -26,7 +26,17 @@ async function query<T>(db: Db, statement: ReturnType<typeof sql>): Promise<T[]>
 // ---------------------------------------------------------------------------------------
 // The record of writes, and the snapshot
 
-const AUDITED = ["app_user", "app_session", "invoice", "invoice_line", "inference_lease", "lease_event", "rate_limit"];
+const AUDITED = [
+  "app_user",
+  "app_session",
+  "invoice",
+  "invoice_line",
+  "inference_lease",
+  "lease_event",
+  "rate_limit",
+  "membership",
+  "invitation",
+];
 
 /** Records every row written to the app's tables in fuzz_audit, with the writing transaction's now(). */
 export async function installAudit(db: Db): Promise<void> {
@@ -71,14 +81,16 @@ export async function writesSince(db: Db, mark: number): Promise<Write[]> {
 
 export type Snapshot = Record<string, string>;
 
-/** Row counts of every app table and a hash of the rows of invoices, leases, events and sessions. */
+/** Row counts of every app table and a hash of the rows of invoices, leases, events, sessions, memberships and invitations. */
 export async function snapshot(db: Db): Promise<Snapshot> {
   const hash = (table: string) => `(select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.id), '')) from ${table} t)`;
   const [row] = await query<Snapshot>(
     db,
     sql.raw(`select ${hash("invoice")} as invoice, ${hash("inference_lease")} as inference_lease, ${hash("lease_event")} as lease_event,
       ${hash("app_session")} as app_session, (select count(*)::text from app_user) as app_user,
-      (select count(*)::text from invoice_line) as invoice_line, (select count(*)::text from rate_limit) as rate_limit`),
+      (select count(*)::text from invoice_line) as invoice_line, (select count(*)::text from rate_limit) as rate_limit,
+      ${hash("invitation")} as invitation,
+      (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id, t.user_id), '')) from membership t) as membership`),
   );
   return { ...row! };
 }
@@ -159,6 +171,29 @@ export function label(w: Write): string {
       return w.op === "INSERT" ? `line:${n.invoice_id}` : `bad:invoice_line-${w.op}`;
     case "rate_limit":
       return "ratelimit";
+    case "app_user":
+      // Only accepting an invitation makes a user (the fuzzer signs no one up otherwise).
+      return w.op === "INSERT" ? `user-new:${n.id}:${n.email}` : `bad:app_user-${w.op}`;
+    case "membership": {
+      if (w.op === "INSERT") return `member-join:${n.org_id}:${n.user_id}:${n.role}`;
+      if (w.op === "DELETE") return `member-remove:${o.org_id}:${o.user_id}`;
+      return same({ ...o, role: null }, { ...n, role: null })
+        ? `member-role:${o.org_id}:${o.user_id}:${o.role}->${n.role}`
+        : "bad:membership-update";
+    }
+    case "invitation": {
+      if (w.op === "INSERT") {
+        const fresh =
+          n.accepted_at === null && n.accepted_by === null && n.revoked_at === null && Date.parse(n.expires_at) > Date.parse(n.created_at);
+        return fresh ? `invite:${n.id}:${n.org_id}:${n.email}:${n.role}:${n.invited_by}` : "bad:invitation-insert";
+      }
+      if (w.op === "DELETE") return "bad:invitation-delete";
+      const only = (k: string) => same({ ...o, [k]: null }, { ...n, [k]: null }) && o[k] === null && n[k] !== null;
+      if (only("revoked_at") && o.accepted_at === null) return `invite-revoke:${o.id}:${o.org_id}:${o.email}`;
+      if (only("accepted_at") && o.revoked_at === null) return `invite-accept:${o.id}:${o.org_id}:${o.email}:${o.role}:${o.token_sha256}`;
+      if (only("accepted_by") && o.accepted_at !== null) return `invite-accepted-by:${o.id}:${n.accepted_by}`;
+      return "bad:invitation-update";
+    }
     default:
       return `bad:${w.tbl}-${w.op}`;
   }
@@ -195,12 +230,20 @@ export function withoutAllowedSideWrites(labels: string[], opts: { background?: 
   return rest;
 }
 
-/** Does `labels` equal one of the alternatives, as multisets? A `*` segment of a pattern matches anything. */
+/** Does `labels` equal one of the alternatives, as multisets? A `*` in a pattern's segment matches anything but `:`. */
 export function matchesOneOf(labels: string[], alternatives: string[][]): boolean {
+  const glob = (seg: string) =>
+    new RegExp(
+      `^${seg
+        .split("*")
+        .map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".*")}$`,
+      "s",
+    );
   const fits = (pattern: string, l: string) => {
     const p = pattern.split(":");
     const s = l.split(":");
-    return p.length === s.length && p.every((seg, i) => seg === "*" || seg === s[i]);
+    return p.length === s.length && p.every((seg, i) => seg === "*" || seg === s[i] || (seg.includes("*") && glob(seg).test(s[i]!)));
   };
   return alternatives.some((alt) => {
     if (alt.length !== labels.length) return false;
@@ -419,7 +462,13 @@ export type RefName =
   | "password"
   | "user:owner"
   | "user:other"
-  | "uuid:missing";
+  | "uuid:missing"
+  /** The token of the link in the last invitation a request made (a 201's url), or one that names none. */
+  | "token:last"
+  /** The id of the last invitation a request made, or a missing one. */
+  | "invite:last"
+  /** The member who joined last through a link (not one of the two actors), or a missing id. */
+  | "user:joined";
 export type Disguise = "none" | "upper" | "braced" | "nodash" | "nul" | "space" | "newline" | "urn";
 
 export const disguise = fc.oneof(
@@ -494,6 +543,48 @@ export class World {
   ) {}
 
   readonly missing = "7e6b1a52-0f0e-4c3b-9a55-3d8f3c1c2b11";
+
+  private lastToken: string | null = null;
+  private lastInvitation: string | null = null;
+  private homes: Map<string, string> | null = null;
+
+  /** What an answer tells the world: the link and id of the last invitation made (for `token:last`, `invite:last`). */
+  observe(route: ApiRoute, method: string, status: number, answer: any) {
+    if (route === "invitations" && method === "POST" && status === 201 && typeof answer?.url === "string") {
+      this.lastToken = String(answer.url).split("/").pop() ?? null;
+      this.lastInvitation = typeof answer.id === "string" ? answer.id : null;
+    }
+  }
+
+  /** Each actor's own organization, as the world was made: user id → org id. */
+  async orgs(): Promise<Map<string, string>> {
+    if (!this.homes) {
+      const homes = new Map<string, string>();
+      for (const a of [this.owner, this.other]) {
+        const [row] = await query<{ org_id: string }>(
+          this.db,
+          sql`select org_id from membership where user_id = ${a.id} order by created_at, org_id limit 1`,
+        );
+        homes.set(a.id, row!.org_id);
+      }
+      this.homes = homes;
+    }
+    return this.homes;
+  }
+
+  /**
+   * Puts each actor back as the admin of their own organization if a request removed or demoted
+   * them (which a member who joined as admin makes possible): before the request's mark, so a
+   * fixture, and before the sign-in that would otherwise make them a new organization.
+   */
+  async repairTeam() {
+    for (const [userId, orgId] of await this.orgs()) {
+      await this.db.execute(
+        sql`insert into membership (org_id, user_id, role) values (${orgId}, ${userId}, 'admin')
+            on conflict (org_id, user_id) do update set role = 'admin' where membership.role <> 'admin'`,
+      );
+    }
+  }
 
   private async live(actor: Actor) {
     const [row] = await query<{ live: boolean }>(
@@ -610,6 +701,17 @@ export class World {
         return this.other.id;
       case "uuid:missing":
         return this.missing;
+      case "token:last":
+        return this.lastToken ?? "A".repeat(43);
+      case "invite:last":
+        return this.lastInvitation ?? this.missing;
+      case "user:joined": {
+        const [row] = await query<{ user_id: string }>(
+          this.db,
+          sql`select user_id from membership where user_id not in (${this.owner.id}, ${this.other.id}) order by created_at desc, user_id limit 1`,
+        );
+        return row?.user_id ?? this.missing;
+      }
     }
   }
 }
@@ -656,7 +758,9 @@ export type ApiRoute =
   | "members"
   | "member"
   | "invitations"
-  | "invitationLink";
+  | "invitation"
+  | "invitationLink"
+  | "import";
 export const AUTHED: Record<ApiRoute, boolean> = {
   session: true, // GET and DELETE; POST is sign-in
   invoices: true,
@@ -671,6 +775,8 @@ export const AUTHED: Record<ApiRoute, boolean> = {
   members: true,
   member: true,
   invitations: true,
+  invitation: true,
+  import: true,
   // The invitation link's routes are open without a session by nature (a 201 there signs someone up).
   invitationLink: false,
 };
@@ -689,6 +795,8 @@ export type CallContext = {
   input: any;
   /** Sign-in: the user the email names, if it names one of ours. */
   emailUser?: string | null;
+  /** The actor's organization, when the suite knows it (otherwise any). */
+  actorOrg?: string | null;
 };
 
 /**
@@ -702,13 +810,14 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   const signIn = route === "session" && method === "POST";
   if (!signIn && AUTHED[route] && !actor && status >= 200 && status < 300) problems.push(`status ${status} without a live session`);
 
-  const labels = withoutAllowedSideWrites(writes.map(label), {
+  let labels = withoutAllowedSideWrites(writes.map(label), {
     background: opts.background,
     rateLimit: signIn || route === "invitationLink",
   });
   const a = actor?.id ?? "no-actor";
   const s = actor?.sessionId ?? "no-session";
   const id = ctx.param.toLowerCase();
+  const org = ctx.actorOrg ?? "*";
   let allowed: string[][] = [[]];
   if (signIn && status === 200) allowed = [[`session:${answer?.actor?.id}`]];
   else if (route === "session" && method === "DELETE" && status === 200) {
@@ -744,6 +853,51 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   } else if (route === "cancel" && method === "POST") {
     if (status === 200) allowed = [[`cancel:${id}:${a}`, `event:cancelled:${id}`]];
     else if (status === 409) allowed = [[`event:cancel_refused:${id}`]];
+  } else if (route === "member" && method === "PATCH" && status === 200) {
+    // That membership's role, to the role sent (the same again is still a write of it), and nothing else.
+    allowed = [[`member-role:${org}:${id}:*->${ctx.input?.role}`]];
+  } else if (route === "member" && method === "DELETE" && status === 200) {
+    // The membership goes, every session of the member in the organization ends (any number),
+    // and each of their leases in flight there closes with its event, as the answer lists.
+    labels = labels.filter((l) => !matchesOneOf([l], [[`signout:*:${id}`]]));
+    const revoked: string[] = Array.isArray(answer?.revoked) ? answer.revoked : [];
+    allowed = [[`member-remove:${org}:${id}`, ...revoked.flatMap((l) => [`revoke:${l}:${id}:*`, `event:revoked:${l}`])]];
+  } else if (route === "invitations" && method === "POST" && status === 201) {
+    // One invitation of the actor's organization, by the actor, to the email as normalized and
+    // the role sent; an earlier pending one of that email there is revoked (one link at a time).
+    const email = typeof ctx.input?.email === "string" ? ctx.input.email.trim().toLowerCase() : "?";
+    const made = `invite:${answer?.id}:${org}:${email}:${ctx.input?.role}:${a}`;
+    allowed = [[made], [made, `invite-revoke:*:${org}:${email}`]];
+  } else if (route === "invitation" && method === "DELETE" && status === 200) {
+    allowed = [[`invite-revoke:${id}:${org}:*`]];
+  } else if (route === "invitationLink" && method === "POST" && status === 201) {
+    // The invitation the token names is consumed; its email becomes a user, with a membership
+    // of its organization in its role, and a session.
+    const user = answer?.actor?.id;
+    allowed = [
+      [`user-new:${user}:*`, `member-join:*:${user}:*`, `invite-accept:*:*:*:*:*`, `invite-accepted-by:*:${user}`, `session:${user}`],
+    ];
+    const parts = (prefix: string) => labels.find((l) => l.startsWith(prefix))?.split(":") ?? [];
+    const [, invId, invOrg, invEmail, invRole, invHash] = parts("invite-accept:");
+    const [, joinOrg, , joinRole] = parts("member-join:");
+    const [, , userEmail] = parts("user-new:");
+    const [, byId] = parts("invite-accepted-by:");
+    const token = createHash("sha256").update(ctx.param).digest("hex");
+    if (invHash !== token) problems.push(`accepted an invitation the token ${JSON.stringify(ctx.param)} does not name`);
+    if (!same([joinOrg, joinRole, userEmail, byId], [invOrg, invRole, invEmail, invId]))
+      problems.push(
+        `joined ${JSON.stringify([joinOrg, joinRole, userEmail])} by invitation ${JSON.stringify([invOrg, invRole, invEmail])}`,
+      );
+  } else if (route === "import" && method === "POST" && status === 200) {
+    // `created` invoices of the actor, each with at least one line, and no line of any other.
+    const created = labels.filter((l) => matchesOneOf([l], [[`create:*:${a}`]])).map((l) => l.split(":")[1]!);
+    const lines = labels.filter((l) => l.startsWith("line:"));
+    const others = labels.filter((l) => !lines.includes(l) && !created.some((c) => l === `create:${c}:${a}`));
+    if (created.length !== answer?.created) problems.push(`imported ${created.length} invoices, answered created ${answer?.created}`);
+    const lineless = created.filter((c) => !lines.includes(`line:${c}`));
+    const stray = lines.filter((l) => !created.includes(l.slice("line:".length)));
+    if (lineless.length || stray.length || others.length) problems.push(`import wrote ${JSON.stringify({ lineless, stray, others })}`);
+    allowed = [labels];
   }
   if (!matchesOneOf(labels, allowed))
     problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
