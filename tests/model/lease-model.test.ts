@@ -58,7 +58,16 @@ type Session = { id: string; cookie: string; actor: number; live: boolean };
  * `org`: the organization it belongs to (0 Northwind, 1 Fabrikam); it never moves. `behind`: the
  * versions written behind the app's back (WriteBehindTheApp), the only ones no history records.
  */
-type Inv = { id: string; owner: number; org: number; version: number; summary: string | null; behind: number[] };
+type Inv = {
+  id: string;
+  owner: number;
+  org: number;
+  version: number;
+  summary: string | null;
+  behind: number[];
+  /** Set for an invoice that came in through the CSV import (its number; version 1 is then its `imported` change row). */
+  imported?: string;
+};
 /**
  * A person, in the one organization they belong to (the model moves nobody between them), with
  * their role there; `removed` once an admin removed them (they are never picked to act again).
@@ -1079,6 +1088,82 @@ class InviteAndAccept extends Step {
 }
 
 /**
+ * POST /api/invoices/import by anyone's session: a CSV of one to three invoices of one line each,
+ * their numbers from a small pool (IMP-1..3), so a number the organization already holds is
+ * skipped, as a re-run of an import is. Any member may import (ROLE_RULES create_invoice); the
+ * invoices are the importer's, in their organization, at version 1 with an `imported` change row.
+ * The imported invoices join the model, so every invariant holds them too (no command aims at them).
+ */
+class Import extends Step {
+  /** Each number's invoice id in the importer's organization after the call (act sets it, predict reads it). */
+  private ids = new Map<string, string>();
+  /** `again`: the same file is sent a second time at once, as a re-run of an import is (all skipped). */
+  constructor(
+    readonly session: number,
+    readonly numbers: number[],
+    readonly again: boolean,
+  ) {
+    super();
+  }
+  name() {
+    return `import(session ${this.session}, IMP-${this.numbers.join("/")}${this.again ? ", twice" : ""})`;
+  }
+  private csvNumbers() {
+    return this.numbers.map((n) => `IMP-${n}`);
+  }
+  predict(m: Model): Prediction {
+    const s = sessionOf(m, this.session);
+    if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
+    const org = m.actors[s.actor]!.org;
+    const held = new Set(m.invoices.filter((i) => i.org === org && i.imported).map((i) => i.imported));
+    const fresh = this.csvNumbers().filter((n) => !held.has(n));
+    const rerun = this.again ? `; again: created 0, skipped ${this.numbers.length}` : "";
+    return {
+      answer: `200 created ${fresh.length}, skipped ${this.numbers.length - fresh.length}${rerun}`,
+      effect: (next) => {
+        for (const n of fresh) {
+          const id = this.ids.get(n);
+          if (id) next.invoices.push({ id, owner: s.actor, org, version: 1, summary: null, behind: [], imported: n });
+        }
+      },
+    };
+  }
+  async act(m: Model, r: Real) {
+    this.ids = new Map();
+    const s = sessionOf(m, this.session);
+    const header = "number,counterparty,currency,issued_on,due_on,line_description,quantity,unit_price_cents";
+    const rows = this.csvNumbers().map((n) => `${n},"Imported, Ltd",EUR,2026-11-01,2026-12-01,Line of ${n},2,1250`);
+    const send = () =>
+      api("POST", "/api/invoices/import", {
+        cookie: s.cookie,
+        raw: [header, ...rows].join("\r\n") + "\r\n",
+        headers: { "content-type": "text/csv" },
+      });
+    const res = await send();
+    if (res.status !== 200) return { answer: http(res) };
+    const { created, skipped } = res.body as { created: number; skipped: number };
+    count(r, created > 0 ? "import -> created some" : "import -> created none");
+    let rerun = "";
+    if (this.again) {
+      const second = await send();
+      rerun =
+        second.status === 200 ? `; again: created ${second.body.created}, skipped ${second.body.skipped}` : `; again: ${http(second)}`;
+      if (second.status === 200 && second.body.skipped > 0) count(r, "import -> skipped some");
+    }
+    if (skipped > 0) count(r, "import -> skipped some");
+    const found = await r.db.db.execute(sql`
+      select i.id, i.number from invoice i join membership mb on mb.org_id = i.org_id and mb.user_id = ${m.actors[s.actor]!.id}
+      where i.number in (${sql.join(
+        this.csvNumbers().map((n) => sql`${n}`),
+        sql`, `,
+      )})`);
+    const list = (Array.isArray(found) ? found : (found as unknown as { rows: unknown[] }).rows) as { id: string; number: string }[];
+    for (const row of list) this.ids.set(row.number, row.id);
+    return { answer: `200 created ${created}, skipped ${skipped}${rerun}` };
+  }
+}
+
+/**
  * GET /api/invoices/:id by anyone: a member of the invoice's organization reads it with its
  * owner, and someone else's lease in flight only as a name, a status and a deadline; a member of
  * the other organization gets exactly what a missing id gets.
@@ -1402,6 +1487,10 @@ const commandArbs = [
       fc.tuple(any, fc.constantFrom(...ROLES)).map(([s, role]) => new InviteAndAccept(s, role)),
     ),
     w(
+      1,
+      fc.tuple(any, fc.subarray([1, 2, 3], { minLength: 1 }), fc.boolean()).map(([s, numbers, again]) => new Import(s, numbers, again)),
+    ),
+    w(
       2,
       fc.tuple(any, idx(INVOICES)).map(([s, i]) => new ReadInvoice(s, i)),
     ),
@@ -1518,7 +1607,13 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
   // The admin routes' outcomes: each answer the model predicts for them, and their effects on
   // leases in flight. The rarest (a few in a hundred schedules) are required of the long run
   // (PostgreSQL's 500 in npm test); the short one (PGlite's 60) must reach each route's success.
-  const ADMIN_SUCCESSES = ["changeRole -> 200", "changeOwner -> 200", "removeMember -> 200", "inviteAndAccept -> 201, then 201"];
+  const ADMIN_SUCCESSES = [
+    "changeRole -> 200",
+    "changeOwner -> 200",
+    "removeMember -> 200",
+    "inviteAndAccept -> 201, then 201",
+    "import -> created some",
+  ];
   if (!PATH && RUNS < 200) for (const needed of ADMIN_SUCCESSES) expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
   if (!PATH && RUNS >= 200)
     for (const needed of [
@@ -1538,6 +1633,9 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       "removeMember -> 409 last_admin",
       "inviteAndAccept -> 201, then 201",
       "inviteAndAccept -> 403 forbidden",
+      "import -> created some",
+      "import -> skipped some",
+      "import -> 401 not_signed_in",
     ]) {
       expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
     }
