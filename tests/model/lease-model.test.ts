@@ -26,6 +26,8 @@
 // is not a member of the invoice's organization. A removed person stays in the model (their
 // sessions dead, their invoices still theirs, a target like any other) but is never picked to act
 // again: no command signs them in (sign-in would give them an organization of their own).
+// Invoices also come in by Import (POST /api/invoices/import, any member: created and skipped
+// counts predicted, a re-run skips all), and join the model.
 //
 // Knobs (env, set by tools/test-model.ts): MODEL_RUNS, MODEL_SEED, MODEL_PATH, MODEL_COMMANDS, MODEL_TIME_LIMIT_MS.
 import fc from "fast-check";
