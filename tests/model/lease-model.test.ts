@@ -709,6 +709,17 @@ class Read extends Step {
   }
 }
 
+/** A change of the invoice withdraws its lease in flight (0013): expired if its deadline passed, else rejected as changed. */
+function withdraw(next: Model, current: Lease | undefined, late: (l: Lease) => boolean) {
+  if (!current) return;
+  const l = next.leases.find((x) => x.id === current.id)!;
+  if (late(current)) l.status = "expired";
+  else {
+    l.status = "rejected";
+    l.changed = true;
+  }
+}
+
 class Edit extends Step {
   /** `byOwner`: the session is mostly the owner's (editorOf); else anyone's, so teammates' and admins' edits are common too. */
   constructor(
@@ -747,13 +758,7 @@ class Edit extends Step {
       answer: "200",
       effect: (next) => {
         next.invoices[this.inv]!.version += 1;
-        if (!current) return;
-        const l = next.leases.find((x) => x.id === current.id)!;
-        if (late(current)) l.status = "expired";
-        else {
-          l.status = "rejected";
-          l.changed = true;
-        }
+        withdraw(next, current, late);
       },
     };
   }
@@ -892,13 +897,7 @@ class ChangeOwner extends Step {
       effect: (next) => {
         next.invoices[k]!.owner = person;
         next.invoices[k]!.version += 1;
-        if (!current) return;
-        const l = next.leases.find((x) => x.id === current.id)!;
-        if (late(current)) l.status = "expired";
-        else {
-          l.status = "rejected";
-          l.changed = true;
-        }
+        withdraw(next, current, late);
       },
     };
   }
@@ -1159,8 +1158,7 @@ class Import extends Step {
         this.csvNumbers().map((n) => sql`${n}`),
         sql`, `,
       )})`);
-    const list = (Array.isArray(found) ? found : (found as unknown as { rows: unknown[] }).rows) as { id: string; number: string }[];
-    for (const row of list) this.ids.set(row.number, row.id);
+    for (const row of rowsOf<{ id: string; number: string }>(found)) this.ids.set(row.number, row.id);
     return { answer: `200 created ${created}, skipped ${skipped}${rerun}` };
   }
 }
