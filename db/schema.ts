@@ -12,6 +12,8 @@ import {
   uniqueIndex,
   uuid,
   bigserial,
+  boolean,
+  numeric,
 } from "drizzle-orm/pg-core";
 import {
   IN_FLIGHT_STATUSES,
@@ -20,6 +22,7 @@ import {
   type EventKind,
   type LeaseProposal,
   type LeaseStatus,
+  type ReviewFinding,
 } from "../lib/lease-codes";
 import {
   CHANGE_KINDS,
@@ -150,10 +153,17 @@ export const invoice = pgTable(
     // The version the summary was written at (by the apply that wrote it): a later version
     // means the invoice changed since, and the page says what.
     summaryVersion: integer("summary_version"),
+    // What the review_invoice purpose found, as applied (lib/purposes/review-invoice.ts): an array
+    // of findings, and the version they were written at, as for the summary.
+    reviewNotes: jsonb("review_notes").$type<ReviewFinding[]>(),
+    reviewNotesVersion: integer("review_notes_version"),
   },
   (t) => [
     index("invoice_owner_idx").on(t.ownerId),
     uniqueIndex("invoice_org_number_idx").on(t.orgId, t.number),
+    // A counterparty's invoices in an organization: what summarize_invoice and review_invoice read
+    // of its history (lib/purposes), so a generation's one read stays an index lookup.
+    index("invoice_org_counterparty_idx").on(t.orgId, sql`lower(${t.counterparty})`, t.currency),
     check("invoice_status_check", sql`${t.status} in (${sqlCodes(INVOICE_STATUSES)})`),
     check("invoice_paid_on_check", sql`(${t.status} = 'paid') = (${t.paidOn} is not null)`),
   ],
@@ -195,9 +205,23 @@ export const invoiceLine = pgTable(
     description: text("description").notNull(),
     quantity: integer("quantity").notNull(),
     unitPriceCents: integer("unit_price_cents").notNull(),
+    // The line's account in the chart of accounts: written only by an apply of categorize_lines.
+    category: text("category").references(() => account.code),
   },
   (t) => [index("invoice_line_invoice_idx").on(t.invoiceId)],
 );
+
+// The chart of accounts a line may be categorized into: fixed, loaded by the migration, the same
+// for every organization.
+export const account = pgTable("account", {
+  code: text("code").primaryKey(),
+  name: text("name").notNull(),
+  // What the local model matches a line's description against (lower-case words).
+  keywords: text("keywords")
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
+});
 
 export const inferenceLease = pgTable(
   "inference_lease",
@@ -225,6 +249,9 @@ export const inferenceLease = pgTable(
     // A per-lease secret sent only in the lease's own lease/opened event. A proposal must
     // carry it back, so only the generation run this lease dispatched can propose for it.
     // Never serialised to a client. Defaulted, so a hand-seeded lease has one too.
+    // The estimated cost of this lease's model call, reserved against the budget from open until
+    // the call's usage is recorded (lib/spend). Null where no budget applied.
+    reservedCents: numeric("reserved_cents", { precision: 18, scale: 6, mode: "number" }),
     runNonce: text("run_nonce")
       .notNull()
       .default(sql`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
@@ -265,6 +292,64 @@ export const leaseEvent = pgTable(
   (t) => [index("lease_event_lease_idx").on(t.leaseId, t.id)],
 );
 
+// Every model call's usage and estimated cost (lib/spend): one row per call, written with the
+// transition that ended it (propose, a late completion, a failure) or, for a call aborted by a
+// close, on its own. `cost_cents` is fractional (a call costs a fraction of a cent).
+export const modelUsage = pgTable(
+  "model_usage",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    actorId: uuid("actor_id")
+      .notNull()
+      .references(() => appUser.id, { onDelete: "cascade" }),
+    leaseId: uuid("lease_id")
+      .notNull()
+      .references(() => inferenceLease.id, { onDelete: "cascade" }),
+    invoiceId: uuid("invoice_id").notNull(),
+    purpose: text("purpose").notNull(),
+    model: text("model").notNull(),
+    inputTokens: integer("input_tokens").notNull(),
+    outputTokens: integer("output_tokens").notNull(),
+    costCents: numeric("cost_cents", { precision: 18, scale: 6, mode: "number" }).notNull(),
+    // How the call ended: proposed, late (a late completion), aborted (by a close), failed.
+    outcome: text("outcome").notNull(),
+    // The tokens are counted by us, not reported by the model (the local lane, an aborted call).
+    estimated: boolean("estimated").notNull().default(false),
+    // One row per call: the lease and the generation attempt, so a retried step records once.
+    callKey: text("call_key").notNull().unique(),
+    at: timestamp("at", { withTimezone: true })
+      .notNull()
+      .default(sql`clock_timestamp()`),
+  },
+  (t) => [index("model_usage_org_at_idx").on(t.orgId, t.at), index("model_usage_actor_at_idx").on(t.orgId, t.actorId, t.at)],
+);
+
+// An organization's spending caps, in whole cents; null is no cap, 0 admits no call. One row
+// per organization, locked by every open of a lease that a cap applies to (lib/spend).
+export const orgBudget = pgTable(
+  "org_budget",
+  {
+    orgId: uuid("org_id")
+      .primaryKey()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    organizationDailyCents: integer("organization_daily_cents"),
+    organizationMonthlyCents: integer("organization_monthly_cents"),
+    memberDailyCents: integer("member_daily_cents"),
+    memberMonthlyCents: integer("member_monthly_cents"),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedBy: uuid("updated_by").references(() => appUser.id, { onDelete: "set null" }),
+  },
+  (t) => [
+    check(
+      "org_budget_caps_check",
+      sql`coalesce(${t.organizationDailyCents}, 0) >= 0 and coalesce(${t.organizationMonthlyCents}, 0) >= 0 and coalesce(${t.memberDailyCents}, 0) >= 0 and coalesce(${t.memberMonthlyCents}, 0) >= 0`,
+    ),
+  ],
+);
+
 export type AppUser = typeof appUser.$inferSelect;
 export type Organization = typeof organization.$inferSelect;
 export type Membership = typeof membership.$inferSelect;
@@ -274,3 +359,6 @@ export type Invoice = typeof invoice.$inferSelect;
 export type InvoiceLine = typeof invoiceLine.$inferSelect;
 export type InferenceLease = typeof inferenceLease.$inferSelect;
 export type LeaseEvent = typeof leaseEvent.$inferSelect;
+export type Account = typeof account.$inferSelect;
+export type ModelUsage = typeof modelUsage.$inferSelect;
+export type OrgBudget = typeof orgBudget.$inferSelect;

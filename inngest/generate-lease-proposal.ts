@@ -10,7 +10,8 @@ import { z } from "zod";
 import { getDb, type Db } from "@/db/client";
 import { failGeneration, loadForGeneration, proposeLease, type GenerationFailureCode, type GenerationInput } from "@/lib/leases";
 import { log } from "@/lib/log";
-import { getModelProvider, ModelOutputError, ModelUnavailableError, type ModelProvider } from "@/lib/model";
+import { getModelProvider, ModelOutputError, ModelSchemaError, ModelUnavailableError, type ModelProvider } from "@/lib/model";
+import { purposeOf } from "@/lib/purposes";
 import { inngest } from "./client";
 import { decryptEventData } from "./encryption";
 import { leaseClosed, leaseOpened } from "./events";
@@ -46,6 +47,7 @@ export function failureCode(error: { name?: string; message?: string }): Generat
   const is = (kind: string) => name === kind || message.startsWith(`${kind}:`);
   if (message.startsWith("invoice_not_found:")) return "invoice_not_found";
   if (is("ModelConfigError")) return "model_not_configured";
+  if (is("ModelSchemaError")) return "invalid_output";
   if (is("ModelOutputError")) return "model_output_invalid";
   if (is("ModelUnavailableError")) return "model_unavailable";
   return "internal_error";
@@ -132,6 +134,7 @@ export const generateLeaseProposal = inngest.createFunction(
           purpose: input.lease.purpose,
           actorId: input.lease.actorId,
           invoice: input.invoice,
+          context: input.context,
           signal: closed.signal,
         });
       } catch (error) {
@@ -161,11 +164,27 @@ export const generateLeaseProposal = inngest.createFunction(
         closed.release();
       }
 
-      const completion = {
+      // The purpose's schema decides what may be proposed: anything else is `invalid_output`,
+      // never written (and not retried: the same model would answer the same way).
+      const purpose = purposeOf(input.lease.purpose);
+      const output = purpose.output.safeParse(proposal.output);
+      if (!output.success) {
+        // An answer that came after the lease closed is the close's business, not a failure.
+        if (closed.signal.aborted) {
+          const after = await loadForGeneration(db, leaseId);
+          if (!after.ok) return stopped(leaseId, after);
+        }
+        const problems = output.error.issues.map((issue) => `${issue.path.join(".") || "output"}: ${issue.message}`).slice(0, 5);
+        throw new NonRetriableError(`ModelSchemaError: ${input.lease.purpose} output rejected: ${problems.join("; ")}`, {
+          cause: new ModelSchemaError(problems.join("; ")),
+        });
+      }
+      const completion: Completion = {
         // The actor the completion names, not the one we asked for: propose compares them.
         actorId: proposal.actorId,
-        summary: proposal.summary,
+        output: output.data as Record<string, unknown>,
         model: proposal.model,
+        detail: { prompt_version: purpose.promptVersion, ...purpose.describe(output.data) },
       };
       // The lease closed while a model that ignores its signal ran (cancel, sign-out, deadline,
       // an edit): the executor may already have dropped this run and would never call the
@@ -182,7 +201,7 @@ export const generateLeaseProposal = inngest.createFunction(
   },
 );
 
-type Completion = { actorId: string; summary: string; model: string };
+type Completion = { actorId: string; output: Record<string, unknown>; model: string; detail: Record<string, unknown> };
 type Generated = ({ ok: true } & Completion) | { ok: false; outcome: GenerationOutcome };
 
 /** Check 2's write, the lease core's conditional update: the run's outcome. */
@@ -191,7 +210,8 @@ async function propose(leaseId: string, runNonce: string, completion: Completion
     leaseId,
     actorId: completion.actorId,
     runNonce,
-    proposal: { summary: completion.summary, model: completion.model },
+    proposal: { ...completion.output, model: completion.model },
+    detail: completion.detail,
   });
   if (proposed.ok) return { leaseId, outcome: "proposed" };
   return { leaseId, outcome: "stopped", reason: proposed.code, status: proposed.status ?? null };

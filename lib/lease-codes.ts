@@ -26,8 +26,13 @@ export function isTerminal(status: string): status is TerminalStatus {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
-/** What a lease may be opened for (inference_lease.purpose, POST /api/leases `purpose`, the model seam's request). */
-export const PURPOSES = ["summarize_invoice"] as const;
+/**
+ * What a lease may be opened for (inference_lease.purpose, POST /api/leases `purpose`, the model
+ * seam's request). Each is defined in lib/purposes/ (its reads, output, apply target, prompt,
+ * roles); lib/purposes/index.ts holds a record keyed by these, so a name without a definition
+ * fails `tsc`.
+ */
+export const PURPOSES = ["summarize_invoice", "review_invoice", "categorize_lines"] as const;
 export type Purpose = (typeof PURPOSES)[number];
 
 export function isPurpose(value: unknown): value is Purpose {
@@ -128,7 +133,34 @@ export function isClosedReason(value: unknown): value is ClosedReason {
  * absent on a lease seeded by hand with the contract's columns only; such a row may hold any
  * JSON at all, so readers still check the summary is a string before using it.
  */
-export type LeaseProposal = { summary: string; model?: string };
+export type LeaseProposal = { model?: string } & Record<string, unknown>;
+
+/** How much a review finding matters: high blocks payment until checked; low is worth a look. */
+export const FINDING_SEVERITIES = ["high", "medium", "low"] as const;
+export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
+
+/** What review_invoice can find (lib/purposes/review-invoice.ts). */
+export const FINDING_CODES = [
+  "lines_do_not_add_up",
+  "overdue",
+  "due_soon",
+  "possible_duplicate",
+  "unusual_amount",
+  "due_before_issue",
+  "zero_quantity_line",
+  "missing_field",
+] as const;
+export type FindingCode = (typeof FINDING_CODES)[number];
+
+/** One finding of a review, as proposed and as applied to invoice.review_notes. */
+export type ReviewFinding = {
+  code: FindingCode;
+  severity: FindingSeverity;
+  /** Plain words for a finance reader, dates ISO (the page localizes them). */
+  message: string;
+  /** The invoice's fields it points at: "total_cents", "due_on", "lines[2]"… */
+  fields: string[];
+};
 
 /**
  * Why a generation failed, as the actor sees it: a stable code and plain words. The error
@@ -137,6 +169,8 @@ export type LeaseProposal = { summary: string; model?: string };
 export const GENERATION_FAILURE_CODES = [
   "model_unavailable",
   "model_output_invalid",
+  // The model's answer does not match the purpose's output schema.
+  "invalid_output",
   "model_not_configured",
   "invoice_not_found",
   "internal_error",
@@ -152,6 +186,8 @@ export const APPLY_REFUSALS = [
   "lease_expired",
   "invoice_changed",
   "proposal_unusable",
+  // categorize_lines: an accepted line that is not one of the proposal's.
+  "invalid_lines",
 ] as const;
 export type ApplyRefusal = (typeof APPLY_REFUSALS)[number];
 
@@ -166,6 +202,8 @@ export const OPEN_REFUSALS = [
   "forbidden",
   "purpose_not_allowed",
   "lease_in_flight",
+  // Over a spending cap of the organization or the member (lib/spend): nothing was dispatched.
+  "budget_exhausted",
   "dispatch_failed",
   "not_signed_in",
 ] as const;

@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   invalid_csv: 422,
   invalid_cursor: 400,
   purpose_not_allowed: 422,
+  // Apply of categorize_lines: an accepted line that is not one of the proposal's, or none accepted.
+  invalid_lines: 422,
   // A payment date after the database's today (POST /api/invoices/:id/status).
   paid_on_in_future: 422,
   invalid_credentials: 401,
@@ -43,6 +45,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_attempts: 429,
+  // A spending cap of the organization or the member is reached (lib/spend): Retry-After until it resets.
+  budget_exhausted: 429,
   internal_error: 500,
   dispatch_failed: 503,
   too_many_streams: 429,

@@ -186,6 +186,7 @@ const APPLY_WORDS = {
   lease_not_found: "We could not find this summary. Reload the page to see where things stand.",
   lease_rejected: "This summary was closed, so it cannot be applied. Nothing was changed on the invoice.",
   proposal_unusable: "This summary came back empty, so it was not applied. Nothing was changed on the invoice. Summarize again.",
+  invalid_lines: "Choose at least one of the proposed lines to apply, or discard the proposal. Nothing was changed on the invoice.",
 } as const satisfies Record<ApplyRefusal, string>;
 
 /** Why Apply was refused. A rejected lease says why it was closed (discarded elsewhere, signed out...). */
@@ -231,6 +232,8 @@ const SUMMARIZE_WORDS = {
   forbidden: "Only the invoice's owner can request a summary. Ask them, or an admin to give the invoice to you.",
   not_signed_in: "You were signed out, so no summary was started. Sign in again to continue.",
   purpose_not_allowed: "The summary could not be started. Try again in a moment.",
+  budget_exhausted:
+    "Your organization's spending limit for AI assistance has been reached, so nothing was started and nothing was charged. It resets with the next period; an admin can raise the limit.",
   invalid_request: "The summary could not be started. Try again in a moment.",
 } as const satisfies Record<SummarizeRefusal, string>;
 
@@ -355,6 +358,7 @@ export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJs
 const FAILURE_SHORT = {
   model_unavailable: "the model could not be reached",
   model_output_invalid: "the model's answer could not be used",
+  invalid_output: "the model's answer was not in the form this task needs",
   model_not_configured: "the model is not set up",
   invoice_not_found: "the invoice could not be read",
   internal_error: "something went wrong on our side",
@@ -369,6 +373,7 @@ const REFUSAL_SHORT = {
   lease_not_found: "the summary could not be found",
   invoice_changed: "the invoice had been edited",
   proposal_unusable: "the summary was empty",
+  invalid_lines: "no proposed line was chosen",
 } as const satisfies Record<ApplyRefusal | `lease_${LeaseStatus}`, string>;
 
 /** The invoice list's line for a stopped (rejected) lease, by why it was closed. */

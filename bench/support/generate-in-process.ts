@@ -13,6 +13,7 @@ export async function generateInProcess(db: Db, leaseId: string, runNonce: strin
     purpose: input.lease.purpose,
     actorId: input.lease.actorId,
     invoice: input.invoice,
+    context: input.context,
     signal: AbortSignal.timeout(input.lease.remainingMs),
   });
   // step propose
@@ -20,7 +21,7 @@ export async function generateInProcess(db: Db, leaseId: string, runNonce: strin
     leaseId,
     actorId: proposal.actorId,
     runNonce,
-    proposal: { summary: proposal.summary, model: proposal.model },
+    proposal: { ...(proposal.output as Record<string, unknown>), model: proposal.model },
   });
   return proposed.ok ? "proposed" : proposed.code;
 }

@@ -1,19 +1,22 @@
 import "server-only";
-// Apply (check 3): the only write of an invoice's summary, by the lease's own actor, while it
-// is proposed and unexpired and the invoice is as it was. The deadline is judged once the rows
-// are locked, on the clock of that moment (docs/decisions/0045).
+// Apply (check 3): the only write of a purpose's target (lib/purposes: the summary, the review
+// notes, the lines' categories), by the lease's own actor, while it is proposed and unexpired and
+// the invoice is as it was. The deadline is judged once the rows are locked, on the clock of that
+// moment (docs/decisions/0045). What is written is the purpose's `apply` of the proposal as its
+// schema parses it, exactly what its `changes` showed; the version is bumped once, fenced.
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
-import { summaryOf, type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
+import { isPurpose, type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
+import { currentValues, plannedChanges, purposeOf } from "@/lib/purposes";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
-import { and, eq, sql } from "drizzle-orm";
-import { clockNow, expireDue, holdLiveSession, judgedAt, recordEvent, sessionLiveNow } from "./shared";
+import { and, eq, ne, sql } from "drizzle-orm";
+import { clockNow, expireDue, holdLiveSession, inFlight, judgedAt, recordEvent, sessionLiveNow } from "./shared";
 
 export type ApplyResult =
-  | { ok: true; invoiceVersion: number }
+  | { ok: true; invoiceVersion: number; /** The keys of the changes written (lib/purposes PlannedChange). */ written: string[] }
   | {
       ok: false;
       // not_signed_in only when a sessionId is given (the HTTP route checks the session here).
@@ -25,7 +28,7 @@ export type ApplyResult =
 class FailClosed extends Error {
   constructor(
     message: string,
-    readonly code: "invoice_changed" | "lease_expired" = "invoice_changed",
+    readonly code: "invoice_changed" | "lease_expired" | "proposal_unusable" = "invoice_changed",
   ) {
     super(message);
   }
@@ -42,7 +45,16 @@ export const applyLease = tracedLeaseOp("lease.apply", applyLeaseUntraced, {
   attributes: outcome,
 });
 
-async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opts: { sessionId?: string } = {}): Promise<ApplyResult> {
+async function applyLeaseUntraced(
+  db: Db,
+  actorId: string,
+  leaseId: unknown,
+  opts: {
+    sessionId?: string;
+    /** The keys of the changes the user accepted (categorize_lines: line ids); undefined: every change. */
+    accept?: readonly string[];
+  } = {},
+): Promise<ApplyResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   try {
     return await db.transaction(async (tx): Promise<ApplyResult> => {
@@ -57,6 +69,7 @@ async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opt
           invoiceVersion: inferenceLease.invoiceVersion,
           closedReason: inferenceLease.closedReason,
           proposal: inferenceLease.proposal,
+          purpose: inferenceLease.purpose,
         })
         .from(inferenceLease)
         .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)))
@@ -93,17 +106,30 @@ async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opt
         });
         return { ok: false, code: "invoice_changed" };
       }
-      // Only a lease seeded by hand (or a model's blank answer) holds no summary to write: its own
-      // reason, not invoice_changed, since the invoice is as it was.
-      const summary = summaryOf(lease.proposal);
-      if (summary === null || !summary.trim()) {
+      // Only a lease seeded by hand (or a model's blank answer) holds no proposal its purpose's
+      // schema accepts: its own reason, not invoice_changed, since the invoice is as it was.
+      const unusable = async () => {
         if (await expiredNow()) return refuse("lease_expired");
         await tx
           .update(inferenceLease)
           .set({ status: "rejected", closedReason: "proposal_unusable", updatedAt: clockNow })
           .where(eq(inferenceLease.id, lease.id));
         await recordEvent(tx, lease.id, "proposal_unusable", { by: "apply" });
-        return { ok: false, code: "proposal_unusable" };
+        return { ok: false as const, code: "proposal_unusable" as const };
+      };
+      if (!isPurpose(lease.purpose)) return unusable();
+      const purpose = purposeOf(lease.purpose);
+      const parsed = purpose.output.safeParse(lease.proposal);
+      if (!parsed.success) return unusable();
+      // The invoice's targets as they are now, under the locks: read only where a purpose needs them.
+      const needsCurrent = opts.accept !== undefined || purpose.target.some((c) => c.startsWith("invoice_line."));
+      const current = needsCurrent ? await currentValues(tx, lease.invoiceId, ownedInvoice(actorId)) : null;
+      // Only a purpose that writes lines applies by line; any other takes its proposal whole.
+      if (opts.accept !== undefined && !purpose.target.some((c) => c.startsWith("invoice_line."))) return refuse("invalid_lines");
+      if (opts.accept !== undefined) {
+        // A partial apply names changes the page showed: each one of the proposal's, at least one.
+        const keys = new Set((plannedChanges(lease.purpose, lease.proposal, current!) ?? []).map((c) => c.key));
+        if (opts.accept.length === 0 || opts.accept.some((key) => !keys.has(key))) return refuse("invalid_lines");
       }
 
       // The first write, on rows this transaction already holds, so it waits for nothing and
@@ -130,16 +156,39 @@ async function applyLeaseUntraced(db: Db, actorId: string, leaseId: unknown, opt
         throw new FailClosed("the locked lease changed meanwhile");
       }
 
+      const write = await purpose.apply(tx, {
+        invoiceId: lease.invoiceId,
+        version: inv.version,
+        output: parsed.data,
+        current: current ?? { summary: null, reviewNotes: null, lines: [], accounts: {} },
+        accept: opts.accept,
+      });
+      if (write.unusable) throw new FailClosed("the proposal names what the invoice does not have", "proposal_unusable");
       const written = await tx
         .update(invoice)
-        .set({ summary, version: sql`${invoice.version} + 1`, summaryVersion: sql`${invoice.version} + 1`, updatedAt: clockNow })
+        .set({ ...write.invoiceSet, version: sql`${invoice.version} + 1`, updatedAt: clockNow })
         .where(and(eq(invoice.id, lease.invoiceId), ownedInvoice(actorId), eq(invoice.version, inv.version)))
         .returning({ version: invoice.version });
       // Thrown, so the lease's update above rolls back with the transaction.
       if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);
+      // The invoice's other purposes read nothing any purpose writes (lib/purposes: no target is
+      // read), so their proposals made against the version before this write still hold: they
+      // follow the invoice to its new version instead of failing as out of date.
+      await tx
+        .update(inferenceLease)
+        .set({ invoiceVersion: written[0]!.version })
+        .where(
+          and(
+            eq(inferenceLease.invoiceId, lease.invoiceId),
+            ne(inferenceLease.id, lease.id),
+            eq(inferenceLease.invoiceVersion, inv.version),
+            inFlight,
+          ),
+        );
 
-      await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version }, applied.inTimeAt!);
-      return { ok: true, invoiceVersion: written[0]!.version };
+      const changed = opts.accept === undefined ? {} : { written: write.written.length };
+      await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version, ...changed }, applied.inTimeAt!);
+      return { ok: true, invoiceVersion: written[0]!.version, written: write.written };
     });
   } catch (error) {
     if (error instanceof FailClosed) {

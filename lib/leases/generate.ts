@@ -6,18 +6,25 @@ import { ownedInvoice } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { GenerationFailureCode, LeaseProposal, LeaseStatus, Purpose } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
-import type { InvoiceForModel } from "@/lib/model/types";
+import { contextSql, type PurposeInput } from "@/lib/purposes";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
 import { clockNow, dbNow, expireDue, isOverdue, isPurpose, judgedAt, overdueInFlight, recordEvent } from "./shared";
 
 export type GenerationInput =
-  | { ok: true; lease: { id: string; actorId: string; purpose: Purpose; deadlineAt: Date; remainingMs: number }; invoice: InvoiceForModel }
+  | {
+      ok: true;
+      lease: { id: string; actorId: string; purpose: Purpose; deadlineAt: Date; remainingMs: number };
+      orgId: string;
+      invoice: PurposeInput["invoice"];
+      /** What the lease's purpose reads besides the invoice (lib/purposes contextSql), read by the same statement. */
+      context: Record<string, unknown>;
+    }
   | { ok: false; reason: "lease_not_found" | "not_open" | "expired" | "invoice_not_found"; status?: LeaseStatus };
 
 /** The invoice's lines as one JSON array, in the order the page shows them. */
-const linesJson = sql<{ description: string; quantity: number; unitPriceCents: number }[]>`coalesce((
-  select json_agg(json_build_object('description', l.description, 'quantity', l.quantity, 'unitPriceCents', l.unit_price_cents)
+const linesJson = sql<{ id: string; description: string; quantity: number; unitPriceCents: number }[]>`coalesce((
+  select json_agg(json_build_object('id', l.id, 'description', l.description, 'quantity', l.quantity, 'unitPriceCents', l.unit_price_cents)
     order by l.position, l.id)
   from invoice_line l where l.invoice_id = invoice.id), '[]'::json)`;
 
@@ -44,6 +51,8 @@ async function readForGeneration(db: Db, leaseId: string, recorded: boolean): Pr
       // Scoped to the lease's actor (the join): a lease can never read someone else's invoice.
       invoice: getTableColumns(invoice),
       lines: linesJson,
+      // Null when the join found no invoice: every context reads through the joined invoice's organization.
+      context: contextSql(inferenceLease.purpose),
     })
     .from(inferenceLease)
     .leftJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), ownedInvoice(inferenceLease.actorId)))
@@ -63,6 +72,8 @@ async function readForGeneration(db: Db, leaseId: string, recorded: boolean): Pr
   return {
     ok: true,
     lease: { id: row.id, actorId: row.actorId, purpose: row.purpose, deadlineAt: row.deadlineAt, remainingMs: row.remainingMs },
+    orgId: inv.orgId,
+    context: row.context ?? {},
     invoice: {
       id: inv.id,
       number: inv.number,
@@ -102,7 +113,14 @@ export const proposeLease = tracedLeaseOp("lease.propose", proposeLeaseUntraced,
 
 async function proposeLeaseUntraced(
   db: Db,
-  input: { leaseId: string; actorId: string; runNonce: string; proposal: LeaseProposal },
+  input: {
+    leaseId: string;
+    actorId: string;
+    runNonce: string;
+    proposal: LeaseProposal;
+    /** What the `proposed` event says of it besides the model: its purpose's numbers and prompt version. */
+    detail?: Record<string, unknown>;
+  },
 ): Promise<ProposeResult> {
   const { leaseId, actorId, runNonce, proposal } = input;
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
@@ -123,7 +141,7 @@ async function proposeLeaseUntraced(
         // Judged once the row is ours (RETURNING runs after any wait for it), and dated by that instant.
         .returning({ id: inferenceLease.id, inTimeAt: judgedAt(inferenceLease.deadlineAt) });
       if (row?.inTimeAt) {
-        await recordEvent(tx, leaseId, "proposed", { model: proposal.model, summary_chars: proposal.summary.length }, row.inTimeAt);
+        await recordEvent(tx, leaseId, "proposed", { model: proposal.model, ...input.detail }, row.inTimeAt);
         return { ok: true };
       }
       if (row) {
@@ -191,6 +209,7 @@ async function proposeLeaseUntraced(
 export const GENERATION_FAILURES = {
   model_unavailable: "The model could not be reached.",
   model_output_invalid: "The model's answer could not be used.",
+  invalid_output: "The model's answer was not in the form this task needs.",
   model_not_configured: "The model is not configured.",
   invoice_not_found: "The invoice could not be read.",
   internal_error: "Something went wrong on our side.",

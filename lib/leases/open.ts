@@ -10,6 +10,7 @@ import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { memberOf, ownedInvoice } from "@/lib/access";
+import { purposeOf } from "@/lib/purposes";
 import { leaseHolderName } from "./read";
 import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent, sessionLiveNow } from "./shared";
 import { LeaseDispatch } from "./types";
@@ -45,9 +46,11 @@ async function openLeaseUntraced(
   input: { actorId: string; sessionId: string | null; invoiceId: unknown; purpose: unknown; ttlSeconds: number },
   dispatch: LeaseDispatch,
 ): Promise<OpenResult> {
-  const { actorId, sessionId, invoiceId, purpose, ttlSeconds } = input;
+  const { actorId, sessionId, invoiceId, purpose } = input;
   if (!isPurpose(purpose)) return { ok: false, code: "purpose_not_allowed" };
   if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
+  const definition = purposeOf(purpose);
+  const ttlSeconds = definition.ttlSeconds ?? input.ttlSeconds;
 
   // Whether the session has not run out by the clock of the statement that reads it: a column of
   // the insert's RETURNING (computed after any wait on the in-flight slot) and of the read of the
@@ -70,7 +73,8 @@ async function openLeaseUntraced(
         const [inv] = await tx
           .select({ id: invoice.id, version: invoice.version })
           .from(invoice)
-          .where(and(eq(invoice.id, invoiceId), ownedInvoice(actorId)))
+          // The purpose's roles, stated in the statement: a role it does not admit reads as a teammate's invoice (403).
+          .where(and(eq(invoice.id, invoiceId), ownedInvoice(actorId), memberOf(invoice.orgId, actorId, definition.roles)))
           .for("share");
         if (!inv) return { ok: false, code: (await visibleToActor(tx, actorId, invoiceId)) ? "forbidden" : "invoice_not_found" };
 

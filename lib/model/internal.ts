@@ -1,5 +1,5 @@
 // Helpers shared by the providers. Not part of the seam: import from "@/lib/model" instead.
-import { ModelUnavailableError } from "./types";
+import { ModelUnavailableError, type ModelRequest } from "./types";
 
 /**
  * The error every provider rejects with when `request.signal` aborts (the lease's time ran
@@ -42,4 +42,42 @@ export function centsToDecimal(cents: number): string {
 /** A line's amount in cents (quantity may in principle be fractional: round to the cent). */
 export function lineAmountCents(line: { quantity: number; unitPriceCents: number }): number {
   return Math.round(line.quantity * line.unitPriceCents);
+}
+
+/**
+ * The user message of a call: the actor id, the invoice's own data (amounts as decimal strings)
+ * and the purpose's context, nothing else. Fields are copied one by one (never spread), so
+ * whatever else a caller's object carries cannot reach the model.
+ */
+export function userMessage(request: Pick<ModelRequest, "actorId" | "invoice" | "context">): string {
+  const { invoice } = request;
+  return JSON.stringify({
+    actor_id: request.actorId,
+    invoice: {
+      id: invoice.id,
+      number: invoice.number,
+      counterparty: invoice.counterparty,
+      currency: invoice.currency,
+      total: centsToDecimal(invoice.totalCents),
+      issued_on: invoice.issuedOn,
+      due_on: invoice.dueOn,
+      lines: invoice.lines.map((line, index) => ({
+        line: index + 1,
+        description: line.description,
+        quantity: line.quantity,
+        unit_price: centsToDecimal(line.unitPriceCents),
+        amount: centsToDecimal(lineAmountCents(line)),
+      })),
+    },
+    ...(request.context ? { context: request.context } : {}),
+  });
+}
+
+/**
+ * Tokens in a text, counted the way providers' rule of thumb does (about four characters a
+ * token, at least one for any text): what the local lane bills, and what an aborted call's
+ * prompt is counted at when the model never said.
+ */
+export function estimateTokens(text: string): number {
+  return text.length === 0 ? 0 : Math.max(1, Math.ceil(text.length / 4));
 }

@@ -14,7 +14,7 @@
 // caller compares them and fails closed on a mismatch.
 import OpenAI from "openai";
 import { z } from "zod";
-import { abortedError, centsToDecimal, lineAmountCents } from "./internal";
+import { abortedError, centsToDecimal, estimateTokens, lineAmountCents } from "./internal";
 import {
   ModelConfigError,
   ModelOutputError,
@@ -242,5 +242,15 @@ function parseCompletion(completion: unknown, model: string): Proposal {
     const problems = answer.error.issues.map((issue) => `${issue.path.join(".") || "answer"}: ${issue.message}`);
     throw new ModelOutputError(`${PROVIDER} model answer rejected: ${problems.join("; ")}`);
   }
-  return { summary: answer.data.summary, actorId: answer.data.actor_id, model };
+  return { output: { summary: answer.data.summary }, actorId: answer.data.actor_id, model, usage: usageOf(completion, content) };
+}
+
+/** The tokens the completion reports, or (a server that reports none) counted from the answer. */
+function usageOf(completion: unknown, content: string): Proposal["usage"] {
+  const usage = z
+    .object({ usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }) })
+    .safeParse(completion);
+  if (usage.success)
+    return { inputTokens: usage.data.usage.prompt_tokens, outputTokens: usage.data.usage.completion_tokens, estimated: false };
+  return { inputTokens: 0, outputTokens: estimateTokens(content), estimated: true };
 }

@@ -13,22 +13,33 @@ export type InvoiceForModel = {
   totalCents: number;
   issuedOn: string; // YYYY-MM-DD
   dueOn: string; // YYYY-MM-DD
-  lines: { description: string; quantity: number; unitPriceCents: number }[];
+  /** `id` is the line's, for a purpose that proposes per line (categorize_lines); absent in older callers. */
+  lines: { id?: string; description: string; quantity: number; unitPriceCents: number }[];
 };
 
 export type ModelRequest = {
   purpose: Purpose;
   actorId: string;
   invoice: InvoiceForModel;
+  /**
+   * What else the purpose reads, as plain data (lib/purposes: the organization's history for a
+   * review, the chart of accounts for categories). Read as the lease's actor, like the invoice.
+   */
+  context?: Record<string, unknown>;
   /** Aborts the call when the lease's remaining time runs out. */
   signal?: AbortSignal;
 };
 
+/** The tokens a call used: as the model reported them, or counted by us (`estimated`). */
+export type ModelUsage = { inputTokens: number; outputTokens: number; estimated: boolean };
+
 export type Proposal = {
-  summary: string;
+  /** The purpose's output, not yet validated: the generation checks it against the purpose's schema. */
+  output: unknown;
   /** The actor the completion says it was made for; propose refuses a mismatch. */
   actorId: string;
   model: string;
+  usage: ModelUsage;
 };
 
 export interface ModelProvider {
@@ -41,6 +52,11 @@ export interface ModelProvider {
 /** The model answered, but with something we refuse to use: retrying will not help. */
 export class ModelOutputError extends Error {
   override name = "ModelOutputError";
+}
+
+/** The model answered with an output that does not match the purpose's schema: `invalid_output`. */
+export class ModelSchemaError extends ModelOutputError {
+  override name = "ModelSchemaError";
 }
 
 /** The model could not be reached or failed transiently (timeout, 5xx): worth a retry. */

@@ -51,7 +51,7 @@ const INVOICE = {
   totalCents: 1234550,
   issuedOn: "2026-11-01",
   dueOn: "2026-12-01",
-  lines: [{ description: "Consulting", quantity: 10, unitPriceCents: 120000 }],
+  lines: [{ id: "7d1f0c2e-3333-4444-8555-666677778888", description: "Consulting", quantity: 10, unitPriceCents: 120000 }],
 };
 
 function openInput(remainingMs = 60_000): GenerationInput {
@@ -64,7 +64,9 @@ function openInput(remainingMs = 60_000): GenerationInput {
       deadlineAt: new Date("2026-11-29T10:00:00Z"),
       remainingMs,
     },
+    orgId: "2e4f6a8c-0000-4000-8000-000000000003",
     invoice: INVOICE,
+    context: { history: { count: 0 } },
   };
 }
 
@@ -83,8 +85,17 @@ function fakeModel(answer: (req: ModelRequest) => Promise<Proposal>, timeLimitMs
   return requests;
 }
 
-const ok = (req: ModelRequest): Promise<Proposal> =>
-  Promise.resolve({ summary: `Summary of ${req.invoice.counterparty}`, actorId: req.actorId, model: "fake-1" });
+const ok = (req: ModelRequest): Promise<Proposal> => Promise.resolve(answer(`Summary of ${req.invoice.counterparty}`, req.actorId));
+
+/** A completion as the seam carries it: the purpose's output, the actor it names, the model and its usage. */
+const answer = (summary: string, actorId: string): Proposal => ({
+  output: { summary },
+  actorId,
+  model: "fake-1",
+  usage: { inputTokens: 120, outputTokens: 30, estimated: false },
+});
+/** What the `proposed` event says of a summary besides the model: the prompt's version and its length. */
+const detailOf = (summary: string) => ({ prompt_version: "summarize-2", summary_chars: summary.length });
 
 function engine(attempt = 0) {
   // A fresh engine per test: an instance caches step results across executions.
@@ -159,6 +170,7 @@ describe("generate-lease-proposal: the run", () => {
       actorId: ACTOR_ID,
       runNonce: RUN_NONCE,
       proposal: { summary: "Summary of Northwind Traders", model: "fake-1" },
+      detail: detailOf("Summary of Northwind Traders"),
     });
     expect(failGeneration).not.toHaveBeenCalled();
   });
@@ -171,7 +183,9 @@ describe("generate-lease-proposal: the run", () => {
 
     expect(requests).toHaveLength(1);
     const req = requests[0]!;
-    expect(Object.keys(req).sort()).toEqual(["actorId", "invoice", "purpose", "signal"]);
+    expect(Object.keys(req).sort()).toEqual(["actorId", "context", "invoice", "purpose", "signal"]);
+    // The purpose's context as the generate step's one read returned it, nothing added.
+    expect(req.context).toEqual({ history: { count: 0 } });
     expect(req.purpose).toBe("summarize_invoice");
     expect(req.actorId).toBe(ACTOR_ID);
     expect(req.invoice).toEqual(INVOICE);
@@ -191,7 +205,13 @@ describe("generate-lease-proposal: the run", () => {
 
     const { result } = await engine().executeStep("generate");
 
-    expect(await opened(result)).toEqual({ ok: true, actorId: ACTOR_ID, summary: "Summary of Northwind Traders", model: "fake-1" });
+    expect(await opened(result)).toEqual({
+      ok: true,
+      actorId: ACTOR_ID,
+      output: { summary: "Summary of Northwind Traders" },
+      model: "fake-1",
+      detail: detailOf("Summary of Northwind Traders"),
+    });
   });
 
   it.each([
@@ -368,6 +388,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
       actorId: ACTOR_ID,
       runNonce: RUN_NONCE,
       proposal: { summary: "Summary of Northwind Traders", model: "fake-1" },
+      detail: detailOf("Summary of Northwind Traders"),
     });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     // What propose said is the run's outcome; the lease was not read again to learn it.
@@ -388,7 +409,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
   it("proposes as the actor the completion names, so a completion for someone else fails closed", async () => {
     loadForGeneration.mockResolvedValue(openInput());
     proposeLease.mockResolvedValue({ ok: false, code: "actor_mismatch", status: "rejected" });
-    fakeModel(() => Promise.resolve({ summary: "For someone else", actorId: OTHER_ACTOR, model: "fake-1" }));
+    fakeModel(() => Promise.resolve(answer("For someone else", OTHER_ACTOR)));
 
     const { result } = await engine().execute();
 

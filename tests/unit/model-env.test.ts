@@ -43,7 +43,7 @@ describe("getModelProvider", () => {
     const proposal = await provider.generate({ purpose: "summarize_invoice", actorId: ACTOR, invoice });
     expect(performance.now() - started).toBeGreaterThanOrEqual(80);
     expect(proposal.actorId).toBe(ACTOR);
-    expect(proposal.summary).toContain("Contoso");
+    expect((proposal.output as { summary: string }).summary).toContain("Contoso");
   });
 
   it("a large MODEL_LATENCY_MS still yields to an abort", async () => {
@@ -59,7 +59,7 @@ describe("getModelProvider", () => {
     const signal = AbortSignal.abort(new Error("lease closed: cancelled"));
     const proposal = await provider.generate({ purpose: "summarize_invoice", actorId: ACTOR, invoice, signal });
     expect(proposal.actorId).toBe(ACTOR);
-    expect(proposal.summary).toContain("Contoso");
+    expect((proposal.output as { summary: string }).summary).toContain("Contoso");
     // And "0" (the default) yields to the abort.
     const abortable = getModelProvider({ MODEL_LATENCY_MS: "50", MODEL_IGNORE_ABORT: "0" });
     await expect(abortable.generate({ purpose: "summarize_invoice", actorId: ACTOR, invoice, signal })).rejects.toBeInstanceOf(

@@ -68,7 +68,13 @@ describe("openai-compatible model provider", () => {
     const p = provider();
     expect(p.name).toBe("openai-compatible");
     const proposal = await p.generate(request());
-    expect(proposal).toEqual({ summary: FAKE_SUMMARY, actorId: ACTOR, model: MODEL });
+    expect(proposal).toEqual({
+      output: { summary: FAKE_SUMMARY },
+      actorId: ACTOR,
+      model: MODEL,
+      // The tokens the server reported, as it reported them.
+      usage: { inputTokens: 1, outputTokens: 1, estimated: false },
+    });
     expect(fake.requests).toHaveLength(1);
   });
 
@@ -83,7 +89,7 @@ describe("openai-compatible model provider", () => {
 
   it("also works against a base URL without /v1 (POST /chat/completions)", async () => {
     const proposal = await provider({ baseURL: fake.baseURL.replace(/\/v1$/, "") }).generate(request());
-    expect(proposal.summary).toBe(FAKE_SUMMARY);
+    expect((proposal.output as { summary: string }).summary).toBe(FAKE_SUMMARY);
     expect(fake.requests[0]?.url).toBe("/chat/completions");
   });
 
@@ -158,7 +164,7 @@ describe("openai-compatible model provider", () => {
     it("slow but within the timeout succeeds", async () => {
       fake.respondWith({ kind: "slow", delayMs: 50 });
       const proposal = await provider({ timeoutMs: 5_000 }).generate(request());
-      expect(proposal.summary).toBe(FAKE_SUMMARY);
+      expect((proposal.output as { summary: string }).summary).toBe(FAKE_SUMMARY);
     });
 
     it("the caller's signal aborts a hanging call promptly", async () => {
@@ -214,7 +220,7 @@ describe("openai-compatible model provider", () => {
     it("a summary of exactly SUMMARY_MAX_CHARS is accepted", async () => {
       fake.respondWith({ kind: "oversized", length: SUMMARY_MAX_CHARS });
       const proposal = await provider().generate(request());
-      expect(proposal.summary).toHaveLength(SUMMARY_MAX_CHARS);
+      expect((proposal.output as { summary: string }).summary).toHaveLength(SUMMARY_MAX_CHARS);
     });
 
     it.each([

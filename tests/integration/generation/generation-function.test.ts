@@ -92,7 +92,7 @@ describe("generate-lease-proposal on a real database", () => {
     });
     expect(await leaseEvents(leaseId)).toEqual([
       { kind: "opened", detail: { ttl_seconds: 60, invoice_version: inv.version } },
-      { kind: "proposed", detail: { model: "fake-model", summary_chars: FAKE_SUMMARY.length } },
+      { kind: "proposed", detail: { model: "fake-model", prompt_version: "summarize-2", summary_chars: FAKE_SUMMARY.length } },
     ]);
     expect(model.requests).toHaveLength(1);
     expect(model.requests[0]!.actorId).toBe(alice.id);
@@ -108,7 +108,13 @@ describe("generate-lease-proposal on a real database", () => {
 
     // Inngest runs the step again with the generate step's memoized output, as when the
     // propose step's answer never reached it: the same run (nonce), the same completion.
-    const generated = { ok: true, actorId: data.actorId, summary: FAKE_SUMMARY, model: "fake-model" };
+    const generated = {
+      ok: true,
+      actorId: data.actorId,
+      output: { summary: FAKE_SUMMARY },
+      model: "fake-model",
+      detail: { prompt_version: "summarize-2", summary_chars: FAKE_SUMMARY.length },
+    };
     const retried = await engineFor(data).executeStep("propose", { steps: [{ id: "generate", handler: () => generated }] });
 
     expect(await opened(retried.result)).toEqual({ leaseId, outcome: "proposed" });
@@ -116,7 +122,7 @@ describe("generate-lease-proposal on a real database", () => {
     expect((await leaseEvents(leaseId)).map((e) => e.kind)).toEqual(["opened", "proposed"]);
 
     // Another completion under the same nonce is not that retry: still a late completion.
-    const other = { ...generated, summary: "A different summary" };
+    const other = { ...generated, output: { summary: "A different summary" } };
     const late = await engineFor(data).executeStep("propose", { steps: [{ id: "generate", handler: () => other }] });
     expect(await opened(late.result)).toEqual({ leaseId, outcome: "stopped", reason: "late_completion", status: "proposed" });
     expect((await leaseEvents(leaseId)).map((e) => e.kind)).toEqual(["opened", "proposed", "late_completion"]);

@@ -117,7 +117,7 @@ describe("a lease row held within its deadline", () => {
     const { alice, inv, lease: l } = await lease("proposed", 30_000);
     const { result, releasedAt } = await whileRowHeld(l.id, 1_000, () => applyLease(t.db, alice.id, l.id));
 
-    expect(result).toEqual({ ok: true, invoiceVersion: inv.version + 1 });
+    expect(result).toEqual({ ok: true, invoiceVersion: inv.version + 1, written: ["summary"] });
     const [applied] = await eventsOf(l.id);
     expect(applied!.kind).toBe("applied");
     expect(applied!.at.getTime()).toBeGreaterThanOrEqual(releasedAt.getTime());
@@ -135,7 +135,7 @@ describe("a lease row held within its deadline", () => {
       const [{ ms: started }] = (await holder`select floor(extract(epoch from clock_timestamp()) * 1000)::float8 as ms`) as unknown as [
         { ms: number },
       ];
-      expect(await applyLease(t.db, alice.id, l.id)).toEqual({ ok: true, invoiceVersion: inv.version + 1 });
+      expect(await applyLease(t.db, alice.id, l.id)).toEqual({ ok: true, invoiceVersion: inv.version + 1, written: ["summary"] });
       const [applied] = await eventsOf(l.id);
       expect(applied!.kind).toBe("applied");
       const deadline = (await leaseRow(t.db, l.id)).deadlineAt.getTime();

@@ -296,7 +296,7 @@ describe("apply", () => {
   it("writes the summary where the actor owns the invoice, bumps the version, marks applied", async () => {
     const { alice, inv } = await setup();
     const lease = await seedLease(alice.id, inv.id, "proposed", "60 seconds", { summary: "Approved summary" });
-    expect(await applyLease(t.db, alice.id, lease.id)).toEqual({ ok: true, invoiceVersion: inv.version + 1 });
+    expect(await applyLease(t.db, alice.id, lease.id)).toEqual({ ok: true, invoiceVersion: inv.version + 1, written: ["summary"] });
     expect(await invoiceRow(inv.id)).toMatchObject({ summary: "Approved summary", version: inv.version + 1 });
     expect((await leaseRow(lease.id)).status).toBe("applied");
     expect(await applyLease(t.db, alice.id, lease.id)).toEqual({ ok: false, code: "lease_applied" });
