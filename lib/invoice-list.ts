@@ -137,7 +137,8 @@ export async function listInvoicesWithState(db: Db, member: Member, query: ListQ
     .where(and(visibleInvoice(member), filtersSql(query)))
     .orderBy(desc(invoice.issuedOn), asc(invoice.number));
   const ids = invoices.map((i) => i.id);
-  // The newest attempt on each invoice, by anyone of the organization.
+  // The newest summary attempt on each invoice, by anyone of the organization: the list says
+  // where the summary stands (a review or categories are the invoice page's).
   const leases = ids.length
     ? await db
         .selectDistinctOn([inferenceLease.invoiceId], {
@@ -153,7 +154,7 @@ export async function listInvoicesWithState(db: Db, member: Member, query: ListQ
         })
         .from(inferenceLease)
         .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
-        .where(inArray(inferenceLease.invoiceId, ids))
+        .where(and(inArray(inferenceLease.invoiceId, ids), eq(inferenceLease.purpose, "summarize_invoice")))
         .orderBy(inferenceLease.invoiceId, desc(inferenceLease.createdAt), desc(inferenceLease.id))
     : [];
   const byInvoice = new Map(leases.map((l) => [l.invoiceId, l]));

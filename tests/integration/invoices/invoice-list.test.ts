@@ -1,9 +1,9 @@
 // The invoice list's status filter, search, owner names, per-currency totals and CSV export, on
 // both databases: one query (lib/invoice-list.ts) behind the page, GET /api/invoices and the
 // export, filtering in SQL; another organization's invoices are never listed or exported.
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { invoice } from "@/db/schema";
+import { inferenceLease, invoice } from "@/db/schema";
 import { listInvoicesWithState, listQueryOf, ListQuery } from "@/lib/invoice-list";
 import { api, signInCookie } from "../../support/api";
 import { asMember, joinOrgOf, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
@@ -216,5 +216,33 @@ describe("GET /api/invoices/export", () => {
 
   it("401 without a session", async () => {
     expect(await exportOf("", "")).toMatchObject({ status: 401, body: { detail: "not_signed_in" } });
+  });
+});
+
+describe("the summary state", () => {
+  it("is the summary's: a newer review or categories attempt on the invoice does not change it", async () => {
+    const member = await asMember(t.db, w.alice);
+    const stateOf = async () =>
+      (await listInvoicesWithState(t.db, member, ListQuery.parse({}))).rows.find((r) => r.number === "A-100")!.state;
+    await t.db.insert(inferenceLease).values({
+      actorId: w.alice.id,
+      invoiceId: w.inv.percent.id,
+      purpose: "summarize_invoice",
+      status: "applied",
+      deadlineAt: sql`now() + interval '1 minute'`,
+      createdAt: sql`now() - interval '1 minute'`,
+    });
+    expect(await stateOf()).toBe("applied");
+    // A review waiting for its review, newer than the applied summary: the list still says the summary's.
+    await t.db.insert(inferenceLease).values({
+      actorId: w.alice.id,
+      invoiceId: w.inv.percent.id,
+      purpose: "review_invoice",
+      status: "proposed",
+      deadlineAt: sql`now() + interval '1 minute'`,
+      proposal: { findings: [] },
+    });
+    expect(await stateOf()).toBe("applied");
+    expect(await numbersOf({ state: "proposed" })).not.toContain("A-100");
   });
 });
