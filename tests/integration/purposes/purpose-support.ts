@@ -48,21 +48,11 @@ export async function dbToday(db: Db): Promise<{ today: string; plus: (days: num
 
 const quietDispatch: LeaseDispatch = { async leaseOpened() {}, async leaseClosed() {} };
 
-/** Opens a lease as the app does (no session), keeping the run nonce its lease/opened event would carry. */
+/** Opens a lease as the app does (no session), or finds the actor's lease in flight, with the run nonce its lease/opened event carries. */
 export async function openFor(db: Db, actorId: string, invoiceId: string, purpose: Purpose) {
-  let runNonce: string | undefined;
-  const opened = await openLease(
-    db,
-    { actorId, sessionId: null, invoiceId, purpose, ttlSeconds: 120 },
-    {
-      ...quietDispatch,
-      async leaseOpened(lease) {
-        runNonce = lease.runNonce;
-      },
-    },
-  );
-  if (!opened.ok || !runNonce) throw new Error(`open failed: ${JSON.stringify(opened)}`);
-  return { leaseId: opened.lease.id, runNonce };
+  const opened = await openLease(db, { actorId, sessionId: null, invoiceId, purpose, ttlSeconds: 120 }, quietDispatch);
+  if (!opened.ok) throw new Error(`open failed: ${opened.code}`);
+  return { leaseId: opened.lease.id, runNonce: opened.lease.runNonce };
 }
 
 /** The local model's answer for an open lease, from what loadForGeneration read, checked by the purpose's schema. */
