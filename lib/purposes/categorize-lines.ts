@@ -64,7 +64,8 @@ export const categorizeLinesPurpose: PurposeDefinition<Output, CategorizeContext
   context,
   local: categorize,
   changes: (output, current) => {
-    const name = (code: string | null) => (code === null ? null : current.accounts[code] ? `${code} ${current.accounts[code]}` : code);
+    const name = (code: string | null) =>
+      code === null ? null : Object.hasOwn(current.accounts, code) ? `${code} ${current.accounts[code]}` : code;
     return output.lines.flatMap((proposed) => {
       const line = current.lines.find((l) => l.id === proposed.line_id);
       if (!line) return [];
@@ -82,7 +83,9 @@ export const categorizeLinesPurpose: PurposeDefinition<Output, CategorizeContext
     const chosen = output.lines.filter((l) => accept === undefined || accept.includes(l.line_id));
     const known = new Set(current.lines.map((l) => l.id));
     // A proposed line that is not the invoice's, or a code not in the chart: the proposal is unusable.
-    if (chosen.some((l) => !known.has(l.line_id) || !(l.category in current.accounts)))
+    // The chart's own keys only: `in` would also find "constructor" or "toString" on the object's
+    // prototype, and the write would then fail on the foreign key instead of refusing.
+    if (chosen.some((l) => !known.has(l.line_id) || !Object.hasOwn(current.accounts, l.category)))
       return { written: [], invoiceSet: {}, unusable: true };
     const written: string[] = [];
     for (const code of new Set(chosen.map((l) => l.category))) {

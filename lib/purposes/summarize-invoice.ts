@@ -75,7 +75,8 @@ function insights(
   } else {
     const avg = Number(h.average_cents);
     const ratio = avg > 0 ? inv.totalCents / avg : null;
-    const others = h.count === 1 ? "1 earlier invoice" : `${h.count} other invoices`;
+    // "other", not "earlier": the history is every other invoice of the counterparty, whenever issued.
+    const others = Number(h.count) === 1 ? "1 other invoice" : `${h.count} other invoices`;
     const compared =
       ratio === null
         ? ""
