@@ -122,8 +122,9 @@ async function applyLeaseUntraced(
       const parsed = purpose.output.safeParse(lease.proposal);
       if (!parsed.success) return unusable();
       // The invoice's targets as they are now, under the locks: read only where a purpose needs them.
-      const needsCurrent = opts.accept !== undefined || purpose.target.some((c) => c.startsWith("invoice_line."));
+      const needsCurrent = opts.accept !== undefined || purpose.usable !== undefined;
       const current = needsCurrent ? await currentValues(tx, lease.invoiceId, ownedInvoice(actorId)) : null;
+      if (purpose.usable && !purpose.usable(parsed.data, current!)) return unusable();
       // Only a purpose that writes lines applies by line; any other takes its proposal whole.
       if (opts.accept !== undefined && !purpose.target.some((c) => c.startsWith("invoice_line."))) return refuse("invalid_lines");
       if (opts.accept !== undefined) {

@@ -79,6 +79,10 @@ export const categorizeLinesPurpose: PurposeDefinition<Output, CategorizeContext
       ];
     });
   },
+  usable: (output, current) => {
+    const known = new Set(current.lines.map((l) => l.id));
+    return output.lines.every((l) => known.has(l.line_id) && Object.hasOwn(current.accounts, l.category));
+  },
   apply: async (tx, { invoiceId, output, accept, current }) => {
     const chosen = output.lines.filter((l) => accept === undefined || accept.includes(l.line_id));
     const known = new Set(current.lines.map((l) => l.id));

@@ -88,6 +88,12 @@ export interface PurposeDefinition<Output = unknown, Context extends Record<stri
   local(input: PurposeInput, context: Context): Output;
   /** The proposal against the targets' values now: what the page shows before apply. */
   changes(output: Output, current: CurrentValues): PlannedChange[];
+  /**
+   * Whether the proposal can be applied to the invoice as it is (categorize_lines: each line is
+   * the invoice's, each code the chart's), judged before anything is written, so apply can close
+   * the lease as `proposal_unusable`. Absent: any output its schema accepts is usable.
+   */
+  usable?(output: Output, current: CurrentValues): boolean;
   /** Writes the accepted changes (the core holds the rows and fences the version). */
   apply(tx: Tx, input: ApplyInput<Output>): Promise<ApplyWrite>;
   /** A few numbers about a proposal for its `proposed` event (never the text itself). */

@@ -142,11 +142,7 @@ describe("categorize_lines", () => {
     }
   });
 
-  // KNOWN BUG (lib/leases/apply.ts, not this branch's file): the purpose's apply finds the proposal
-  // unusable after the lease was set applied, and the FailClosed it throws rolls that back with
-  // everything else, so the lease stays `proposed` instead of being closed as the contract says
-  // ("the lease is closed with that reason"). `it.fails`: this turns red once apply is fixed.
-  it.fails("such a lease is closed rejected/proposal_unusable (contract), not left proposed", async () => {
+  it("such a lease is closed rejected/proposal_unusable (contract), not left proposed", async () => {
     const { alice, inv, ids } = await setup();
     const lease = await seededProposal(alice.id, inv.id, { lines: [unusableLines(ids)[1]!], model: "m" });
     expect(await applyLease(t.db, alice.id, lease.id)).toEqual({ ok: false, code: "proposal_unusable" });
