@@ -92,7 +92,9 @@ function categorizeWire(request: ModelRequest): Wire {
       lines: (answer as { lines: { line: number; category: string }[] }).lines.map(({ line, category }) => {
         const named = invoice.lines[line - 1];
         if (!named) {
-          throw new ModelSchemaError(`categorize_lines: line ${line} names no line of the invoice (it has ${invoice.lines.length})`);
+          throw new ModelSchemaError(
+            `${PROVIDER} categorize_lines answer rejected: line ${line} names no line of the invoice (it has ${invoice.lines.length})`,
+          );
         }
         // A caller's line without an id is named by its number, as the local model names it.
         return { line_id: named.id ?? String(line), category };
