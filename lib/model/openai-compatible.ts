@@ -226,7 +226,8 @@ export function createOpenAICompatibleProvider(opts: OpenAICompatibleOptions): M
       } catch (error) {
         const failed = classifyCallError(error, signal, deadline, request.signal, timeoutMs);
         // Aborted or timed out while the model worked: its prompt may be billed.
-        const interrupted = request.signal?.aborted || deadline.aborted || signal.aborted;
+        const interrupted =
+          request.signal?.aborted || deadline.aborted || signal.aborted || error instanceof OpenAI.APIConnectionTimeoutError;
         throw interrupted ? withUsage(failed, promptUsage(request)) : failed;
       }
       return parseCompletion(completion, request, wire, opts.model);
