@@ -19,7 +19,13 @@ import type { InvoiceForModel, ModelProvider } from "./types";
 
 export * from "./types";
 export { createLocalProvider, summarizeInvoice, LOCAL_MODEL_ID, type LocalProviderOptions } from "./local";
-export { createOpenAICompatibleProvider, DEFAULT_TIMEOUT_MS, type OpenAICompatibleOptions } from "./openai-compatible";
+export {
+  createOpenAICompatibleProvider,
+  DEFAULT_TIMEOUT_MS,
+  promptUsage,
+  usageOfError,
+  type OpenAICompatibleOptions,
+} from "./openai-compatible";
 
 export const MODEL_PROVIDERS = ["local", "openai-compatible"] as const;
 export type ModelProviderName = (typeof MODEL_PROVIDERS)[number];

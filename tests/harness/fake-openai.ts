@@ -3,6 +3,8 @@
 // can check what would have left the building; each answer is chosen by a programmable
 // behaviour. A request whose client drops the connection before the answer is complete is
 // marked so (`droppedAt`): how a test sees that an aborted model call really went away.
+// The default answer (`echo`) fits the purpose the request's response_format names: a summary
+// (as before, also for a request naming none), no findings, or every line in one account.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SUMMARY_MAX_CHARS } from "@/lib/model/types";
@@ -17,17 +19,29 @@ export type RecordedRequest = {
   json: unknown;
   /** `actor_id` from the user message's JSON, when the prompt carries one. */
   actorId: string | undefined;
+  /** The purpose the request asks for: its response_format's json_schema name, when it has one. */
+  purpose: string | undefined;
   /** performance.now() when the whole request body had arrived. */
   receivedAt: number;
   /** performance.now() when the client closed the connection before the answer was complete. */
   droppedAt?: number;
 };
 
+/** The token counts a completion reports; null: a server that reports none (no `usage` field). */
+export type FakeUsage = { prompt_tokens: number; completion_tokens: number } | null;
+
 export type FakeBehaviour =
-  /** Answer with a summary and echo the request's actor id (the default). */
-  | { kind: "echo"; summary?: string }
+  /**
+   * The default: an answer fitting the requested purpose, echoing the request's actor id —
+   * `{summary}` for summarize_invoice (or a request naming no purpose), `{findings: []}` for
+   * review_invoice, `{lines: [{line, category}]}` for categorize_lines (every line of the user
+   * message, in FAKE_CATEGORY when the schema allows it, else in the schema's first code).
+   */
+  | { kind: "echo"; summary?: string; usage?: FakeUsage }
   /** Answer with this exact message content (any string, JSON or not). */
-  | { kind: "content"; content: string; finishReason?: string }
+  | { kind: "content"; content: string; finishReason?: string; usage?: FakeUsage }
+  /** Answer with `value` as JSON plus `actor_id` (default: the requested one). */
+  | { kind: "json"; value: Record<string, unknown>; actorId?: string; usage?: FakeUsage }
   /** Answer with {summary, actor_id}: `actorId` defaults to the requested one. */
   | { kind: "answer"; summary: string; actorId?: string }
   /** Answer naming another actor than the one asked for. */
@@ -63,6 +77,10 @@ export type FakeOpenAI = {
 };
 
 export const FAKE_SUMMARY = "Fake summary: invoice looks fine.";
+/** The account echo puts every line in for categorize_lines (the chart's "Other expenses"). */
+export const FAKE_CATEGORY = "7900";
+/** What the fake reports a completion used, unless a behaviour says otherwise. */
+export const FAKE_USAGE = { prompt_tokens: 1, completion_tokens: 1 } as const;
 
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const requests: RecordedRequest[] = [];
@@ -112,6 +130,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         body,
         json,
         actorId: actorIdOf(json),
+        purpose: purposeOf(json),
         receivedAt: performance.now(),
       };
       const index = requests.push(recorded) - 1;
@@ -146,9 +165,15 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const model = modelOf(request.json);
     switch (behaviour.kind) {
       case "echo":
-        return sendCompletion(res, model, JSON.stringify({ summary: behaviour.summary ?? FAKE_SUMMARY, actor_id: request.actorId ?? "" }));
+        return sendCompletion(res, model, JSON.stringify({ ...echoAnswer(request, behaviour.summary), actor_id: request.actorId ?? "" }), {
+          usage: behaviour.usage,
+        });
       case "content":
-        return sendCompletion(res, model, behaviour.content, behaviour.finishReason);
+        return sendCompletion(res, model, behaviour.content, { finishReason: behaviour.finishReason, usage: behaviour.usage });
+      case "json":
+        return sendCompletion(res, model, JSON.stringify({ ...behaviour.value, actor_id: behaviour.actorId ?? request.actorId ?? "" }), {
+          usage: behaviour.usage,
+        });
       case "answer":
         return sendCompletion(
           res,
@@ -224,20 +249,61 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   };
 }
 
-function sendCompletion(res: ServerResponse, model: string, content: string, finishReason = "stop"): void {
+type CompletionOptions = { finishReason?: string | undefined; usage?: FakeUsage | undefined };
+
+function sendCompletion(res: ServerResponse, model: string, content: string, options: CompletionOptions = {}): void {
   if (res.destroyed || res.headersSent) return;
-  res.writeHead(200, { "content-type": "application/json" }).end(completionBody(model, content, finishReason));
+  res.writeHead(200, { "content-type": "application/json" }).end(completionBody(model, content, options));
 }
 
-function completionBody(model: string, content: string, finishReason = "stop"): string {
+function completionBody(model: string, content: string, { finishReason = "stop", usage = FAKE_USAGE }: CompletionOptions = {}): string {
   return JSON.stringify({
     id: "chatcmpl-fake",
     object: "chat.completion",
     created: 1_790_000_000,
     model,
     choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, finish_reason: finishReason, logprobs: null }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    ...(usage === null ? {} : { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }),
   });
+}
+
+/** The default answer's fields (without actor_id) for the purpose the request names. */
+function echoAnswer(request: RecordedRequest, summary: string | undefined): Record<string, unknown> {
+  if (request.purpose === "review_invoice") return { findings: [] };
+  if (request.purpose === "categorize_lines") {
+    const codes = categoryCodesOf(request.json);
+    const category = !codes || codes.includes(FAKE_CATEGORY) ? FAKE_CATEGORY : codes[0];
+    return { lines: userLinesOf(request.json).map((line) => ({ line, category })) };
+  }
+  return { summary: summary ?? FAKE_SUMMARY };
+}
+
+/** The json_schema name of the request's response_format. */
+function purposeOf(json: unknown): string | undefined {
+  if (!isRecord(json) || !isRecord(json.response_format) || !isRecord(json.response_format.json_schema)) return undefined;
+  const name = json.response_format.json_schema.name;
+  return typeof name === "string" ? name : undefined;
+}
+
+/** The account codes the categorize_lines schema allows (`lines.items.category.enum`), when it lists them. */
+function categoryCodesOf(json: unknown): string[] | undefined {
+  const schema =
+    isRecord(json) && isRecord(json.response_format) && isRecord(json.response_format.json_schema)
+      ? json.response_format.json_schema.schema
+      : undefined;
+  const lines = isRecord(schema) && isRecord(schema.properties) ? schema.properties.lines : undefined;
+  const items = isRecord(lines) ? lines.items : undefined;
+  const category = isRecord(items) && isRecord(items.properties) ? items.properties.category : undefined;
+  const codes = isRecord(category) ? category.enum : undefined;
+  return Array.isArray(codes) && codes.length > 0 && codes.every((c) => typeof c === "string") ? (codes as string[]) : undefined;
+}
+
+/** The line numbers of the invoice in the last user message. */
+function userLinesOf(json: unknown): number[] {
+  const inner = userJsonOf(json);
+  const invoice = isRecord(inner) ? inner.invoice : undefined;
+  const lines = isRecord(invoice) && Array.isArray(invoice.lines) ? invoice.lines : [];
+  return lines.flatMap((line) => (isRecord(line) && typeof line.line === "number" ? [line.line] : []));
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
@@ -260,11 +326,17 @@ function modelOf(json: unknown): string {
 
 /** The actor id the prompt carries: `actor_id` in the JSON of the last user message. */
 function actorIdOf(json: unknown): string | undefined {
+  const inner = userJsonOf(json);
+  return isRecord(inner) && typeof inner.actor_id === "string" ? inner.actor_id : undefined;
+}
+
+/** The JSON of the last user message carrying an `actor_id`. */
+function userJsonOf(json: unknown): Record<string, unknown> | undefined {
   if (!isRecord(json) || !Array.isArray(json.messages)) return undefined;
   for (const message of [...json.messages].reverse()) {
     if (!isRecord(message) || message.role !== "user" || typeof message.content !== "string") continue;
     const inner = parseJson(message.content);
-    if (isRecord(inner) && typeof inner.actor_id === "string") return inner.actor_id;
+    if (isRecord(inner) && typeof inner.actor_id === "string") return inner;
   }
   return undefined;
 }

@@ -78,13 +78,17 @@ describe("openai-compatible model provider", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
-  it("sends one POST to /v1/chat/completions with Bearer <key>, the model and response_format json_object", async () => {
+  it("sends one POST to /v1/chat/completions with Bearer <key>, the model and the purpose's response_format json_schema", async () => {
     await provider().generate(request());
     const [sent] = fake.requests;
     expect(sent?.method).toBe("POST");
     expect(sent?.url).toBe("/v1/chat/completions");
     expect(sent?.headers.authorization).toBe(`Bearer ${API_KEY}`);
-    expect(sent?.json).toMatchObject({ model: MODEL, response_format: { type: "json_object" } });
+    // Each purpose's schema: tests/unit/model-openai-purposes.test.ts.
+    expect(sent?.json).toMatchObject({
+      model: MODEL,
+      response_format: { type: "json_schema", json_schema: { name: "summarize_invoice", strict: true } },
+    });
   });
 
   it("also works against a base URL without /v1 (POST /chat/completions)", async () => {
