@@ -257,7 +257,7 @@ describe("with the local model", () => {
     // And it is that data, sealed: the key opens the nonce, the summary and the outcome.
     expect((await opened<{ runNonce: string }>(run.event.data)).runNonce).toBe(row.runNonce);
     const generate = run.steps.find((s) => s.name === "generate")!;
-    expect(await opened(generate.output)).toMatchObject({ ok: true, summary });
+    expect(await opened(generate.output)).toMatchObject({ ok: true, output: { summary } });
     expect(await opened(run.output)).toEqual({ leaseId, outcome: "proposed" });
   });
 
