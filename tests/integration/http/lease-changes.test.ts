@@ -70,6 +70,10 @@ describe("GET /api/leases/:id/changes", () => {
     expect(applied).toMatchObject({ status: 200, body: { written: [lines[1]!.id] } });
     const after = await t.db.select().from(invoiceLine).where(eq(invoiceLine.invoiceId, inv.id)).orderBy(asc(invoiceLine.position));
     expect(after.map((l) => l.category)).toEqual([null, "7900"]);
+    // GET /api/invoices/:id carries each line's category, code and name.
+    const detail = await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie });
+    expect(detail.body.lines.map((l: { category: unknown }) => l.category)).toEqual([null, { code: "7900", name: "Other expenses" }]);
+    expect(detail.body).toMatchObject({ review_notes: null, review_notes_version: null, version: 2 });
     expect(await changes(id, aliceCookie)).toMatchObject({ status: 409, body: { detail: "lease_applied" } });
   });
 
@@ -88,6 +92,16 @@ describe("GET /api/leases/:id/changes", () => {
     expect((await changes(review, aliceCookie)).body.changes).toEqual([
       { key: "review_notes", label: "Review notes", before: null, after: "High: Overdue by 3 days." },
     ]);
+    // Applied: the notes and the version they were written for, on GET /api/invoices/:id.
+    expect((await api("POST", `/api/leases/${review}/apply`, { cookie: aliceCookie })).status).toBe(200);
+    const detail = await api("GET", `/api/invoices/${inv.id}`, { cookie: aliceCookie });
+    expect(detail.body).toMatchObject({
+      review_notes: [{ code: "overdue", severity: "high", message: "Overdue by 3 days.", fields: ["due_on"] }],
+      review_notes_version: 2,
+      summary: null,
+    });
+    // The summary's proposal followed the invoice to its new version: its changes still read.
+    expect((await changes(summary, aliceCookie)).status).toBe(200);
   });
 
   it("refusals: 404 for another's, a missing or a malformed id; 409 lease_open before the proposal, proposal_unusable for a bad one", async () => {
