@@ -2,7 +2,7 @@ import "server-only";
 import { and, asc, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { z } from "zod";
 import { isUniqueViolation, type Db } from "@/db/client";
-import { appUser, invoice, invoiceChange, invoiceLine, type Invoice, type InvoiceLine } from "@/db/schema";
+import { account, appUser, invoice, invoiceChange, invoiceLine, type Invoice, type InvoiceLine } from "@/db/schema";
 import { editableInvoice, visibleInvoice, type Member } from "./access";
 import { isUuid } from "./ids";
 import type { InvoiceChanges } from "./org-codes";
@@ -13,7 +13,12 @@ import { lockLeasesInFlight, tellClosed, withdrawOutdated, type LeaseDispatch } 
  * An invoice as a member sees it, with what they may do with it, judged by the same statement
  * that read it: `owned` (theirs: they may summarize and apply), `editable` (lib/access.ts).
  */
-export type InvoiceDetail = OwnedBy & { lines: InvoiceLine[]; owned: boolean; editable: boolean; overdue: boolean };
+export type InvoiceDetail = OwnedBy & {
+  lines: (InvoiceLine & { categoryName: string | null })[];
+  owned: boolean;
+  editable: boolean;
+  overdue: boolean;
+};
 
 /** Overdue: open, and due before the database's today. Derived in each statement that reads it, never stored. */
 export const overdueSql = sql<boolean>`(${invoice.status} = 'open' and ${invoice.dueOn} < current_date)`;
@@ -46,9 +51,11 @@ export async function getInvoice(db: Db, member: Member, invoiceId: unknown): Pr
     .innerJoin(appUser, eq(appUser.id, invoice.ownerId))
     .where(and(eq(invoice.id, invoiceId), visibleInvoice(member)));
   if (!row) return null;
+  // Each line with its category's name from the chart of accounts (categorize_lines writes the code).
   const lines = await db
-    .select()
+    .select({ ...getTableColumns(invoiceLine), categoryName: account.name })
     .from(invoiceLine)
+    .leftJoin(account, eq(account.code, invoiceLine.category))
     .where(eq(invoiceLine.invoiceId, row.id))
     .orderBy(asc(invoiceLine.position), asc(invoiceLine.id));
   return { ...row, lines };

@@ -12,6 +12,7 @@ import type {
   LeaseDisplay,
   LeaseStatus,
   OpenRefusal,
+  Purpose,
 } from "@/lib/lease-codes";
 import { isClosedReason } from "@/lib/lease-codes";
 import type { leaseJson } from "@/app/_lib/serialize";
@@ -42,10 +43,93 @@ export const PANEL_WORDS = {
   timeUp: "Time is up. Checking with the server…",
   proposalHeading: "Proposed summary",
   emptySummary: "(empty summary)",
+  readingChanges: "Reading what will change…",
   timelineHeading: "What happened",
   earlierEvents: "Earlier events are not shown here. The history below lists every event.",
   earlierEventsFailed: "The earlier events could not be loaded. Try again in a moment.",
 } as const;
+
+/** What one purpose's panel says where the words differ from purpose to purpose. */
+export type PurposeWords = {
+  heading: string;
+  none: string;
+  generating: string;
+  proposed: string;
+  /** The badge of a proposed lease. */
+  ready: string;
+  applied: string;
+  changesHeading: string;
+  /** The button that opens a lease of this purpose, and again after one ended. */
+  open: string;
+  openAgain: string;
+  /** What the lease makes, in the sentences shared by every purpose ("summary", "review"). */
+  noun: string;
+};
+
+/**
+ * Each purpose's words, keyed by the registry's codes: a purpose without words fails `tsc`. The
+ * summary's are the panel's words from before there were purposes, unchanged.
+ */
+export const PURPOSE_WORDS = {
+  summarize_invoice: {
+    heading: PANEL_WORDS.heading,
+    none: PANEL_WORDS.none,
+    generating: PANEL_WORDS.generating,
+    proposed: PANEL_WORDS.proposed,
+    ready: BADGE_WORDS.proposed,
+    applied: "The summary was applied to the invoice.",
+    changesHeading: PANEL_WORDS.proposalHeading,
+    open: "Summarize",
+    openAgain: "Summarize again",
+    noun: "summary",
+  },
+  review_invoice: {
+    heading: "AI review",
+    none: "Ask for a review of this invoice: findings to check before payment. You see them before anything is saved to the invoice.",
+    generating:
+      "Reviewing the invoice… The findings will wait here for your review; nothing is saved to the invoice until you apply them. You can close this tab.",
+    proposed: "Review ready. Apply saves these notes to the invoice; Discard throws them away.",
+    ready: "Review ready",
+    applied: "The review notes were applied to the invoice.",
+    changesHeading: "What will change",
+    open: "Review",
+    openAgain: "Review again",
+    noun: "review",
+  },
+  categorize_lines: {
+    heading: "AI categories",
+    none: "Ask for a category from the chart of accounts for each line. You choose which ones are saved to the invoice.",
+    generating:
+      "Suggesting categories… They will wait here for your review; nothing is saved to the invoice until you apply them. You can close this tab.",
+    proposed: "Categories ready. Untick a line to leave it as it is; Apply saves the ticked lines; Discard throws them all away.",
+    ready: "Categories ready",
+    applied: "The categories were applied to the invoice's lines.",
+    changesHeading: "What will change",
+    open: "Suggest categories",
+    openAgain: "Suggest categories again",
+    noun: "category suggestion",
+  },
+} as const satisfies Record<Purpose, PurposeWords>;
+
+/** The words of a lease's purpose; a lease of no known purpose reads as a summary, as it did before purposes. */
+export function purposeWords(purpose: string | null | undefined): PurposeWords {
+  return purpose && Object.hasOwn(PURPOSE_WORDS, purpose) ? PURPOSE_WORDS[purpose as Purpose] : PURPOSE_WORDS.summarize_invoice;
+}
+
+/**
+ * A sentence written for a summary, said of another purpose's proposal: its noun and its button
+ * in place of the summary's. The summary's own sentences pass unchanged.
+ */
+export function forPurpose(purpose: string | null | undefined, text: string): string {
+  const words = purposeWords(purpose);
+  if (words === PURPOSE_WORDS.summarize_invoice) return text;
+  const noun = words.noun;
+  return text
+    .replaceAll("Summarize again", words.openAgain)
+    .replaceAll("summarize again", words.openAgain.toLowerCase())
+    .replaceAll("Summary", noun.charAt(0).toUpperCase() + noun.slice(1))
+    .replaceAll("summary", noun);
+}
 
 /**
  * The invoice came to this user while someone else's summary of it was still under way
@@ -131,9 +215,15 @@ function wasProposed(lease: Pick<LeaseJson, "events"> & { proposal?: unknown }):
   return lease.events.some((e) => e.kind === "proposed") || (lease.proposal !== undefined && lease.proposal !== null);
 }
 
-/** One sentence saying where a closed lease stands and that the invoice was not touched. */
-export function closedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | "events"> & { proposal?: unknown }): string {
-  if (lease.status === "applied") return "The summary was applied to the invoice.";
+/** One sentence saying where a closed lease stands and that the invoice was not touched, in its purpose's words. */
+export function closedWords(
+  lease: Pick<LeaseJson, "status" | "closed_reason" | "events"> & { proposal?: unknown; purpose?: string | null },
+): string {
+  if (lease.status === "applied") return purposeWords(lease.purpose).applied;
+  return forPurpose(lease.purpose, summaryClosedWords(lease));
+}
+
+function summaryClosedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | "events"> & { proposal?: unknown }): string {
   if (lease.status === "expired") {
     return wasProposed(lease)
       ? "Time ran out before the summary was applied, so nothing was changed on the invoice."
@@ -280,7 +370,18 @@ export type NoticeCode =
 
 const known = <T extends string>(table: Record<T, string>, code: string): code is T => Object.hasOwn(table, code);
 
-export function noticeOf(param: string | undefined, lease: Pick<LeaseJson, "closed_reason"> | null, pattern?: string): Notice | null {
+/** `purpose`: the panel the notice is for, whose words it speaks (the summary's by default). */
+export function noticeOf(
+  param: string | undefined,
+  lease: Pick<LeaseJson, "closed_reason"> | null,
+  pattern?: string,
+  purpose?: Purpose,
+): Notice | null {
+  const notice = summaryNoticeOf(param, lease, pattern);
+  return notice && purpose && notice.action !== "edit" ? { ...notice, text: forPurpose(purpose, notice.text) } : notice;
+}
+
+function summaryNoticeOf(param: string | undefined, lease: Pick<LeaseJson, "closed_reason"> | null, pattern?: string): Notice | null {
   const [action = "", code = "", reason, ...rest] = (param ?? "").split(".");
   if (!code || rest.length || (reason !== undefined && !(action === "apply" && code === "lease_rejected"))) return null;
   const refusal = (text: string): Notice => ({ ok: false, text, action, code });
@@ -334,7 +435,16 @@ const EVENT_WORDS = {
  * when `earlier` may not reach back to its start (a page of a long timeline). A lease with a
  * proposal was proposed before it was cancelled: nothing proposes a closed lease.
  */
-export function eventWords(event: LeaseEventJson, earlier: readonly LeaseEventJson[] = [], proposal: unknown = null): string {
+export function eventWords(
+  event: LeaseEventJson,
+  earlier: readonly LeaseEventJson[] = [],
+  proposal: unknown = null,
+  purpose: string | null = null,
+): string {
+  return forPurpose(purpose, summaryEventWords(event, earlier, proposal));
+}
+
+function summaryEventWords(event: LeaseEventJson, earlier: readonly LeaseEventJson[], proposal: unknown): string {
   if (event.kind === "cancelled" && !wasProposed({ events: [...earlier], proposal })) return "Summary cancelled while it was being written";
   if (isWithdrawal(event)) {
     const what = changedWords(detailOf(event)?.fields) ?? "The invoice was edited";

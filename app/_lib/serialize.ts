@@ -63,11 +63,16 @@ export function invoiceDetailJson(i: InvoiceDetail, latest: LeaseView | null, he
   const inFlight = latest && isInFlight(latest.status) ? latest : null;
   return {
     ...ownedInvoiceJson(i),
+    // The review findings as applied (review_invoice), and the version they were written at, as for the summary.
+    review_notes: i.reviewNotes ?? null,
+    review_notes_version: i.reviewNotesVersion ?? null,
     lines: i.lines.map((line) => ({
       description: line.description,
       quantity: line.quantity,
       unit_price_cents: line.unitPriceCents,
       amount_cents: line.quantity * line.unitPriceCents,
+      // The account categorize_lines wrote for the line (code and name), or null.
+      category: line.category ? { code: line.category, name: line.categoryName } : null,
     })),
     lease: inFlight ? leaseJson(inFlight) : null,
     latest_lease: latest ? leaseJson(latest) : null,

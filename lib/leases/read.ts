@@ -5,7 +5,7 @@ import type { Db, Tx } from "@/db/client";
 import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease } from "@/db/schema";
 import { ownedInvoice, visibleInvoice, type Member } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
-import type { ClosedReason, EventKind, LeaseStatus } from "@/lib/lease-codes";
+import { isPurpose, type ClosedReason, type EventKind, type LeaseStatus, type Purpose } from "@/lib/lease-codes";
 import { and, asc, desc, eq, inArray, ne, not, sql } from "drizzle-orm";
 import { expireDue, inFlight, isOverdue, leaseWithNow, overdueInFlight } from "./shared";
 import { LeaseEventView, LeaseView } from "./types";
@@ -172,6 +172,26 @@ export async function latestLeaseForInvoice(db: Db, actorId: string, invoiceId: 
       .orderBy(desc(inferenceLease.createdAt), desc(inferenceLease.id))
       .limit(1);
     return lease ? view(tx, lease, {}) : null;
+  });
+}
+
+/**
+ * The actor's most recent lease of each purpose on an invoice (in flight or not), for the
+ * invoice page's one panel per purpose: one statement, DISTINCT ON (purpose), each with its
+ * latest page of events. A purpose the actor never asked for on it is absent.
+ */
+export async function latestLeasesByPurpose(db: Db, actorId: string, invoiceId: string): Promise<Partial<Record<Purpose, LeaseView>>> {
+  return db.transaction(async (tx) => {
+    const mine = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.actorId, actorId));
+    await expireDue(tx, mine, "read");
+    const rows = await tx
+      .selectDistinctOn([inferenceLease.purpose], leaseWithTimeline({}))
+      .from(inferenceLease)
+      .where(mine)
+      .orderBy(inferenceLease.purpose, desc(inferenceLease.createdAt), desc(inferenceLease.id));
+    const byPurpose: Partial<Record<Purpose, LeaseView>> = {};
+    for (const row of rows) if (isPurpose(row.purpose)) byPurpose[row.purpose] = viewOf(row);
+    return byPurpose;
   });
 }
 

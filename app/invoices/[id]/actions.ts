@@ -10,6 +10,7 @@ import { headers } from "next/headers";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { isUuid } from "@/lib/ids";
+import { isPurpose } from "@/lib/lease-codes";
 import { signInPath } from "@/lib/return-path";
 import { formOf, positiveInt4, text } from "@/lib/input";
 import { getInvoice, InvoicePatch } from "@/lib/invoices";
@@ -27,13 +28,24 @@ import { localeFrom } from "@/app/_lib/viewer";
 // with formOf (through the action wrapper), so a missing or foreign argument is a refusal,
 // never a crash.
 const id = text().trim().max(100);
-const SummarizeForm = formOf(z.object({ invoice_id: id }));
-const LeaseForm = formOf(z.object({ lease_id: id, invoice_id: id }));
+// `purpose`: which panel's button was pressed (absent: the summary's, as every form before purposes).
+const SummarizeForm = formOf(z.object({ invoice_id: id, purpose: text().trim().max(100).optional() }));
+// `lines_form`: the Apply form lists the proposed lines (categorize_lines), so its `line` boxes are
+// the accepted ones, and none ticked is a choice of none, not an apply of everything.
+const LeaseForm = formOf(
+  z.object({ lease_id: id, invoice_id: id, purpose: text().trim().max(100).optional(), lines_form: text().max(10).optional() }),
+);
 
-/** Back to the invoice page (the invoice list when the id is not one), with what to say. */
-function backTo(invoiceId: string | undefined, notice?: NoticeCode): never {
+/**
+ * Back to the invoice page (the invoice list when the id is not one), with what to say, and for
+ * which purpose's panel (`purpose`, left out for the summary's).
+ */
+function backTo(invoiceId: string | undefined, notice?: NoticeCode, purpose?: string): never {
   if (!invoiceId || !isUuid(invoiceId)) redirect("/invoices", RedirectType.replace);
-  const query = notice ? `?notice=${encodeURIComponent(notice)}` : "";
+  const params = new URLSearchParams();
+  if (notice) params.set("notice", notice);
+  if (notice && isPurpose(purpose) && purpose !== "summarize_invoice") params.set("purpose", purpose);
+  const query = params.size ? `?${params.toString()}` : "";
   // replace: with JavaScript on, the action's redirect must not add a history entry per click.
   redirect(`/invoices/${invoiceId}${query}`, RedirectType.replace);
 }
@@ -42,13 +54,15 @@ export const summarizeAction = action({
   who: "actor",
   input: SummarizeForm,
   invalid: (raw) => backTo(rawField(raw, "invoice_id"), "summarize.invalid_request"),
-  run: async ({ invoice_id }, { actor, db }) => {
+  run: async ({ invoice_id, purpose = "summarize_invoice" }, { actor, db }) => {
+    // Only the registry's purposes; open would refuse any other too, but the words are said here.
+    if (!isPurpose(purpose)) backTo(invoice_id, "summarize.purpose_not_allowed");
     // A second click (or tab) gets the lease already in flight; the database decides.
-    const result = await openLeaseAs(db, actor, { invoiceId: invoice_id, purpose: "summarize_invoice" });
+    const result = await openLeaseAs(db, actor, { invoiceId: invoice_id, purpose });
     // Open judges the session's end itself once its rows are held (its insert's RETURNING), so
     // a session run out while it waited is its refusal, not the wrapper's: answered as the wrapper would.
     if (!result.ok && result.code === "not_signed_in") await sendToSignIn();
-    backTo(invoice_id, result.ok ? undefined : `summarize.${result.code}`);
+    backTo(invoice_id, result.ok ? undefined : `summarize.${result.code}`, purpose);
   },
 });
 
@@ -56,8 +70,14 @@ export const applyAction = action({
   who: "actor",
   input: LeaseForm,
   invalid: (raw) => backTo(rawField(raw, "invoice_id"), "apply.lease_not_found"),
-  run: async ({ lease_id, invoice_id }, { actor, db }) => {
-    const result = await applyLease(db, actor.id, lease_id);
+  run: async ({ lease_id, invoice_id, purpose, lines_form }, { actor, db, raw }) => {
+    // The ticked lines, as the boxes name them (the changes' keys the page showed); apply refuses
+    // any key its proposal does not make, and none at all (invalid_lines).
+    const accept =
+      lines_form && raw instanceof FormData
+        ? raw.getAll("line").filter((v): v is string => typeof v === "string" && v.length <= 100)
+        : undefined;
+    const result = await applyLease(db, actor.id, lease_id, { accept });
     // On success the panel's own state line says what happened; no second message. A closed
     // lease's refusal names why it was closed, as apply found it (the page's latest lease may
     // be a newer one by then).
@@ -67,6 +87,7 @@ export const applyAction = action({
     backTo(
       invoice_id,
       result.code === "lease_rejected" && result.closedReason ? `apply.lease_rejected.${result.closedReason}` : `apply.${result.code}`,
+      purpose,
     );
   },
 });
@@ -77,9 +98,9 @@ const close = (verb: "discard" | "cancel") =>
     who: "actor",
     input: LeaseForm,
     invalid: (raw) => backTo(rawField(raw, "invoice_id"), `${verb}.lease_not_found`),
-    run: async ({ lease_id, invoice_id }, { actor, db }) => {
+    run: async ({ lease_id, invoice_id, purpose }, { actor, db }) => {
       const result = await cancelLease(db, actor.id, lease_id);
-      backTo(invoice_id, result.ok ? undefined : `${verb}.${result.code}`);
+      backTo(invoice_id, result.ok ? undefined : `${verb}.${result.code}`, purpose);
     },
   });
 

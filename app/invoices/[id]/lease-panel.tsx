@@ -8,7 +8,7 @@
 // without) JavaScript; the action sends the browser back to the page with what to say.
 // How it follows the lease is in lease-hooks.ts; every word it shows is in lease-words.ts.
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent, type RefObject } from "react";
+import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent, type ReactNode, type RefObject } from "react";
 import { useFormStatus } from "react-dom";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { formatDateTime, localizeDates, type Viewer } from "@/app/_lib/format";
@@ -21,22 +21,36 @@ import {
   eventWords,
   heldByWords,
   PANEL_WORDS,
+  PURPOSE_WORDS,
   type LeaseEventJson,
   type LeaseJson,
   type Notice,
 } from "@/app/_lib/lease-words";
-import { displayOf, isInFlight, isTerminal, summaryOf } from "@/lib/lease-codes";
+import { displayOf, isInFlight, isTerminal, summaryOf, type Purpose } from "@/lib/lease-codes";
+import type { PlannedChange } from "@/lib/purposes/types";
 import { applyAction, cancelAction, discardAction, summarizeAction } from "./actions";
 import { newer, useDeadlineCheck, useLeaseFeed, useServerCountdown, type Channel } from "./lease-hooks";
 
+/**
+ * What applying a proposed lease would change, as the server read it for the page (lib/purposes
+ * plannedChanges against the invoice's current values); `items` null: the proposal is not one
+ * its purpose accepts (apply then closes it as unusable). The panel only shows it: apply writes
+ * the proposal the server holds, fenced by the version this was read at.
+ */
+export type PanelChanges = { leaseId: string; items: PlannedChange[] | null };
+
 export function LeasePanel({
+  purpose,
   invoiceId,
   initial,
+  changes,
   heldBy,
   viewer,
   notice,
 }: {
+  purpose: Purpose;
   invoiceId: string;
+  changes: PanelChanges | null;
   initial: LeaseJson | null;
   /** Someone else's name whose lease is in flight on this invoice (it changed hands meanwhile). */
   heldBy: string | null;
@@ -90,35 +104,42 @@ export function LeasePanel({
   // of the state line, which would say the same thing in other words.
   const refusal = shownNotice && !shownNotice.ok ? shownNotice : null;
   const replacesState = Boolean(refusal && view && settled);
-  // The lease's own buttons name it and its invoice; Summarize names only the invoice.
-  const leaseFields = view ? { lease_id: view.lease_id, invoice_id: invoiceId } : null;
-  const invoiceFields = { invoice_id: invoiceId };
+  // The lease's own buttons name it, its invoice and its purpose; the open button the invoice and the purpose.
+  const leaseFields = view ? { lease_id: view.lease_id, invoice_id: invoiceId, purpose } : null;
+  const invoiceFields = { invoice_id: invoiceId, purpose };
+  const words = PURPOSE_WORDS[purpose];
+  // The summary's panel keeps the names the pages and tests have always known it by.
+  const isSummary = purpose === "summarize_invoice";
+  const headingId = isSummary ? "lease-heading" : `lease-heading-${purpose}`;
+  // The changes read for this very lease; one read for an earlier lease (a push got here first) waits for the page's refresh.
+  const shownChanges = changes && view && changes.leaseId === view.lease_id ? changes : null;
 
   return (
     <section
       className="card lease"
-      aria-labelledby="lease-heading"
-      data-testid="lease-panel"
+      aria-labelledby={headingId}
+      data-testid={isSummary ? "lease-panel" : `lease-panel-${purpose}`}
+      data-purpose={purpose}
       data-display={display ?? "none"}
       data-lease-id={leaseId ?? ""}
     >
-      <h2 id="lease-heading">{PANEL_WORDS.heading}</h2>
+      <h2 id={headingId}>{words.heading}</h2>
 
       {heldBy && !inFlight ? <p data-testid="lease-held-by">{heldByWords(heldBy)}</p> : null}
       {!view ? (
         <>
-          {heldBy ? null : <p>{PANEL_WORDS.none}</p>}
-          <ActionForm action={summarizeAction} fields={invoiceFields} label={BUTTON_WORDS.summarize} />
+          {heldBy ? null : <p>{words.none}</p>}
+          <ActionForm action={summarizeAction} fields={invoiceFields} label={words.open} />
         </>
       ) : (
         <>
-          <span className="lease__badge">{BADGE_WORDS[display!]}</span>
+          <span className="lease__badge">{display === "proposed" ? words.ready : BADGE_WORDS[display!]}</span>
           {replacesState ? null : (
             <div role="status" aria-live="polite" data-testid="lease-state">
               {display === "generating" ? (
-                <p>{PANEL_WORDS.generating}</p>
+                <p>{words.generating}</p>
               ) : display === "proposed" ? (
-                <p>{PANEL_WORDS.proposed}</p>
+                <p>{words.proposed}</p>
               ) : (
                 <p>{closedWords(view)}</p>
               )}
@@ -147,25 +168,76 @@ export function LeasePanel({
             </div>
           ) : null}
 
-          {display === "proposed" ? (
+          {display === "proposed" && isSummary ? (
             <>
               <div className="actions">
                 <ActionForm action={applyAction} fields={leaseFields!} label={BUTTON_WORDS.apply} />
                 <ActionForm action={discardAction} fields={leaseFields!} label={BUTTON_WORDS.discard} secondary />
               </div>
               <h3>{PANEL_WORDS.proposalHeading}</h3>
-              <blockquote className="proposal" data-testid="proposal" suppressHydrationWarning>
-                {localizeDates(summaryOf(view.proposal) ?? PANEL_WORDS.emptySummary, viewer.locale)}
-              </blockquote>
+              <div data-testid="planned-change" data-key="summary">
+                {shownChanges?.items?.[0] ? (
+                  <p className="muted small">
+                    {shownChanges.items[0].label} now:{" "}
+                    <span data-testid="change-before" suppressHydrationWarning>
+                      {shownChanges.items[0].before === null ? "none" : localizeDates(shownChanges.items[0].before, viewer.locale)}
+                    </span>
+                    . After Apply:
+                  </p>
+                ) : null}
+                <blockquote className="proposal" data-testid="proposal" suppressHydrationWarning>
+                  {localizeDates(summaryOf(view.proposal) ?? PANEL_WORDS.emptySummary, viewer.locale)}
+                </blockquote>
+              </div>
             </>
           ) : null}
 
-          {display === "applied" ? (
-            <ActionForm action={summarizeAction} fields={invoiceFields} label={BUTTON_WORDS.summarize} secondary />
+          {display === "proposed" && !isSummary ? (
+            shownChanges ? (
+              <>
+                <div className="actions">
+                  {purpose === "categorize_lines" && shownChanges.items ? (
+                    // One box per proposed line, ticked: the ones left ticked are what apply writes.
+                    <ActionForm action={applyAction} fields={{ ...leaseFields!, lines_form: "1" }} label={BUTTON_WORDS.apply}>
+                      <fieldset className="planned-changes">
+                        <legend>{words.changesHeading}</legend>
+                        <ul>
+                          {shownChanges.items.map((change) => (
+                            <li key={change.key} data-testid="planned-change" data-key={change.key}>
+                              <label>
+                                <input type="checkbox" name="line" value={change.key} defaultChecked /> {change.label}:{" "}
+                                <ChangeValues change={change} locale={viewer.locale} />
+                              </label>
+                            </li>
+                          ))}
+                        </ul>
+                      </fieldset>
+                    </ActionForm>
+                  ) : (
+                    <ActionForm action={applyAction} fields={leaseFields!} label={BUTTON_WORDS.apply} />
+                  )}
+                  <ActionForm action={discardAction} fields={leaseFields!} label={BUTTON_WORDS.discard} secondary />
+                </div>
+                {purpose !== "categorize_lines" && shownChanges.items ? (
+                  <>
+                    <h3>{words.changesHeading}</h3>
+                    <ul className="planned-changes">
+                      {shownChanges.items.map((change) => (
+                        <li key={change.key} data-testid="planned-change" data-key={change.key}>
+                          <strong>{change.label}</strong>: <ChangeValues change={change} locale={viewer.locale} />
+                        </li>
+                      ))}
+                    </ul>
+                  </>
+                ) : null}
+              </>
+            ) : (
+              <p className="muted">{PANEL_WORDS.readingChanges}</p>
+            )
           ) : null}
-          {display === "outdated" ? (
-            <ActionForm action={summarizeAction} fields={invoiceFields} label={BUTTON_WORDS.summarizeAgain} />
-          ) : null}
+
+          {display === "applied" ? <ActionForm action={summarizeAction} fields={invoiceFields} label={words.open} secondary /> : null}
+          {display === "outdated" ? <ActionForm action={summarizeAction} fields={invoiceFields} label={words.openAgain} /> : null}
           {display === "expired" || display === "rejected" || display === "failed" ? (
             <ActionForm action={summarizeAction} fields={invoiceFields} label={BUTTON_WORDS.tryAgain} />
           ) : null}
@@ -199,7 +271,7 @@ export function LeasePanel({
                 <time dateTime={event.at} suppressHydrationWarning>
                   {formatDateTime(event.at, viewer)}
                 </time>
-                <span>{eventWords(event, earlier.timeline.slice(0, index), view.proposal)}</span>
+                <span>{eventWords(event, earlier.timeline.slice(0, index), view.proposal, view.purpose)}</span>
               </li>
             ))}
           </ol>
@@ -258,6 +330,32 @@ function useEarlierEvents(view: LeaseJson | null) {
   return { timeline, before, load, loading, failed, canLoad };
 }
 
+/** A change's value before and after ("none" where there is none), each line of a multi-line value on its own line. */
+function ChangeValues({ change, locale }: { change: PlannedChange; locale: string }) {
+  const lines = (value: string | null) =>
+    value === null
+      ? "none"
+      : localizeDates(value, locale)
+          .split("\n")
+          .map((line, i) => (
+            <span key={i} className="planned-change__line">
+              {i > 0 ? <br /> : null}
+              {line}
+            </span>
+          ));
+  return (
+    <>
+      <span data-testid="change-before" className="planned-change__before" suppressHydrationWarning>
+        {lines(change.before)}
+      </span>{" "}
+      →{" "}
+      <span data-testid="change-after" className="planned-change__after" suppressHydrationWarning>
+        {lines(change.after)}
+      </span>
+    </>
+  );
+}
+
 function NoticeLine({ notice }: { notice: Notice }) {
   return (
     <p role={notice.ok ? "status" : "alert"} className={`notice ${notice.ok ? "notice--ok" : "notice--error"}`} data-testid="lease-message">
@@ -277,11 +375,14 @@ function ActionForm({
   fields,
   label,
   secondary = false,
+  children,
 }: {
   action: (formData: FormData) => Promise<void>;
   fields: Record<string, string>;
   label: string;
   secondary?: boolean;
+  /** Fields the user fills in before the button (the lines to apply). */
+  children?: ReactNode;
 }) {
   const busyRef = useRef(false);
   const guard = (event: FormEvent<HTMLFormElement>) => {
@@ -294,6 +395,7 @@ function ActionForm({
       {Object.entries(fields).map(([name, value]) => (
         <input key={name} type="hidden" name={name} value={value} />
       ))}
+      {children}
       <SubmitButton className={secondary ? "button button--secondary" : "button"}>{label}</SubmitButton>
     </form>
   );

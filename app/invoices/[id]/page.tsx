@@ -4,10 +4,12 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
 import { databaseToday } from "@/lib/invoice-status";
-import { displayOf, isInFlight } from "@/lib/lease-codes";
+import { displayOf, FINDING_SEVERITIES, isInFlight, isPurpose, PURPOSES, type Purpose } from "@/lib/lease-codes";
+import { ownedInvoice } from "@/lib/access";
+import { currentValues, plannedChanges } from "@/lib/purposes";
 import { may } from "@/lib/access";
 import { ownerChoices } from "@/lib/invoice-owner";
-import { appliedAttempt, invoiceTimeline, latestLeaseForInvoice, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
+import { appliedAttempt, invoiceTimeline, latestLeasesByPurpose, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
 import { staleSummary } from "@/lib/summary-staleness";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
@@ -23,13 +25,19 @@ import { summarizeAction } from "./actions";
 import { attemptAnchor, History, HISTORY_PAGE_SIZE } from "./history";
 import { InvoiceLive } from "./invoice-live";
 import { OwnerSection } from "./owner-form";
-import { LeasePanel } from "./lease-panel";
+import { LeasePanel, type PanelChanges } from "./lease-panel";
 import { StatusControls } from "./status-form";
 import { ForgetNotice } from "./forget-notice";
 import { TeammatePanel } from "./teammate-panel";
 import { ZoneSync } from "./zone-sync";
 
 export const metadata: Metadata = { title: "Invoice" };
+
+/** A review finding's severity as the Review notes section says it. */
+const SEVERITY_WORDS = { high: "High", medium: "Medium", low: "Low" } as const satisfies Record<
+  (typeof FINDING_SEVERITIES)[number],
+  string
+>;
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 const one = (value: string | string[] | undefined) => (typeof value === "string" ? value : undefined);
@@ -42,17 +50,33 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
   const invoice = await getInvoice(db, actor, id);
   if (!invoice) notFound();
   const viewer = await getViewer();
-  const [latest, heldBy, teammate] = await Promise.all([
-    latestLeaseForInvoice(db, actor.id, invoice.id),
+  const [latestByPurpose, heldBy, teammate] = await Promise.all([
+    latestLeasesByPurpose(db, actor.id, invoice.id),
     leaseHolderName(db, actor.id, invoice.id),
     // Only a teammate's view shows another's lease in flight (the owner's own panel says who holds one: heldBy).
     invoice.owned ? null : teammateLeaseInFlight(db, actor, invoice.id),
   ]);
-  const lease = latest ? leaseJson(latest) : null;
+  const leases = Object.fromEntries(
+    PURPOSES.map((purpose) => [purpose, latestByPurpose[purpose] ? leaseJson(latestByPurpose[purpose]) : null]),
+  ) as Record<Purpose, ReturnType<typeof leaseJson> | null>;
+  const lease = leases.summarize_invoice;
   const pattern = datePattern(viewer.locale);
   const money = (cents: number) => formatMoney(cents, invoice.currency, viewer.locale);
 
-  const notice = noticeOf(one(query.notice), lease, pattern);
+  // "What will change" for each proposed lease: its proposal against the targets' values now,
+  // read once for all of them. Apply writes that same proposal, fenced by the version read here.
+  const proposed = PURPOSES.filter((purpose) => leases[purpose]?.status === "proposed");
+  const current = invoice.owned && proposed.length ? await currentValues(db, invoice.id, ownedInvoice(actor.id)) : null;
+  const changes = Object.fromEntries(
+    proposed.map((purpose) => [
+      purpose,
+      current ? { leaseId: leases[purpose]!.lease_id, items: plannedChanges(purpose, leases[purpose]!.proposal, current) } : null,
+    ]),
+  ) as Partial<Record<Purpose, PanelChanges | null>>;
+
+  // A lease notice is for the panel of its purpose (`?purpose=`, the summary's when absent).
+  const noticePurpose: Purpose = isPurpose(one(query.purpose)) ? (one(query.purpose) as Purpose) : "summarize_invoice";
+  const notice = noticeOf(one(query.notice), leases[noticePurpose], pattern, noticePurpose);
   const historyPage = Math.max(1, Math.min(10_000, Math.trunc(Number(one(query.history) ?? "1")) || 1));
   const [timeline, applied, stale, members, today] = await Promise.all([
     invoiceTimeline(db, actor, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
@@ -96,14 +120,19 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
         <div className="invoice-grid__panel">
           {/* Keyed by lease: a new lease starts a fresh panel and a fresh subscription. */}
           {invoice.owned ? (
-            <LeasePanel
-              key={lease?.lease_id ?? "none"}
-              invoiceId={invoice.id}
-              initial={lease}
-              heldBy={lease && isInFlight(lease.status) ? null : heldBy}
-              viewer={viewer}
-              notice={notice && notice.action !== "edit" ? notice : null}
-            />
+            // One panel per purpose, in the registry's order, each following its latest lease.
+            PURPOSES.map((purpose) => (
+              <LeasePanel
+                key={`${purpose}:${leases[purpose]?.lease_id ?? "none"}`}
+                purpose={purpose}
+                invoiceId={invoice.id}
+                initial={leases[purpose]}
+                changes={changes[purpose] ?? null}
+                heldBy={purpose !== "summarize_invoice" || (lease && isInFlight(lease.status)) ? null : heldBy}
+                viewer={viewer}
+                notice={notice && notice.action !== "edit" && noticePurpose === purpose ? notice : null}
+              />
+            ))
           ) : (
             // A teammate's view: who writes or reviews a summary and until when, never its text or id.
             <TeammatePanel
@@ -156,6 +185,28 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
             editable={invoice.editable}
             today={today}
           />
+          {invoice.reviewNotes ? (
+            <section className="card" aria-labelledby="review-notes-heading" data-testid="review-notes">
+              <h2 id="review-notes-heading">Review notes</h2>
+              {invoice.reviewNotesVersion !== null ? (
+                <p className="muted small" data-testid="review-notes-version">
+                  Written for version {invoice.reviewNotesVersion}
+                  {invoice.reviewNotesVersion < invoice.version ? `; the invoice is at version ${invoice.version} now.` : "."}
+                </p>
+              ) : null}
+              {invoice.reviewNotes.length === 0 ? (
+                <p>No findings.</p>
+              ) : (
+                <ul className="review-notes">
+                  {invoice.reviewNotes.map((finding, index) => (
+                    <li key={index} data-testid="review-note" data-severity={finding.severity} data-code={finding.code}>
+                      <strong>{SEVERITY_WORDS[finding.severity]}:</strong> {localizeDates(finding.message, viewer.locale)}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </section>
+          ) : null}
           <section className="card" aria-labelledby="summary-heading">
             <h2 id="summary-heading">Summary on the invoice</h2>
             {invoice.summary ? (
@@ -210,6 +261,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
                     <th scope="col" className="num">
                       Amount
                     </th>
+                    <th scope="col">Category</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -224,6 +276,9 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
                       <td className="num wide-only">{line.quantity}</td>
                       <td className="num wide-only">{money(line.unitPriceCents)}</td>
                       <td className="num">{money(line.quantity * line.unitPriceCents)}</td>
+                      <td data-testid="line-category" data-code={line.category ?? ""}>
+                        {line.category ? `${line.category} ${line.categoryName ?? ""}`.trim() : <span className="muted">—</span>}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -232,6 +287,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
                     <th scope="row">Total</th>
                     <td className="wide-only" colSpan={2} />
                     <td className="num">{money(invoice.totalCents)}</td>
+                    <td />
                   </tr>
                 </tfoot>
               </table>

@@ -251,6 +251,8 @@ describe("GET/PATCH /api/invoices", () => {
       quantity: 10,
       unit_price_cents: 120000,
       amount_cents: 1200000,
+      // No category until categorize_lines writes one (tests/integration/http/lease-changes.test.ts).
+      category: null,
     });
     expect(res.body.lease).toBeNull();
     const opened = await api("POST", "/api/leases", { cookie: aliceCookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } });
