@@ -92,8 +92,18 @@ it("proposed: one row, the local lane's tokens at MODEL_PRICE_PER_MTOK, in propo
   expect((await leaseRow(t.db, lease.id)).reservedCents).toBeNull();
 
   // The propose step run again (its answer lost), with the generate step's memoized completion: no second row.
-  const generated = await opened<Record<string, unknown>>((await engineFor(data).executeStep("generate")).result);
-  await engineFor(data).executeStep("propose", { steps: [{ id: "generate", handler: () => generated }] });
+  const proposed = (await leaseRow(t.db, lease.id)).proposal as { summary: string; model: string };
+  const usage = { callKey: row!.callKey, model: row!.model, inputTokens: row!.inputTokens, outputTokens: row!.outputTokens };
+  const generated = {
+    ok: true,
+    actorId: alice.id,
+    output: { summary: proposed.summary },
+    model: proposed.model,
+    detail: { prompt_version: "summarize-2", summary_chars: proposed.summary.length },
+    usage: { ...usage, estimated: true, costCents: row!.costCents },
+  };
+  const again = await engineFor(data).executeStep("propose", { steps: [{ id: "generate", handler: () => generated }] });
+  expect(await opened(again.result)).toEqual({ leaseId: lease.id, outcome: "proposed" });
   expect(await usageRows(t.db, lease.id)).toHaveLength(1);
 });
 
