@@ -41,7 +41,13 @@ afterEach(() => {
 // $1,000 / $2,000 per million tokens: a call costs a visible part of a cent.
 const PRICE = "1000,2000";
 const local = (extra: Record<string, string> = {}) =>
-  (restore = withEnv({ MODEL_PROVIDER: "local", MODEL_PRICE_PER_MTOK: PRICE, MODEL_LATENCY_MS: undefined, MODEL_IGNORE_ABORT: undefined, ...extra }));
+  (restore = withEnv({
+    MODEL_PROVIDER: "local",
+    MODEL_PRICE_PER_MTOK: PRICE,
+    MODEL_LATENCY_MS: undefined,
+    MODEL_IGNORE_ABORT: undefined,
+    ...extra,
+  }));
 const priced = (input: number, output: number) => ((input * 1000 + output * 2000) / 1e6) * 100;
 
 const engineFor = (data: Opened) =>

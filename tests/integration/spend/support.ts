@@ -15,7 +15,11 @@ const ROUTES: Record<string, Record<string, Handler | undefined>> = {
   "/api/usage": usageRoute as never,
 };
 
-export async function spendApi(method: string, path: string, opts: { cookie?: string; json?: unknown; raw?: string } = {}): Promise<ApiResponse> {
+export async function spendApi(
+  method: string,
+  path: string,
+  opts: { cookie?: string; json?: unknown; raw?: string } = {},
+): Promise<ApiResponse> {
   const handler = ROUTES[path]?.[method];
   if (!handler) return { status: 405, body: null, headers: new Headers() };
   const headers = new Headers();
@@ -27,7 +31,12 @@ export async function spendApi(method: string, path: string, opts: { cookie?: st
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
 
-export const NO_CAPS = { organization_daily_cents: null, organization_monthly_cents: null, member_daily_cents: null, member_monthly_cents: null };
+export const NO_CAPS = {
+  organization_daily_cents: null,
+  organization_monthly_cents: null,
+  member_daily_cents: null,
+  member_monthly_cents: null,
+};
 
 export type Opened = { leaseId: string; actorId: string; invoiceId: string; purpose: string; runNonce: string };
 
