@@ -8,7 +8,14 @@ import "server-only";
 import { NonRetriableError } from "inngest";
 import { z } from "zod";
 import { getDb, type Db } from "@/db/client";
-import { failGeneration, loadForGeneration, proposeLease, type GenerationFailureCode, type GenerationInput } from "@/lib/leases";
+import {
+  failGeneration,
+  loadForGeneration,
+  proposeLease,
+  recordUsage,
+  type GenerationFailureCode,
+  type GenerationInput,
+} from "@/lib/leases";
 import { log } from "@/lib/log";
 import {
   estimateTokens,
@@ -23,7 +30,7 @@ import {
   type ModelUsage,
 } from "@/lib/model";
 import { purposeOf } from "@/lib/purposes";
-import { callCostCents, callKey, recordUsage, type CallUsage, type UsageOutcome } from "@/lib/spend";
+import { callCostCents, callKey, type CallUsage } from "@/lib/spend";
 import { inngest } from "./client";
 import { decryptEventData } from "./encryption";
 import { leaseClosed, leaseOpened } from "./events";

@@ -1,13 +1,13 @@
 import "server-only";
 // Generate (check 2): load, then propose. Nothing here is held across the model call.
-import type { Db } from "@/db/client";
+import type { Db, Tx } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { GenerationFailureCode, LeaseProposal, LeaseStatus, Purpose } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
 import { contextSql, type PurposeInput } from "@/lib/purposes";
-import { recordUsage, type CallUsage, type UsageOutcome } from "@/lib/spend";
+import type { CallUsage, UsageOutcome } from "@/lib/spend";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
 import { clockNow, dbNow, expireDue, isOverdue, isPurpose, judgedAt, overdueInFlight, recordEvent } from "./shared";
@@ -271,4 +271,33 @@ async function failGenerationUntraced(
     if (input.usage) await recordUsage(tx, leaseId, input.usage, "failed");
     return { closed: closed.length > 0 };
   });
+}
+
+const wholeTokens = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+const centsText = (n: number) => (Number.isFinite(n) && n > 0 ? n.toFixed(6) : "0");
+
+/**
+ * Records a model call's usage, ended as `outcome`, and releases the lease's budget reservation,
+ * in ONE statement (a CTE): the transitions that end a call (propose, a late completion, an
+ * actor mismatch, a failed generation) record it in their own transaction at the cost of one
+ * statement, and an aborted call on its own. Org, actor, invoice and purpose are the lease's
+ * (the organization its invoice is in), never the caller's word. A call recorded already (the
+ * same call key: a retried step) records nothing. Returns whether a row was written.
+ */
+export async function recordUsage(db: Db | Tx, leaseId: string, usage: CallUsage, outcome: UsageOutcome): Promise<boolean> {
+  if (!isUuid(leaseId)) return false;
+  const result = await db.execute(sql`
+    with released as (
+      update inference_lease set reserved_cents = null where id = ${leaseId}
+      returning id, actor_id, invoice_id, purpose
+    )
+    insert into model_usage (org_id, actor_id, lease_id, invoice_id, purpose, model, input_tokens, output_tokens,
+      cost_cents, outcome, estimated, call_key)
+    select i.org_id, r.actor_id, r.id, r.invoice_id, r.purpose, ${usage.model}, ${wholeTokens(usage.inputTokens)},
+      ${wholeTokens(usage.outputTokens)}, ${centsText(usage.costCents)}::numeric, ${outcome}, ${usage.estimated}, ${usage.callKey}
+    from released r join invoice i on i.id = r.invoice_id
+    on conflict (call_key) do nothing
+    returning id`);
+  const rows = Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []);
+  return rows.length > 0;
 }

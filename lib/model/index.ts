@@ -148,7 +148,7 @@ export function modelPricing(env: Env = process.env): {
   if (!provider.success) fail(provider.error.issues);
   const price = PriceSchema.safeParse(env.MODEL_PRICE_PER_MTOK);
   if (!price.success) fail(price.error.issues);
-  const model = provider.data === "local" ? LOCAL_MODEL_ID : (unsetIfEmpty(env.MODEL_NAME) as string | undefined) ?? "";
+  const model = provider.data === "local" ? LOCAL_MODEL_ID : ((unsetIfEmpty(env.MODEL_NAME) as string | undefined) ?? "");
   return { lane: provider.data, model, perMtok: price.data ?? null };
 }
 

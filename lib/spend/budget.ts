@@ -37,7 +37,12 @@ const capColumns = {
  */
 export const capApplies = sql<boolean>`coalesce(${or(...Object.values(capColumns).map((c) => isNotNull(c)))}, false)`;
 
-const NO_CAPS: Caps = { organization_daily_cents: null, organization_monthly_cents: null, member_daily_cents: null, member_monthly_cents: null };
+const NO_CAPS: Caps = {
+  organization_daily_cents: null,
+  organization_monthly_cents: null,
+  member_daily_cents: null,
+  member_monthly_cents: null,
+};
 
 /** The caps of the member's organization (all null when none were set), for any member. */
 export async function readBudget(db: Db, member: Member): Promise<Caps> {
@@ -49,7 +54,11 @@ export async function readBudget(db: Db, member: Member): Promise<Caps> {
 }
 
 /** Sets the caps of the member's organization: an admin's act, judged by the statement that writes (403 otherwise). */
-export async function writeBudget(db: Db, member: Member, caps: Caps): Promise<{ ok: true; budget: Caps } | { ok: false; code: "forbidden" }> {
+export async function writeBudget(
+  db: Db,
+  member: Member,
+  caps: Caps,
+): Promise<{ ok: true; budget: Caps } | { ok: false; code: "forbidden" }> {
   const values = CAP_FIELDS.map((field) => sql`${caps[field]}::integer`);
   const result = await db.execute(sql`
     insert into org_budget (org_id, organization_daily_cents, organization_monthly_cents, member_daily_cents, member_monthly_cents,

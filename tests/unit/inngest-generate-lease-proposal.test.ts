@@ -13,17 +13,14 @@ vi.mock("@/lib/leases", () => ({
   loadForGeneration: vi.fn(),
   proposeLease: vi.fn(),
   failGeneration: vi.fn(),
+  // A call the model never answered is counted on a statement of its own.
+  recordUsage: vi.fn(async () => true),
 }));
 vi.mock("@/lib/model", async (importOriginal) => ({
   ...(await importOriginal<typeof import("@/lib/model")>()),
   getModelProvider: vi.fn(),
 }));
 vi.mock("@/lib/log", () => ({ log: { info: vi.fn(), warn: vi.fn() } }));
-// A call the model never answered is counted on a statement of its own (lib/spend recordUsage).
-vi.mock("@/lib/spend", async (importOriginal) => ({
-  ...(await importOriginal<typeof import("@/lib/spend")>()),
-  recordUsage: vi.fn(async () => true),
-}));
 // The lease's close, as the LISTEN connection would report it: a controller per watch, which
 // a test aborts to close the lease while the model works.
 vi.mock("@/inngest/lease-close-signal", () => ({ watchLeaseClose: vi.fn() }));
@@ -31,7 +28,6 @@ vi.mock("@/inngest/lease-close-signal", () => ({ watchLeaseClose: vi.fn() }));
 const leases = await import("@/lib/leases");
 const model = await import("@/lib/model");
 const closeSignal = await import("@/inngest/lease-close-signal");
-const spend = await import("@/lib/spend");
 const { generateLeaseProposal, failureCode, usageInMessage, GENERATION_RETRIES } = await import("@/inngest/generate-lease-proposal");
 
 const loadForGeneration = vi.mocked(leases.loadForGeneration);
@@ -39,7 +35,7 @@ const proposeLease = vi.mocked(leases.proposeLease);
 const failGeneration = vi.mocked(leases.failGeneration);
 const getModelProvider = vi.mocked(model.getModelProvider);
 const watchLeaseClose = vi.mocked(closeSignal.watchLeaseClose);
-const recordUsage = vi.mocked(spend.recordUsage);
+const recordUsage = vi.mocked(leases.recordUsage);
 
 /** The watches the generate step took, newest last: abort one to close its lease. */
 let watches: { controller: AbortController; release: ReturnType<typeof vi.fn> }[] = [];
@@ -106,7 +102,14 @@ const detailOf = (summary: string) => ({ prompt_version: "summarize-2", summary_
 /** The usage `answer` reports, as propose records it: the first attempt's call, at the local lane's price (0). */
 const USAGE = { callKey: `${LEASE_ID}:0`, model: "fake-1", inputTokens: 120, outputTokens: 30, estimated: false, costCents: 0 };
 /** A call the model never answered: its prompt counted by us, no output. */
-const UNANSWERED = { callKey: `${LEASE_ID}:0`, model: "local-summary-v1", inputTokens: expect.any(Number), outputTokens: 0, estimated: true, costCents: 0 };
+const UNANSWERED = {
+  callKey: `${LEASE_ID}:0`,
+  model: "local-summary-v1",
+  inputTokens: expect.any(Number),
+  outputTokens: 0,
+  estimated: true,
+  costCents: 0,
+};
 
 function engine(attempt = 0) {
   // A fresh engine per test: an instance caches step results across executions.
@@ -323,7 +326,10 @@ describe("generate-lease-proposal: model errors", () => {
     const out = await engine().executeStep("generate");
 
     expect(out.step.op).toBe("StepFailed");
-    expect(out.result).toMatchObject({ name: "NonRetriableError", message: expect.stringMatching(/^ModelOutputError: summary is not JSON \[usage:/) });
+    expect(out.result).toMatchObject({
+      name: "NonRetriableError",
+      message: expect.stringMatching(/^ModelOutputError: summary is not JSON \[usage:/),
+    });
     // The failed call's usage rides with the error to the failure handler, which records it as it closes the lease.
     expect(usageInMessage((out.result as Error).message)).toEqual(UNANSWERED);
     expect(recordUsage).not.toHaveBeenCalled();
