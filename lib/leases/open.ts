@@ -83,18 +83,28 @@ async function openLeaseUntraced(
           .for("share", { of: invoice });
         if (!inv) return { ok: false, code: (await visibleToActor(tx, actorId, invoiceId)) ? "forbidden" : "invoice_not_found" };
 
+        // A lease past its deadline no longer holds the in-flight slot.
+        const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
+        await expireDue(tx, scope, "open");
+
         // The budget, before anything is inserted or dispatched: over a cap, nothing happens
         // (docs/decisions/0075-spend-reserved-at-open.md).
         let reservedCents: number | null = null;
         if (inv.capped) {
           const admitted = await admitCall(tx, { orgId: inv.orgId, actorId, purpose });
-          if (!admitted.ok) return { ok: false, code: admitted.code, retryAfterSeconds: admitted.retryAfterSeconds };
+          if (!admitted.ok) {
+            // The actor's own lease already in flight is answered as without a cap: it costs nothing more.
+            const [own] = await tx
+              .select(leaseAndSession)
+              .from(inferenceLease)
+              .where(and(scope, inFlight, eq(inferenceLease.actorId, actorId)));
+            if (!own) return { ok: false, code: admitted.code, retryAfterSeconds: admitted.retryAfterSeconds };
+            const { sessionLive: live, ...existing } = own;
+            if (!live) throw new SessionRanOut();
+            return { ok: true, created: false, lease: existing };
+          }
           reservedCents = admitted.reservedCents;
         }
-
-        // A lease past its deadline no longer holds the in-flight slot.
-        const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
-        await expireDue(tx, scope, "open");
 
         // The partial unique index decides who wins a race of opens: the losers' inserts wait
         // for the winner to commit, then do nothing, and read the winner's row below.

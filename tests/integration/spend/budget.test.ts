@@ -151,3 +151,14 @@ it("a member cap counts the member's own spend; the organization's cap everyone'
   // The organization has spent 100 of 100 this month: nobody is admitted.
   expect((await open(adaCookie, (await makeInvoice(t.db, ada.id)).id)).status).toBe(429);
 });
+
+it("the actor's own lease already in flight is answered 200 as without a cap, not refused", async () => {
+  const { member, cookie, inv } = await admin();
+  const first = await open(cookie, inv.id);
+  expect(first.status).toBe(201);
+  await setCaps(member.orgId, { organizationDailyCents: 0 });
+  const again = await open(cookie, inv.id);
+  expect(again).toMatchObject({ status: 200, body: { lease_id: first.body.lease_id, status: "open" } });
+  // A new invoice is refused.
+  expect((await open(cookie, (await makeInvoice(t.db, member.id)).id)).status).toBe(429);
+});
