@@ -8,10 +8,30 @@ import "server-only";
 import { NonRetriableError } from "inngest";
 import { z } from "zod";
 import { getDb, type Db } from "@/db/client";
-import { failGeneration, loadForGeneration, proposeLease, type GenerationFailureCode, type GenerationInput } from "@/lib/leases";
+import {
+  failGeneration,
+  loadForGeneration,
+  proposeLease,
+  recordUsage,
+  type GenerationFailureCode,
+  type GenerationInput,
+} from "@/lib/leases";
 import { log } from "@/lib/log";
-import { getModelProvider, ModelOutputError, ModelSchemaError, ModelUnavailableError, type ModelProvider } from "@/lib/model";
+import {
+  estimateTokens,
+  getModelProvider,
+  modelPricing,
+  ModelOutputError,
+  ModelSchemaError,
+  ModelUnavailableError,
+  userMessage,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelUsage,
+  usageOfError,
+} from "@/lib/model";
 import { purposeOf } from "@/lib/purposes";
+import { callCostCents, callKey, type CallUsage } from "@/lib/spend";
 import { inngest } from "./client";
 import { decryptEventData } from "./encryption";
 import { leaseClosed, leaseOpened } from "./events";
@@ -90,7 +110,8 @@ export async function recordGenerationFailure(
   // The failed event as the Inngest server keeps it: its run nonce encrypted (inngest/encryption.ts).
   const { leaseId, runNonce } = failedLease(await decryptEventData(eventData));
   const code = failureCode(error);
-  const result = await failGeneration(db, { leaseId, runNonce, code });
+  const usage = usageInMessage(error.message ?? "");
+  const result = await failGeneration(db, { leaseId, runNonce, code, ...(usage ? { usage } : {}) });
   log.warn("generation failed", {
     lease_id: leaseId,
     code,
@@ -128,37 +149,53 @@ export const generateLeaseProposal = inngest.createFunction(
       // Aborts the model call (and drops its HTTP request) as soon as the lease closes or
       // its deadline passes: docs/decisions/0025-a-close-aborts-the-model-call.md.
       const closed = await watchLeaseClose(leaseId, input.lease.remainingMs);
+      const request: ModelRequest = {
+        purpose: input.lease.purpose,
+        actorId: input.lease.actorId,
+        invoice: input.invoice,
+        context: input.context,
+        signal: closed.signal,
+      };
+      // This call's usage when it did not answer: what the lane counted (a refused answer's
+      // reported tokens, an aborted prompt's estimate), else the prompt counted here, no answer.
+      let failure: unknown;
+      const unanswered = () => {
+        const counted = usageOfError(failure);
+        return counted ? priced(leaseId, attempt, modelPricing().model, counted) : promptOnly(leaseId, attempt, request);
+      };
       let proposal;
       try {
-        proposal = await model.generate({
-          purpose: input.lease.purpose,
-          actorId: input.lease.actorId,
-          invoice: input.invoice,
-          context: input.context,
-          signal: closed.signal,
-        });
+        proposal = await model.generate(request);
       } catch (error) {
+        failure = error;
         if (closed.signal.aborted) {
-          // The lease closed or ran out while the model worked: no retry can help. Read what
-          // it became (recording `expired` if due) and end the run; a close is the user's or
-          // the deadline's doing, not a failed generation.
+          // The lease closed or ran out while the model worked: no retry can help. The call is
+          // counted all the same, on a statement of its own (no transition ends it here). Read
+          // what the lease became (recording `expired` if due) and end the run; a close is the
+          // user's or the deadline's doing, not a failed generation.
+          await recordUsage(db, leaseId, unanswered(), "aborted");
           const after = await loadForGeneration(db, leaseId);
           if (!after.ok) return stopped(leaseId, after);
         }
         if (error instanceof ModelOutputError) {
-          throw new NonRetriableError(`${error.name}: ${error.message}`, { cause: error });
+          throw new NonRetriableError(withUsage(`${error.name}: ${error.message}`, unanswered()), { cause: error });
         }
         if (error instanceof ModelUnavailableError) {
           // Retried only if the retry could still finish in the lease's time, read again on the
           // database clock; else the lease closes now as model_unavailable, not later as expired
           // (docs/decisions/0050-no-retry-that-cannot-finish-in-time.md).
           const now = await loadForGeneration(db, leaseId);
-          if (!now.ok) return stopped(leaseId, now);
+          if (!now.ok) {
+            await recordUsage(db, leaseId, unanswered(), "failed");
+            return stopped(leaseId, now);
+          }
           if (!retryCouldFinish(attempt, now.lease.remainingMs, model.timeLimitMs)) {
             const why = `no retry could finish in the lease's ${now.lease.remainingMs} ms left`;
-            throw new NonRetriableError(`${error.name}: ${error.message} (${why})`, { cause: error });
+            throw new NonRetriableError(withUsage(`${error.name}: ${error.message} (${why})`, unanswered()), { cause: error });
           }
         }
+        // Retried: this attempt's call is counted now, on its own statement; the next attempt is another call.
+        await recordUsage(db, leaseId, unanswered(), "failed");
         throw error; // ModelUnavailableError with time left, and anything unexpected: retried with backoff
       } finally {
         closed.release();
@@ -167,19 +204,23 @@ export const generateLeaseProposal = inngest.createFunction(
       // The purpose's schema decides what may be proposed: anything else is `invalid_output`,
       // never written (and not retried: the same model would answer the same way).
       const purpose = purposeOf(input.lease.purpose);
+      const usage = priced(leaseId, attempt, proposal.model, proposal.usage);
       const output = purpose.output.safeParse(proposal.output);
       if (!output.success) {
         // An answer that came after the lease closed is the close's business, not a failure.
         if (closed.signal.aborted) {
           const after = await loadForGeneration(db, leaseId);
-          if (!after.ok) return stopped(leaseId, after);
+          if (!after.ok) {
+            await recordUsage(db, leaseId, usage, "late");
+            return stopped(leaseId, after);
+          }
         }
         const problems = output.error.issues.map((issue) => `${issue.path.join(".") || "output"}: ${issue.message}`).slice(0, 5);
-        throw new NonRetriableError(`ModelSchemaError: ${input.lease.purpose} output rejected: ${problems.join("; ")}`, {
-          cause: new ModelSchemaError(problems.join("; ")),
-        });
+        const message = `ModelSchemaError: ${input.lease.purpose} output rejected: ${problems.join("; ")}`;
+        throw new NonRetriableError(withUsage(message, usage), { cause: new ModelSchemaError(problems.join("; ")) });
       }
       const completion: Completion = {
+        usage,
         // The actor the completion names, not the one we asked for: propose compares them.
         actorId: proposal.actorId,
         output: output.data as Record<string, unknown>,
@@ -201,7 +242,7 @@ export const generateLeaseProposal = inngest.createFunction(
   },
 );
 
-type Completion = { actorId: string; output: Record<string, unknown>; model: string; detail: Record<string, unknown> };
+type Completion = { actorId: string; output: Record<string, unknown>; model: string; detail: Record<string, unknown>; usage: CallUsage };
 type Generated = ({ ok: true } & Completion) | { ok: false; outcome: GenerationOutcome };
 
 /** Check 2's write, the lease core's conditional update: the run's outcome. */
@@ -212,7 +253,49 @@ async function propose(leaseId: string, runNonce: string, completion: Completion
     runNonce,
     proposal: { ...completion.output, model: completion.model },
     detail: completion.detail,
+    usage: completion.usage,
   });
   if (proposed.ok) return { leaseId, outcome: "proposed" };
   return { leaseId, outcome: "stopped", reason: proposed.code, status: proposed.status ?? null };
+}
+
+/** A call's usage as the model reported it (or the local lane counted it), priced, keyed by the lease and attempt. */
+function priced(leaseId: string, attempt: number, model: string, usage: ModelUsage): CallUsage {
+  const tokens = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+  return { callKey: callKey(leaseId, attempt), model, ...tokens, estimated: usage.estimated, costCents: callCostCents(model, tokens) };
+}
+
+/** The usage of a call the model never answered (aborted, failed): its prompt counted by us, no output. */
+function promptOnly(leaseId: string, attempt: number, request: ModelRequest): CallUsage {
+  const inputTokens = estimateTokens(purposeOf(request.purpose).instructions) + estimateTokens(userMessage(request));
+  return priced(leaseId, attempt, modelPricing().model, { inputTokens, outputTokens: 0, estimated: true });
+}
+
+/**
+ * The failure handler gets the error only as its name and message (serialized by the SDK), so the
+ * usage of the call that failed rides at the end of the message, for failGeneration to record in
+ * the transaction that closes the lease. Never shown to the actor: the event gets the code only.
+ */
+const USAGE_MARK = " [usage:";
+function withUsage(message: string, usage: CallUsage): string {
+  return `${message}${USAGE_MARK}${JSON.stringify(usage)}]`;
+}
+
+const UsageInMessage = z.object({
+  callKey: z.string().max(200),
+  model: z.string().max(200),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  estimated: z.boolean(),
+  costCents: z.number().nonnegative(),
+});
+export function usageInMessage(message: string): CallUsage | null {
+  const at = message.lastIndexOf(USAGE_MARK);
+  if (at < 0 || !message.endsWith("]")) return null;
+  try {
+    const parsed = UsageInMessage.safeParse(JSON.parse(message.slice(at + USAGE_MARK.length, -1)));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }

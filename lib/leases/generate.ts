@@ -1,12 +1,13 @@
 import "server-only";
 // Generate (check 2): load, then propose. Nothing here is held across the model call.
-import type { Db } from "@/db/client";
+import type { Db, Tx } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { GenerationFailureCode, LeaseProposal, LeaseStatus, Purpose } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
 import { contextSql, type PurposeInput } from "@/lib/purposes";
+import type { CallUsage, UsageOutcome } from "@/lib/spend";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
 import { clockNow, dbNow, expireDue, isOverdue, isPurpose, judgedAt, overdueInFlight, recordEvent } from "./shared";
@@ -120,11 +121,16 @@ async function proposeLeaseUntraced(
     proposal: LeaseProposal;
     /** What the `proposed` event says of it besides the model: its purpose's numbers and prompt version. */
     detail?: Record<string, unknown>;
+    /** The call's usage, recorded in this transaction however it ends (not for a run this lease did not dispatch). */
+    usage?: CallUsage;
   },
 ): Promise<ProposeResult> {
   const { leaseId, actorId, runNonce, proposal } = input;
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
   const result = await db.transaction(async (tx): Promise<ProposeResult> => {
+    const spent = async (outcome: UsageOutcome) => {
+      if (input.usage) await recordUsage(tx, leaseId, input.usage, outcome);
+    };
     if (isUuid(actorId) && typeof runNonce === "string") {
       const [row] = await tx
         .update(inferenceLease)
@@ -142,6 +148,7 @@ async function proposeLeaseUntraced(
         .returning({ id: inferenceLease.id, inTimeAt: judgedAt(inferenceLease.deadlineAt) });
       if (row?.inTimeAt) {
         await recordEvent(tx, leaseId, "proposed", { model: proposal.model, ...input.detail }, row.inTimeAt);
+        await spent("proposed");
         return { ok: true };
       }
       if (row) {
@@ -153,6 +160,7 @@ async function proposeLeaseUntraced(
           .where(eq(inferenceLease.id, leaseId));
         await recordEvent(tx, leaseId, "expired", { by: "propose" });
         await recordEvent(tx, leaseId, "late_completion", { status: "expired", model: proposal.model });
+        await spent("late");
         return { ok: false, code: "late_completion", status: "expired" };
       }
     }
@@ -185,6 +193,7 @@ async function proposeLeaseUntraced(
         // Whether this completion closed the lease, so the timeline tells a transition from a refusal.
         closed: closed.length > 0,
       });
+      await spent("failed");
       return { ok: false, code: "actor_mismatch", status: closed.length ? "rejected" : current.status };
     }
     // This run's own proposal, already recorded: Inngest ran the propose step again (its answer
@@ -196,6 +205,7 @@ async function proposeLeaseUntraced(
       status = "expired";
     }
     await recordEvent(tx, leaseId, "late_completion", { status, model: proposal.model });
+    await spent("late");
     return { ok: false, code: "late_completion", status };
   });
   if (!result.ok) log.warn("completion not proposed", { lease_id: leaseId, code: result.code, status: result.status });
@@ -226,7 +236,13 @@ export const failGeneration = tracedLeaseOp("lease.fail_generation", failGenerat
 
 async function failGenerationUntraced(
   db: Db,
-  input: { leaseId: string; runNonce: string; code: GenerationFailureCode },
+  input: {
+    leaseId: string;
+    runNonce: string;
+    code: GenerationFailureCode;
+    /** The failed call's usage, when the generation made one and measured it: recorded in this transaction. */
+    usage?: CallUsage;
+  },
 ): Promise<{ closed: boolean; refused?: "run_mismatch" }> {
   const { leaseId, runNonce, code } = input;
   if (!isUuid(leaseId)) return { closed: false };
@@ -252,6 +268,36 @@ async function failGenerationUntraced(
       message: GENERATION_FAILURES[code] ?? GENERATION_FAILURES.internal_error,
       closed: closed.length > 0,
     });
+    if (input.usage) await recordUsage(tx, leaseId, input.usage, "failed");
     return { closed: closed.length > 0 };
   });
+}
+
+const wholeTokens = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+const centsText = (n: number) => (Number.isFinite(n) && n > 0 ? n.toFixed(6) : "0");
+
+/**
+ * Records a model call's usage, ended as `outcome`, and releases the lease's budget reservation,
+ * in ONE statement (a CTE): the transitions that end a call (propose, a late completion, an
+ * actor mismatch, a failed generation) record it in their own transaction at the cost of one
+ * statement, and an aborted call on its own. Org, actor, invoice and purpose are the lease's
+ * (the organization its invoice is in), never the caller's word. A call recorded already (the
+ * same call key: a retried step) records nothing. Returns whether a row was written.
+ */
+export async function recordUsage(db: Db | Tx, leaseId: string, usage: CallUsage, outcome: UsageOutcome): Promise<boolean> {
+  if (!isUuid(leaseId)) return false;
+  const result = await db.execute(sql`
+    with released as (
+      update inference_lease set reserved_cents = null where id = ${leaseId}
+      returning id, actor_id, invoice_id, purpose
+    )
+    insert into model_usage (org_id, actor_id, lease_id, invoice_id, purpose, model, input_tokens, output_tokens,
+      cost_cents, outcome, estimated, call_key)
+    select i.org_id, r.actor_id, r.id, r.invoice_id, r.purpose, ${usage.model}, ${wholeTokens(usage.inputTokens)},
+      ${wholeTokens(usage.outputTokens)}, ${centsText(usage.costCents)}::numeric, ${outcome}, ${usage.estimated}, ${usage.callKey}
+    from released r join invoice i on i.id = r.invoice_id
+    on conflict (call_key) do nothing
+    returning id`);
+  const rows = Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []);
+  return rows.length > 0;
 }

@@ -3,7 +3,7 @@ import "server-only";
 // most one lease in flight per invoice and purpose, the deadline on the database clock, and the
 // session's end judged once the rows are held.
 import type { Db, Tx } from "@/db/client";
-import { inferenceLease, invoice, type InferenceLease } from "@/db/schema";
+import { inferenceLease, invoice, orgBudget, type InferenceLease } from "@/db/schema";
 import { isUuid } from "@/lib/ids";
 import type { OpenRefusal } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
@@ -11,6 +11,7 @@ import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { memberOf, ownedInvoice } from "@/lib/access";
 import { purposeOf } from "@/lib/purposes";
+import { admitCall, capApplies } from "@/lib/spend";
 import { leaseHolderName } from "./read";
 import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent, sessionLiveNow } from "./shared";
 import { LeaseDispatch } from "./types";
@@ -22,6 +23,8 @@ export type OpenResult =
       code: OpenRefusal;
       /** lease_in_flight: the name of whoever holds it (the invoice changed hands), when known. */
       heldBy?: string | null;
+      /** budget_exhausted: seconds until the exhausted period resets (the later one when several). */
+      retryAfterSeconds?: number;
     };
 
 /** Whether the invoice is one of the actor's organization (a teammate's): asked only once open found it not theirs. */
@@ -70,17 +73,38 @@ async function openLeaseUntraced(
         if (sessionId && !(await holdLiveSession(tx, actorId, sessionId))) return { ok: false, code: "not_signed_in" };
         // Shared lock: an edit running beside us either commits first (we read its version) or
         // waits for our commit and then sees this lease, which it withdraws (withdrawOutdated).
+        // The organization's caps come with it (a left join): no statement more unless one applies.
         const [inv] = await tx
-          .select({ id: invoice.id, version: invoice.version })
+          .select({ id: invoice.id, version: invoice.version, orgId: invoice.orgId, capped: capApplies })
           .from(invoice)
+          .leftJoin(orgBudget, eq(orgBudget.orgId, invoice.orgId))
           // The purpose's roles, stated in the statement: a role it does not admit reads as a teammate's invoice (403).
           .where(and(eq(invoice.id, invoiceId), ownedInvoice(actorId), memberOf(invoice.orgId, actorId, definition.roles)))
-          .for("share");
+          .for("share", { of: invoice });
         if (!inv) return { ok: false, code: (await visibleToActor(tx, actorId, invoiceId)) ? "forbidden" : "invoice_not_found" };
 
         // A lease past its deadline no longer holds the in-flight slot.
         const scope = and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.purpose, purpose));
         await expireDue(tx, scope, "open");
+
+        // The budget, before anything is inserted or dispatched: over a cap, nothing happens
+        // (docs/decisions/0075-spend-reserved-at-open.md).
+        let reservedCents: number | null = null;
+        if (inv.capped) {
+          const admitted = await admitCall(tx, { orgId: inv.orgId, actorId, purpose });
+          if (!admitted.ok) {
+            // The actor's own lease already in flight is answered as without a cap: it costs nothing more.
+            const [own] = await tx
+              .select(leaseAndSession)
+              .from(inferenceLease)
+              .where(and(scope, inFlight, eq(inferenceLease.actorId, actorId)));
+            if (!own) return { ok: false, code: admitted.code, retryAfterSeconds: admitted.retryAfterSeconds };
+            const { sessionLive: live, ...existing } = own;
+            if (!live) throw new SessionRanOut();
+            return { ok: true, created: false, lease: existing };
+          }
+          reservedCents = admitted.reservedCents;
+        }
 
         // The partial unique index decides who wins a race of opens: the losers' inserts wait
         // for the winner to commit, then do nothing, and read the winner's row below.
@@ -94,6 +118,7 @@ async function openLeaseUntraced(
             deadlineAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
             sessionId,
             invoiceVersion: inv.version,
+            reservedCents,
           })
           .onConflictDoNothing()
           .returning(leaseAndSession);

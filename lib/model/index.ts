@@ -8,11 +8,15 @@
 //   MODEL_API_KEY      openai-compatible: required
 //   MODEL_NAME         openai-compatible: required, e.g. gpt-4o-mini
 //   MODEL_TIMEOUT_MS   openai-compatible: integer > 0, default 30000
+//   MODEL_PRICE_PER_MTOK either lane: "<input USD>,<output USD>" per million tokens, e.g. "0.15,0.6".
+//                      The price every call is counted at (lib/spend). Unset: the local lane costs 0
+//                      and the openai-compatible lane is priced from @pydantic/genai-prices by
+//                      MODEL_NAME (a model the table does not know costs 0 until this is set).
 //
 // An empty variable counts as unset. Errors name the variable, never echo the key.
 import "server-only";
 import { z } from "zod";
-import { createLocalProvider } from "./local";
+import { createLocalProvider, LOCAL_MODEL_ID } from "./local";
 import { createOpenAICompatibleProvider, DEFAULT_TIMEOUT_MS } from "./openai-compatible";
 import { tracedProvider } from "./traced";
 import type { InvoiceForModel, ModelProvider } from "./types";
@@ -26,6 +30,8 @@ export {
   usageOfError,
   type OpenAICompatibleOptions,
 } from "./openai-compatible";
+// How a call's tokens are counted when the model does not say (lib/spend counts an aborted call so).
+export { estimateTokens, userMessage } from "./internal";
 
 export const MODEL_PROVIDERS = ["local", "openai-compatible"] as const;
 export type ModelProviderName = (typeof MODEL_PROVIDERS)[number];
@@ -116,6 +122,40 @@ function configuredProvider(env: Env): ModelProvider {
     model: parsed.data.MODEL_NAME,
     timeoutMs: parsed.data.MODEL_TIMEOUT_MS,
   });
+}
+
+/** Dollars per million tokens, from MODEL_PRICE_PER_MTOK. */
+export type PricePerMtok = { inputUsd: number; outputUsd: number };
+
+const PRICE_MESSAGE = 'MODEL_PRICE_PER_MTOK must be "<input USD>,<output USD>" per million tokens, e.g. "0.15,0.6"';
+const PriceSchema = z.preprocess(
+  unsetIfEmpty,
+  z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*,\s*\d+(\.\d+)?\s*$/, PRICE_MESSAGE)
+    .transform((value): PricePerMtok => {
+      const [input, output] = value.split(",").map((part) => Number(part.trim()));
+      return { inputUsd: input!, outputUsd: output! };
+    })
+    .optional(),
+);
+
+/**
+ * What a call of the configured model costs: its lane, the model name the price table is asked
+ * for, and the price setting when there is one. Throws an Error naming the variable when the
+ * setting is malformed.
+ */
+export function modelPricing(env: Env = process.env): {
+  lane: ModelProviderName;
+  model: string;
+  perMtok: PricePerMtok | null;
+} {
+  const provider = ProviderSchema.safeParse(env.MODEL_PROVIDER);
+  if (!provider.success) fail(provider.error.issues);
+  const price = PriceSchema.safeParse(env.MODEL_PRICE_PER_MTOK);
+  if (!price.success) fail(price.error.issues);
+  const model = provider.data === "local" ? LOCAL_MODEL_ID : ((unsetIfEmpty(env.MODEL_NAME) as string | undefined) ?? "");
+  return { lane: provider.data, model, perMtok: price.data ?? null };
 }
 
 function pick(env: Env, keys: readonly string[]): Env {

@@ -13,6 +13,8 @@ vi.mock("@/lib/leases", () => ({
   loadForGeneration: vi.fn(),
   proposeLease: vi.fn(),
   failGeneration: vi.fn(),
+  // A call the model never answered is counted on a statement of its own.
+  recordUsage: vi.fn(async () => true),
 }));
 vi.mock("@/lib/model", async (importOriginal) => ({
   ...(await importOriginal<typeof import("@/lib/model")>()),
@@ -26,13 +28,14 @@ vi.mock("@/inngest/lease-close-signal", () => ({ watchLeaseClose: vi.fn() }));
 const leases = await import("@/lib/leases");
 const model = await import("@/lib/model");
 const closeSignal = await import("@/inngest/lease-close-signal");
-const { generateLeaseProposal, failureCode, GENERATION_RETRIES } = await import("@/inngest/generate-lease-proposal");
+const { generateLeaseProposal, failureCode, usageInMessage, GENERATION_RETRIES } = await import("@/inngest/generate-lease-proposal");
 
 const loadForGeneration = vi.mocked(leases.loadForGeneration);
 const proposeLease = vi.mocked(leases.proposeLease);
 const failGeneration = vi.mocked(leases.failGeneration);
 const getModelProvider = vi.mocked(model.getModelProvider);
 const watchLeaseClose = vi.mocked(closeSignal.watchLeaseClose);
+const recordUsage = vi.mocked(leases.recordUsage);
 
 /** The watches the generate step took, newest last: abort one to close its lease. */
 let watches: { controller: AbortController; release: ReturnType<typeof vi.fn> }[] = [];
@@ -96,6 +99,17 @@ const answer = (summary: string, actorId: string): Proposal => ({
 });
 /** What the `proposed` event says of a summary besides the model: the prompt's version and its length. */
 const detailOf = (summary: string) => ({ prompt_version: "summarize-2", summary_chars: summary.length });
+/** The usage `answer` reports, as propose records it: the first attempt's call, at the local lane's price (0). */
+const USAGE = { callKey: `${LEASE_ID}:0`, model: "fake-1", inputTokens: 120, outputTokens: 30, estimated: false, costCents: 0 };
+/** A call the model never answered: its prompt counted by us, no output. */
+const UNANSWERED = {
+  callKey: `${LEASE_ID}:0`,
+  model: "local-summary-v1",
+  inputTokens: expect.any(Number),
+  outputTokens: 0,
+  estimated: true,
+  costCents: 0,
+};
 
 function engine(attempt = 0) {
   // A fresh engine per test: an instance caches step results across executions.
@@ -171,6 +185,7 @@ describe("generate-lease-proposal: the run", () => {
       runNonce: RUN_NONCE,
       proposal: { summary: "Summary of Northwind Traders", model: "fake-1" },
       detail: detailOf("Summary of Northwind Traders"),
+      usage: USAGE,
     });
     expect(failGeneration).not.toHaveBeenCalled();
   });
@@ -211,6 +226,7 @@ describe("generate-lease-proposal: the run", () => {
       output: { summary: "Summary of Northwind Traders" },
       model: "fake-1",
       detail: detailOf("Summary of Northwind Traders"),
+      usage: USAGE,
     });
   });
 
@@ -250,6 +266,8 @@ describe("generate-lease-proposal: model errors", () => {
     expect(out.step.op).toBe("StepError");
     expect(out.step.error).toMatchObject({ name: "ModelUnavailableError", message: "HTTP 503 from the model" });
     expect(proposeLease).not.toHaveBeenCalled();
+    // The retried attempt's call is counted before the step fails: the next attempt is another call.
+    expect(recordUsage).toHaveBeenCalledWith(expect.anything(), LEASE_ID, UNANSWERED, "failed");
   });
 
   it("does not retry when the server's next call could not finish before the deadline: NonRetriableError, model_unavailable", async () => {
@@ -308,7 +326,13 @@ describe("generate-lease-proposal: model errors", () => {
     const out = await engine().executeStep("generate");
 
     expect(out.step.op).toBe("StepFailed");
-    expect(out.result).toMatchObject({ name: "NonRetriableError", message: "ModelOutputError: summary is not JSON" });
+    expect(out.result).toMatchObject({
+      name: "NonRetriableError",
+      message: expect.stringMatching(/^ModelOutputError: summary is not JSON \[usage:/),
+    });
+    // The failed call's usage rides with the error to the failure handler, which records it as it closes the lease.
+    expect(usageInMessage((out.result as Error).message)).toEqual(UNANSWERED);
+    expect(recordUsage).not.toHaveBeenCalled();
     expect(proposeLease).not.toHaveBeenCalled();
   });
 
@@ -363,6 +387,9 @@ describe("generate-lease-proposal: a lease closed during the model call", () => 
     expect(loadForGeneration).toHaveBeenCalledTimes(2); // before the model, and the re-read after the abort
     expect(proposeLease).not.toHaveBeenCalled(); // nothing answered, so no late completion
     expect(failGeneration).not.toHaveBeenCalled();
+    // The aborted call is counted all the same: its prompt, no answer.
+    expect(recordUsage).toHaveBeenCalledTimes(1);
+    expect(recordUsage).toHaveBeenCalledWith(expect.anything(), LEASE_ID, UNANSWERED, "aborted");
     expect(watches[0]!.release).toHaveBeenCalledTimes(1);
   });
 });
@@ -389,6 +416,7 @@ describe("generate-lease-proposal: completions that come too late or for someone
       runNonce: RUN_NONCE,
       proposal: { summary: "Summary of Northwind Traders", model: "fake-1" },
       detail: detailOf("Summary of Northwind Traders"),
+      usage: USAGE,
     });
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     // What propose said is the run's outcome; the lease was not read again to learn it.

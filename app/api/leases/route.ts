@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { json, readBody, sessionCheckedRoute } from "@/app/_lib/http";
+import { json, problem, readBody, sessionCheckedRoute } from "@/app/_lib/http";
 import { text } from "@/lib/input";
 import { openLeaseAs } from "@/app/_lib/leases";
 
@@ -12,6 +12,10 @@ export const POST = sessionCheckedRoute(async ({ req, db, actor }) => {
   if (!body.ok) return body;
   const result = await openLeaseAs(db, actor, { invoiceId: body.value.invoice_id, purpose: body.value.purpose });
   if (!result.ok) {
+    // Over a spending cap: nothing was inserted or dispatched; try again when the period resets.
+    // (Open judged the session live in its transaction before it read the budget.)
+    if (result.code === "budget_exhausted")
+      return problem("budget_exhausted", new Headers({ "retry-after": String(result.retryAfterSeconds ?? 60) }));
     // The invoice changed hands while a lease was in flight: say whose, by name only.
     const more = result.code === "lease_in_flight" ? { held_by: result.heldBy ? { name: result.heldBy } : null } : undefined;
     return { ok: false, code: result.code, more };

@@ -1,0 +1,75 @@
+// Two opens racing for the last of a budget cannot both pass. The test holds both invoices
+// FOR UPDATE on a connection of its own, so each open stops at its invoice select (before the
+// budget check) until both are waiting; then it lets them go at once. Each open then locks the
+// organization's budget row FOR UPDATE (lib/spend admitCall): the second waits for the first
+// to commit and then counts the first's reservation. Without that lock both read the same sums
+// and both pass (seen: remove `.for("update")` in admitCall and this test fails).
+// PostgreSQL only: PGlite runs one transaction at a time.
+import { eq, inArray } from "drizzle-orm";
+import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { inferenceLease, orgBudget } from "@/db/schema";
+import { reservationCents } from "@/lib/spend";
+import { api, signInCookie } from "../../support/api";
+import { asMember, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
+import { rowHolder, type RowHolder } from "../../support/row-holder";
+import { withEnv } from "./support";
+
+let t: TestDb;
+let holder: RowHolder;
+let restore: () => void = () => {};
+beforeAll(async () => {
+  if (inject("dbKind") !== "postgres") throw new Error("budget-race.connections.test.ts needs PostgreSQL");
+  t = await openTestDb();
+  const url = new URL(inject("pgAdminUrl"));
+  url.pathname = `/${t.name}`;
+  holder = rowHolder(url.toString(), t.name);
+  restore = withEnv({ MODEL_PROVIDER: "local", MODEL_PRICE_PER_MTOK: "1000,2000" });
+});
+afterAll(async () => {
+  restore();
+  await holder?.end();
+  await t?.close();
+});
+
+/** Resolves once `n` app connections wait on a lock. */
+async function appsWaiting(n: number) {
+  for (let i = 0; i < 500; i++) {
+    const [row] = await holder.sql<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = ${t.name} and application_name <> 'claimcheck-test-holder' and wait_event_type = 'Lock'`;
+    if (row!.n >= n) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`fewer than ${n} opens ever waited on the held invoices`);
+}
+
+it("two opens for the last of a budget, released together: exactly one admitted, over 20 rounds", async () => {
+  // One call's reservation is far more than the cap: the first admitted lease takes all of it.
+  expect(reservationCents("summarize_invoice")).toBeGreaterThan(1);
+  const alice = await makeUser(t.db, "Alice");
+  const { orgId } = await asMember(t.db, alice);
+  await t.db.insert(orgBudget).values({ orgId, organizationDailyCents: 1 });
+  const cookie = await signInCookie(alice.email);
+  const seen: string[] = [];
+  for (let round = 0; round < 20; round++) {
+    const a = await makeInvoice(t.db, alice.id);
+    const b = await makeInvoice(t.db, alice.id);
+    const held = holder.hold(`select 1 from invoice where id in ('${a.id}', '${b.id}') for update`);
+    await held.isLocked;
+    const opens = [a, b].map((inv) => api("POST", "/api/leases", { cookie, json: { invoice_id: inv.id, purpose: "summarize_invoice" } }));
+    await appsWaiting(2);
+    held.release();
+    await held.done;
+    const statuses = (await Promise.all(opens)).map((r) => r.status).sort();
+    seen.push(statuses.join("/"));
+    expect(statuses, `round ${round}`).toEqual([201, 429]);
+    const leases = await t.db
+      .select()
+      .from(inferenceLease)
+      .where(inArray(inferenceLease.invoiceId, [a.id, b.id]));
+    expect(leases).toHaveLength(1);
+    // The next round starts from an empty budget again: the admitted lease closes, its reservation with it.
+    await t.db.update(inferenceLease).set({ status: "rejected", reservedCents: null }).where(eq(inferenceLease.id, leases[0]!.id));
+  }
+  console.info(`[budget-race] ${JSON.stringify(seen)}`);
+});
