@@ -160,7 +160,7 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
       data-testid="attempt"
       data-lease-id={attempt.mine ? attempt.id : undefined}
       data-display={display}
-      data-purpose={attempt.purpose}
+      data-attempt-purpose={attempt.purpose}
       aria-labelledby={`${anchor}-heading`}
     >
       <h3 id={`${anchor}-heading`} className="attempt__heading">

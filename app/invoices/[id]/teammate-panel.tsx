@@ -49,7 +49,7 @@ function TeammateLine({ lease, viewer }: { lease: TeammateLeaseView; viewer: Vie
 
   if (due) {
     return (
-      <p data-purpose={lease.purpose} data-status={lease.status}>
+      <p data-lease-purpose={lease.purpose} data-status={lease.status}>
         {TEAM_WORDS.timeUp}
       </p>
     );
@@ -57,7 +57,7 @@ function TeammateLine({ lease, viewer }: { lease: TeammateLeaseView; viewer: Vie
   if (lease.status === "open") {
     const words = teammateWritingWords(lease.name, lease.purpose);
     return (
-      <p data-purpose={lease.purpose} data-status={lease.status}>
+      <p data-lease-purpose={lease.purpose} data-status={lease.status}>
         {words.before}
         <span className="lease__countdown" role="timer" aria-live="off" data-testid="countdown">
           {countdown(remaining)}
@@ -67,7 +67,7 @@ function TeammateLine({ lease, viewer }: { lease: TeammateLeaseView; viewer: Vie
     );
   }
   return (
-    <p data-purpose={lease.purpose} data-status={lease.status} suppressHydrationWarning>
+    <p data-lease-purpose={lease.purpose} data-status={lease.status} suppressHydrationWarning>
       {teammateReviewWords(lease.name, formatDateTime(lease.deadline_at, viewer), lease.purpose)}
     </p>
   );
