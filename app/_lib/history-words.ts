@@ -1,6 +1,7 @@
 // The words a person reads about an invoice's own history and about a summary that went out of
 // date: each kind of change, each field, each value before and after, in the viewer's formats.
 // Keyed by the codes of lib/org-codes.ts; a kind without words here fails `tsc`. Client-safe.
+import type { Purpose } from "@/lib/lease-codes";
 import type { ChangeKind, FieldChange, InvoiceChanges } from "@/lib/org-codes";
 import { formatDate, formatMoney } from "./format";
 
@@ -12,6 +13,24 @@ export const CHANGE_WORDS = {
   owner_changed: "Owner changed",
   status_changed: "Status changed",
 } as const satisfies Record<ChangeKind, string>;
+
+/**
+ * How the history names an attempt of each purpose, before its number: "Review attempt 2". The
+ * summary's is the plain "Attempt" the history said before there were purposes. Numbers count
+ * every attempt on the invoice, whatever its purpose, so each number names one attempt.
+ */
+export const ATTEMPT_WORDS = {
+  summarize_invoice: "Attempt",
+  review_invoice: "Review attempt",
+  categorize_lines: "Categories attempt",
+} as const satisfies Record<Purpose, string>;
+
+/** "Review attempt 2", "Attempt 3" (a summary's). */
+export const attemptWords = (purpose: Purpose, number: number) => `${ATTEMPT_WORDS[purpose]} ${number}`;
+
+/** The history's opening sentence, before the zone its times are in. */
+export const HISTORY_INTRO =
+  "Every change to this invoice and every summary, review and category suggestion requested for it, newest first.";
 
 /** Each field a change may record, as a label ("Due date") and inside a sentence ("due date"). */
 const FIELDS: Record<string, string> = {

@@ -213,6 +213,8 @@ export async function leaseHolderName(db: Db | Tx, actorId: string, invoiceId: s
 
 export type AttemptView = {
   id: string;
+  /** What the attempt was for: the history names it ("Review attempt 2"). */
+  purpose: Purpose;
   /** The member's own attempt: only then may its id be shown to them. */
   mine: boolean;
   actorName: string;
@@ -251,6 +253,7 @@ export async function invoiceAttempts(
       .select({
         id: inferenceLease.id,
         mine: sql<boolean>`${inferenceLease.actorId} = ${member.id}`,
+        purpose: inferenceLease.purpose,
         actorName: appUser.name,
         status: inferenceLease.status,
         closedReason: inferenceLease.closedReason,
@@ -278,6 +281,7 @@ export async function invoiceAttempts(
       total,
       attempts: leases.map((l) => ({
         ...l,
+        purpose: purposeOrSummary(l.purpose),
         events: events.filter((e) => e.leaseId === l.id).map(({ leaseId: _lease, ...e }) => e),
       })),
     };
@@ -285,8 +289,15 @@ export async function invoiceAttempts(
 }
 
 /**
- * The attempt whose summary is on the invoice: the latest applied one (only an apply writes
- * the summary), who applied it and when, and its place in the newest-first timeline.
+ * A lease's purpose as the registry knows it. The column is text; a lease of a purpose the
+ * registry no longer lists reads as a summary, as every lease did before there were purposes.
+ */
+export const purposeOrSummary = (purpose: string): Purpose => (isPurpose(purpose) ? purpose : "summarize_invoice");
+
+/**
+ * The attempt whose summary is on the invoice: the latest applied summarize_invoice lease (only
+ * its apply writes the summary; an applied review or categorization wrote other columns), who
+ * applied it and when, and its place in the newest-first timeline.
  */
 export async function appliedAttempt(
   db: Db,
@@ -315,24 +326,30 @@ export async function appliedAttempt(
     .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), visibleInvoice(member)))
     .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
     .innerJoin(leaseEvent, and(eq(leaseEvent.leaseId, inferenceLease.id), eq(leaseEvent.kind, "applied")))
-    .where(and(eq(inferenceLease.invoiceId, invoiceId), eq(inferenceLease.status, "applied")))
+    .where(
+      and(
+        eq(inferenceLease.invoiceId, invoiceId),
+        eq(inferenceLease.purpose, "summarize_invoice" satisfies Purpose),
+        eq(inferenceLease.status, "applied"),
+      ),
+    )
     .orderBy(desc(leaseEvent.at), desc(leaseEvent.id))
     .limit(1);
   return row ?? null;
 }
 
+/** A teammate's lease in flight: who asked, for what, where it stands and until when. */
+export type TeammateLeaseInFlight = { actorName: string; status: LeaseStatus; purpose: Purpose; deadlineAt: Date; now: Date };
+
 /**
- * The lease in flight on an invoice of the member's organization when it is someone else's:
- * who asked, whether the summary is being written or waits for review, and until when (with
+ * The leases in flight on an invoice of the member's organization that are someone else's, one
+ * per purpose (the database holds at most one in flight per invoice and purpose), newest first:
+ * who asked, for what, whether it is being written or waits for review, and until when (with
  * the database's now, for a countdown). Nothing of the proposal: that is its actor's alone.
  */
-export async function teammateLeaseInFlight(
-  db: Db | Tx,
-  member: Member,
-  invoiceId: string,
-): Promise<{ actorName: string; status: LeaseStatus; purpose: string; deadlineAt: Date; now: Date } | null> {
-  if (!isUuid(invoiceId)) return null;
-  const [row] = await db
+export async function teammateLeasesInFlight(db: Db | Tx, member: Member, invoiceId: string): Promise<TeammateLeaseInFlight[]> {
+  if (!isUuid(invoiceId)) return [];
+  const rows = await db
     .select({
       actorName: appUser.name,
       status: inferenceLease.status,
@@ -344,7 +361,14 @@ export async function teammateLeaseInFlight(
     .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), visibleInvoice(member)))
     .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))
     .where(and(eq(inferenceLease.invoiceId, invoiceId), inFlight, not(isOverdue), ne(inferenceLease.actorId, member.id)))
-    .orderBy(desc(inferenceLease.createdAt))
-    .limit(1);
-  return row ?? null;
+    .orderBy(...newestFirst);
+  return rows.map((row) => ({ ...row, purpose: purposeOrSummary(row.purpose) }));
+}
+
+/**
+ * The newest of teammateLeasesInFlight, or null: GET /api/invoices/:id's `teammate_lease`,
+ * which names one lease (now with its purpose).
+ */
+export async function teammateLeaseInFlight(db: Db | Tx, member: Member, invoiceId: string): Promise<TeammateLeaseInFlight | null> {
+  return (await teammateLeasesInFlight(db, member, invoiceId))[0] ?? null;
 }

@@ -1,6 +1,6 @@
 import "server-only";
 // An invoice's whole history, one page at a time: every change recorded in invoice_change
-// (created, imported, edited, owner changed, status changed) and every summary attempt (a lease,
+// (created, imported, edited, owner changed, status changed) and every attempt of any purpose (a lease,
 // with its own timeline), interleaved by when each happened, newest first. Here under lib/leases
 // because reading attempts records the overdue ones expired first, as every lease read does.
 import type { Db, Tx } from "@/db/client";
@@ -9,7 +9,7 @@ import { visibleInvoice, type Member } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { ChangeKind, InvoiceChanges } from "@/lib/org-codes";
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
-import type { AttemptView } from "./read";
+import { purposeOrSummary, type AttemptView } from "./read";
 import { expireDue } from "./shared";
 
 /** One recorded change: who made it (null once their account is gone), when, and each field before and after. */
@@ -132,6 +132,7 @@ async function attemptsOf(tx: Tx, memberId: string, leaseIds: string[]): Promise
       id: inferenceLease.id,
       // The member's own attempt: only theirs is named by its lease id on the page.
       mine: sql<boolean>`${inferenceLease.actorId} = ${memberId}`,
+      purpose: inferenceLease.purpose,
       actorName: appUser.name,
       status: inferenceLease.status,
       closedReason: inferenceLease.closedReason,
@@ -151,6 +152,7 @@ async function attemptsOf(tx: Tx, memberId: string, leaseIds: string[]): Promise
     .orderBy(asc(leaseEvent.id));
   return leases.map((l) => ({
     ...l,
+    purpose: purposeOrSummary(l.purpose),
     events: events.filter((e) => e.leaseId === l.id).map(({ leaseId: _lease, ...e }) => e),
   }));
 }

@@ -66,3 +66,38 @@ test("an edit after apply flags the summary on the page and in the list; a secon
   await list.goto();
   await expect(list.row(invoice.number).getByTestId("summary-stale")).toHaveCount(0);
 });
+
+test("each attempt in the history is named by its purpose; a review applied after the summary does not become the summary's attempt", async ({
+  context,
+  signIn,
+  newInvoice,
+}) => {
+  const invoice = await newInvoice(ALICE);
+  await signIn(context, ALICE);
+  const inv = new InvoicePage(await context.newPage());
+  await inv.goto(invoice.id);
+  await inv.summarize.click();
+  await inv.expectDisplay("proposed");
+  await inv.apply.click();
+  await inv.expectDisplay("applied");
+
+  const review = inv.page.getByTestId("lease-panel-review_invoice");
+  await review.getByRole("button", { name: "Review", exact: true }).click();
+  await expect(review).toHaveAttribute("data-display", "proposed");
+  await review.getByRole("button", { name: "Apply", exact: true }).click();
+  await expect(review).toHaveAttribute("data-display", "applied");
+
+  await inv.goto(invoice.id);
+  await expect(inv.attempts).toHaveCount(2);
+  const [reviewAttempt, summaryAttempt] = [inv.attempts.nth(0), inv.attempts.nth(1)];
+  await expect(reviewAttempt).toHaveAttribute("data-attempt-purpose", "review_invoice");
+  await expect(reviewAttempt.getByRole("heading")).toHaveText("Review attempt 2: Applied");
+  await expect(reviewAttempt.locator('li[data-kind="opened"]')).toContainText("Review requested");
+  await expect(reviewAttempt.locator('li[data-kind="applied"]')).toContainText("Review applied to the invoice");
+  // The summary's words as they were before there were purposes, and it is still the summary on the invoice.
+  await expect(summaryAttempt).toHaveAttribute("data-attempt-purpose", "summarize_invoice");
+  await expect(summaryAttempt.getByRole("heading")).toHaveText("Attempt 1: Applied (the summary on the invoice)");
+  await expect(summaryAttempt.locator('li[data-kind="opened"]')).toContainText("Summary requested");
+  await expect(inv.history).not.toContainText("Summary attempt");
+  await expectAccessible(inv.page, "history with a summary and a review");
+});

@@ -48,3 +48,45 @@ test("a teammate sees who writes or reviews a summary and until when, and no con
   await expectAccessible(page, "teammate view, summary waiting for review");
   await saveScreenshot(page, "teammate-review");
 });
+
+test("a teammate reads each purpose in flight in its own words, one line each, and no ids", async ({
+  page,
+  context,
+  sql,
+  signIn,
+  newInvoice,
+}) => {
+  const invoice = await newInvoice(ALICE, "Teammate Purposes Traders");
+  const alice = await userId(sql, ALICE);
+  const [owner] = await sql<{ name: string }[]>`select name from app_user where id = ${alice}`;
+  const aliceName = owner!.name;
+  const summaryId = await addLease(sql, { invoiceId: invoice.id, actorId: alice, status: "proposed", deadlineInSeconds: 50 });
+  // A review being written alongside (list-data's addLease writes summaries only).
+  const [review] = await sql<{ id: string }[]>`
+    insert into inference_lease (actor_id, invoice_id, purpose, status, deadline_at)
+    values (${alice}, ${invoice.id}, 'review_invoice', 'open', now() + interval '50 seconds') returning id`;
+  await signIn(context, DAVE);
+  await page.goto(`/invoices/${invoice.id}`);
+
+  const lease = page.getByTestId("teammate-panel").getByTestId("teammate-lease");
+  const lines = lease.locator("p");
+  await expect(lines).toHaveCount(2);
+  await expect(lease.locator('[data-lease-purpose="review_invoice"]')).toContainText(`${aliceName} is reviewing the invoice — `);
+  await expect(lease.locator('[data-lease-purpose="review_invoice"]').getByTestId("countdown")).toHaveText(/^0:(4\d|50)$/);
+  await expect(lease.locator('[data-lease-purpose="summarize_invoice"]')).toContainText(
+    `A summary by ${aliceName} waits for their review until `,
+  );
+  await expect(lease).not.toContainText("writing a summary");
+  const html = await page.content();
+  expect(html).not.toContain(summaryId);
+  expect(html).not.toContain(review!.id);
+  await expectAccessible(page, "teammate view, a review being written and a summary waiting");
+
+  // The review now waits for Alice's review too: in the review's words, never its findings.
+  await sql`update inference_lease set status = 'proposed', proposal = ${sql.json({ findings: [{ code: "overdue", severity: "high", message: "Alice's unreviewed finding", fields: ["due_on"] }], model: "local" })} where id = ${review!.id}`;
+  await page.reload();
+  await expect(lease.locator('[data-lease-purpose="review_invoice"]')).toContainText(
+    `A review by ${aliceName} waits for their review until `,
+  );
+  expect(await page.content()).not.toContain("unreviewed finding");
+});

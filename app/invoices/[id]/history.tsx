@@ -1,12 +1,12 @@
 // Everything that happened to the invoice, newest first, a page at a time: each change (created,
 // imported, edited, owner or status changed: who, when, each field before and after) and each
-// summary attempt with its own timeline, interleaved by time (lib/leases/timeline.ts). Times in
+// attempt of any purpose (a summary, a review, categories), named by its purpose, with its own timeline, interleaved by time (lib/leases/timeline.ts). Times in
 // the viewer's date format, time and zone. Rendered on the server; the invoice's event stream
 // refreshes it when the invoice changes (invoice-live.tsx), and a reload does without JavaScript.
 import Link from "next/link";
 import type { ChangeView, NumberedAttempt, TimelineEntry } from "@/lib/leases";
 import { formatDateTime, type Viewer } from "@/app/_lib/format";
-import { CHANGE_WORDS, changeLines } from "@/app/_lib/history-words";
+import { attemptWords, CHANGE_WORDS, changeLines, HISTORY_INTRO } from "@/app/_lib/history-words";
 import { eventWords } from "@/app/_lib/lease-words";
 import { CAUSED_BY_ACTOR, displayOf, isEventKind, type LeaseDisplay } from "@/lib/lease-codes";
 
@@ -59,7 +59,7 @@ export function History({
       ) : (
         <>
           <p className="muted small">
-            Every change to this invoice and every summary requested for it, newest first. Times are in {zoneName(viewer)}.
+            {HISTORY_INTRO} Times are in {zoneName(viewer)}.
           </p>
           {entries.length === 0 ? <p className="muted">There is nothing on this page.</p> : null}
           <ol className="attempts">
@@ -146,7 +146,7 @@ function Change({
   );
 }
 
-/** One summary attempt with its own timeline. */
+/** One attempt, named by its purpose ("Review attempt 2"), with its own timeline in its purpose's words. */
 function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; viewer: Viewer; appliedId: string | null }) {
   const number = attempt.number;
   const opened = attempt.events.find((e) => e.kind === "opened");
@@ -160,10 +160,11 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
       data-testid="attempt"
       data-lease-id={attempt.mine ? attempt.id : undefined}
       data-display={display}
+      data-attempt-purpose={attempt.purpose}
       aria-labelledby={`${anchor}-heading`}
     >
       <h3 id={`${anchor}-heading`} className="attempt__heading">
-        Attempt {number}: {STATUS_WORDS[display]}
+        {attemptWords(attempt.purpose, number)}: {STATUS_WORDS[display]}
         {attempt.id === appliedId ? <span className="attempt__current"> (the summary on the invoice)</span> : null}
       </h3>
       <p className="small attempt__who">
@@ -182,7 +183,7 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
           <li key={i} data-kind={event.kind}>
             <time dateTime={event.at}>{formatDateTime(event.at, viewer)}</time>
             <span>
-              {eventWords(event, json.slice(0, i))}
+              {eventWords(event, json.slice(0, i), null, attempt.purpose)}
               {isEventKind(event.kind) && CAUSED_BY_ACTOR[event.kind] ? <span className="muted"> · {attempt.actorName}</span> : null}
             </span>
           </li>

@@ -9,7 +9,7 @@ import { ownedInvoice } from "@/lib/access";
 import { currentValues, plannedChanges } from "@/lib/purposes";
 import { may } from "@/lib/access";
 import { ownerChoices } from "@/lib/invoice-owner";
-import { appliedAttempt, invoiceTimeline, latestLeasesByPurpose, leaseHolderName, teammateLeaseInFlight } from "@/lib/leases";
+import { appliedAttempt, invoiceTimeline, latestLeasesByPurpose, leaseHolderName, teammateLeasesInFlight } from "@/lib/leases";
 import { staleSummary } from "@/lib/summary-staleness";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
@@ -54,7 +54,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
     latestLeasesByPurpose(db, actor.id, invoice.id),
     leaseHolderName(db, actor.id, invoice.id),
     // Only a teammate's view shows another's lease in flight (the owner's own panel says who holds one: heldBy).
-    invoice.owned ? null : teammateLeaseInFlight(db, actor, invoice.id),
+    invoice.owned ? [] : teammateLeasesInFlight(db, actor, invoice.id),
   ]);
   const leases = Object.fromEntries(
     PURPOSES.map((purpose) => [purpose, latestByPurpose[purpose] ? leaseJson(latestByPurpose[purpose]) : null]),
@@ -134,20 +134,17 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
               />
             ))
           ) : (
-            // A teammate's view: who writes or reviews a summary and until when, never its text or id.
+            // A teammate's view: who writes or reviews what (one line per purpose in flight) and until when, never its text or id.
             <TeammatePanel
-              key={teammate ? `${teammate.status}@${teammate.deadlineAt.toISOString()}` : "none"}
+              key={teammate.map((t) => `${t.purpose}:${t.status}@${t.deadlineAt.toISOString()}`).join(",") || "none"}
               owner={invoice.ownerName}
-              lease={
-                teammate
-                  ? {
-                      name: teammate.actorName,
-                      status: teammate.status,
-                      deadline_at: teammate.deadlineAt.toISOString(),
-                      server_now: teammate.now.toISOString(),
-                    }
-                  : null
-              }
+              leases={teammate.map((t) => ({
+                name: t.actorName,
+                purpose: t.purpose,
+                status: t.status,
+                deadline_at: t.deadlineAt.toISOString(),
+                server_now: t.now.toISOString(),
+              }))}
               viewer={viewer}
             />
           )}
