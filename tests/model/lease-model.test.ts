@@ -547,7 +547,8 @@ class Open extends Step {
     const newest = this.beside ? m.leases.filter((l) => isInFlight(l.status)).at(-1) : undefined;
     if (!newest) return { inv: this.inv, purpose: this.purpose };
     const others = PURPOSES.filter((p) => p !== newest.purpose);
-    return { inv: newest.inv, purpose: others[this.inv % others.length]! };
+    // Which of the other two: by this open's own purpose's place in the registry.
+    return { inv: newest.inv, purpose: others[PURPOSES.indexOf(this.purpose) % others.length]! };
   }
   name() {
     const at = this.beside
@@ -1583,7 +1584,7 @@ class Carry implements fc.AsyncCommand<Model, Real> {
     this.steps = [
       new Open(0, inv, 5000, first),
       new Propose(1, true, true),
-      new Open(0, purpose, 5000, first, true),
+      new Open(0, inv, 5000, PURPOSES[Math.floor(purpose / PURPOSES.length) % PURPOSES.length]!, true),
       new Propose(1, true, true),
       new Apply(0, 1, bodies[0]),
       new Apply(0, 1, bodies[1]),
