@@ -2,13 +2,17 @@
 // They read only rows of the schedule's own invoices, so schedules can share a database.
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { expect } from "vitest";
-import { appSession, inferenceLease, invoice, invoiceChange, leaseEvent, membership } from "@/db/schema";
+import { appSession, inferenceLease, invoice, invoiceChange, invoiceLine, leaseEvent, membership } from "@/db/schema";
 import type { LeaseStatus } from "@/lib/lease-codes";
 import type { TestDb } from "../support/db";
 import { CLOSING_EVENT, isInFlight, isTransition, type Detail } from "../harness/lease-rules";
 
 type ModelView = {
-  invoices: { id: string; version: number; summary: string | null }[];
+  /**
+   * `reviewNotes` and `categories` (line id → category), when the caller's model tracks them: the
+   * other purposes' targets, held to the model like the summary.
+   */
+  invoices: { id: string; version: number; summary: string | null; reviewNotes?: unknown; categories?: Record<string, string | null> }[];
   leases: { id: string; status: LeaseStatus }[];
 };
 
@@ -116,18 +120,32 @@ export async function checkInvariants(db: TestDb, model: ModelView, ledger: Ledg
     for (const s of revoked) expect(s.revokedAt, `session ${s.id.slice(0, 8)} has leases in flight`).toBeNull();
   }
 
-  // The invoice changes only as the model says: version and summary (a summary is written
-  // only by an applied lease whose actor owned the invoice at its fenced version).
+  // The invoice changes only as the model says: version, summary, and where the model tracks
+  // them the review notes and each line's category (each written only by an applied lease of its
+  // purpose whose actor owned the invoice at its fenced version).
   const invoices = await db.db
-    .select({ id: invoice.id, version: invoice.version, summary: invoice.summary })
+    .select({ id: invoice.id, version: invoice.version, summary: invoice.summary, reviewNotes: invoice.reviewNotes })
     .from(invoice)
     .where(inArray(invoice.id, invoiceIds));
+  const tracksLines = model.invoices.some((i) => i.categories);
+  const lines = tracksLines
+    ? await db.db
+        .select({ id: invoiceLine.id, invoiceId: invoiceLine.invoiceId, category: invoiceLine.category })
+        .from(invoiceLine)
+        .where(inArray(invoiceLine.invoiceId, invoiceIds))
+    : [];
   for (const expected of model.invoices) {
     const actual = invoices.find((i) => i.id === expected.id)!;
     expect({ version: actual.version, summary: actual.summary }, `invoice ${expected.id.slice(0, 8)}`).toEqual({
       version: expected.version,
       summary: expected.summary,
     });
+    if ("reviewNotes" in expected)
+      expect(actual.reviewNotes, `invoice ${expected.id.slice(0, 8)}: review notes`).toEqual(expected.reviewNotes);
+    if (expected.categories) {
+      const mine = Object.fromEntries(lines.filter((l) => l.invoiceId === expected.id).map((l) => [l.id, l.category]));
+      expect(mine, `invoice ${expected.id.slice(0, 8)}: its lines' categories`).toEqual(expected.categories);
+    }
   }
 }
 
@@ -238,8 +256,8 @@ type HistoryView = { invoices: { id: string; version: number; behind: number[]; 
  * The history misses nothing: every version of an invoice above its first (1, as the test makes
  * it, with no `created` row) was made by exactly one thing that says so. The app records each
  * change (edit, owner change, status change) as an invoice_change row with the version it made;
- * an applied summary is recorded by design not there but as its lease's `applied` event, whose
- * detail carries the version the apply wrote (org-codes.ts CHANGE_KINDS; the contract's history
+ * an apply, of whatever purpose, is recorded by design not there but as its lease's `applied`
+ * event, whose detail carries the version the apply wrote (org-codes.ts CHANGE_KINDS; the contract's history
  * interleaves both); and a write behind the app (`behind`, from the model) records nothing. So
  * each version 2..current is claimed by exactly one change row, applied event or write behind
  * the app, and nothing claims a version the invoice does not have.
@@ -251,7 +269,7 @@ export async function checkHistory(db: TestDb, model: HistoryView): Promise<void
     .from(invoiceChange)
     .where(inArray(invoiceChange.invoiceId, invoiceIds));
   const applied = await db.db
-    .select({ invoiceId: inferenceLease.invoiceId, detail: leaseEvent.detail })
+    .select({ invoiceId: inferenceLease.invoiceId, purpose: inferenceLease.purpose, detail: leaseEvent.detail })
     .from(leaseEvent)
     .innerJoin(inferenceLease, eq(inferenceLease.id, leaseEvent.leaseId))
     .where(and(inArray(inferenceLease.invoiceId, invoiceIds), eq(leaseEvent.kind, "applied")));
@@ -259,7 +277,7 @@ export async function checkHistory(db: TestDb, model: HistoryView): Promise<void
     const claims = new Map<number, string[]>();
     const claim = (version: number, by: string) => claims.set(version, [...(claims.get(version) ?? []), by]);
     for (const c of changes) if (c.invoiceId === inv.id) claim(c.version, `change ${c.kind}`);
-    for (const a of applied) if (a.invoiceId === inv.id) claim(Number((a.detail as Detail)?.invoice_version), "applied summary");
+    for (const a of applied) if (a.invoiceId === inv.id) claim(Number((a.detail as Detail)?.invoice_version), `applied ${a.purpose}`);
     for (const v of inv.behind) claim(v, "write behind the app");
     const where = `invoice ${inv.id.slice(0, 8)} (version ${inv.version})`;
     // An invoice that came in through the app (the CSV import) has its first version recorded too.
