@@ -39,13 +39,17 @@ const ROUTE_HANDLERS = {
   "/api/leases/[id]": ["GET"],
   "/api/leases/[id]/apply": ["POST"],
   "/api/leases/[id]/cancel": ["POST"],
+  "/api/leases/[id]/changes": ["GET"],
   "/api/leases/[id]/events": ["GET"],
+  "/api/org/budget": ["GET", "PUT"],
   "/api/org/invitations": ["GET", "POST"],
   "/api/org/invitations/[id]": ["DELETE"],
   "/api/org/members": ["GET"],
   "/api/org/members/[id]": ["DELETE", "PATCH"],
+  "/api/purposes": ["GET"],
   "/api/ready": ["GET"],
   "/api/session": ["DELETE", "GET", "POST"],
+  "/api/usage": ["GET"],
   "/sign-in/reset": ["GET"],
 };
 // Routes rendered at build time (app/favicon.ico's force-static route, the app/icon.svg
