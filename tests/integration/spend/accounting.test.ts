@@ -191,9 +191,17 @@ it("failed: the model's unusable answer closes the lease in the failure handler,
   expect(await recordGenerationFailure(t.db, data, { name: error.name, message: error.message })).toEqual({ closed: true });
   const [row, ...more] = await usageRows(t.db, lease.id);
   expect(more).toEqual([]);
-  expect(row).toMatchObject({ outcome: "failed", estimated: true, outputTokens: 0, model: "fake-model", callKey: `${lease.id}:0` });
-  expect(row!.inputTokens).toBeGreaterThan(0);
-  expect(row!.costCents).toBeCloseTo(priced(row!.inputTokens, 0), 6);
+  // The server answered (and billed) an unusable completion: counted at the tokens it reported
+  // (the fake reports 1 and 1), not at our estimate of the prompt.
+  expect(row).toMatchObject({
+    outcome: "failed",
+    estimated: false,
+    inputTokens: 1,
+    outputTokens: 1,
+    model: "fake-model",
+    callKey: `${lease.id}:0`,
+  });
+  expect(row!.costCents).toBeCloseTo(priced(1, 1), 6);
   expect(await leaseRow(t.db, lease.id)).toMatchObject({ status: "rejected", closedReason: "generation_failed", reservedCents: null });
   // The handler run again (a retried step) records nothing more.
   await recordGenerationFailure(t.db, data, { name: error.name, message: error.message });
