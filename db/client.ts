@@ -265,3 +265,9 @@ export function getDbHandle(): Promise<DbHandle> {
 export async function getDb(): Promise<Db> {
   return (await getDbHandle()).db;
 }
+
+/** The rows of a raw `execute`: postgres.js answers an array, PGlite an object with `rows`. */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}

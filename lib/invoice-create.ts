@@ -4,7 +4,7 @@ import "server-only";
 // the role rule of lib/access.ts, so the membership is judged by the statement that writes.
 import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { isUniqueViolation, type Db, type Tx } from "@/db/client";
+import { isUniqueViolation, rowsOf, type Db, type Tx } from "@/db/client";
 import { invoice, invoiceChange, invoiceLine } from "@/db/schema";
 import { memberMay, memberOf, visibleInvoice, type Member } from "./access";
 import { INT4_MAX, isoDate, positiveInt4, text } from "./input";
@@ -96,10 +96,6 @@ async function insertInvoices(
   const inserted = new Map<string, string>();
   for (const row of rowsOf<{ id: string; number: string }>(result)) inserted.set(row.number, row.id);
   return inserted;
-}
-
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
 const LINE_BATCH = 1000;

@@ -4,7 +4,7 @@
 // The lease core (lib/leases) reads only this: open takes a purpose's roles and lifetime,
 // generation its context and output schema, apply its target, the page its changes.
 import { sql, type SQL } from "drizzle-orm";
-import type { Db, Tx } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
 import { PURPOSES, type Purpose } from "@/lib/lease-codes";
 import { categorizeLinesPurpose } from "./categorize-lines";
 import { reviewInvoicePurpose } from "./review-invoice";
@@ -66,10 +66,4 @@ export function plannedChanges(purpose: Purpose, proposal: unknown, current: Cur
   const definition = purposeOf(purpose);
   const output = definition.output.safeParse(proposal);
   return output.success ? definition.changes(output.data, current) : null;
-}
-
-/** postgres.js answers an array; PGlite an object with `rows`. */
-function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result)) return result as T[];
-  return ((result as { rows?: T[] }).rows ?? []) as T[];
 }

@@ -5,7 +5,7 @@ import "server-only";
 // (docs/decisions/0075-spend-reserved-at-open.md).
 import { and, eq, isNotNull, or, sql } from "drizzle-orm";
 import { z } from "zod";
-import type { Db, Tx } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
 import { orgBudget } from "@/db/schema";
 import { memberOf, type Member } from "@/lib/access";
 import { IN_FLIGHT_STATUSES, type Purpose } from "@/lib/lease-codes";
@@ -130,10 +130,4 @@ export async function admitCall(tx: Tx, input: { orgId: string; actorId: string;
   // Several caps reached: the caller may try again only once every one of them has reset.
   if (exhausted.length) return { ok: false, code: "budget_exhausted", retryAfterSeconds: Math.max(1, ...exhausted.map(([, , s]) => s)) };
   return { ok: true, reservedCents: reservationCents(input.purpose) };
-}
-
-/** postgres.js answers an array; PGlite an object with `rows`. */
-export function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result)) return result as T[];
-  return ((result as { rows?: T[] }).rows ?? []) as T[];
 }

@@ -6,7 +6,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { memberOf, type Member } from "@/lib/access";
-import { rowsOf } from "./budget";
+import { rowsOf } from "@/db/client";
 
 export type Spent = { day_cents: number; month_cents: number };
 export type PurposeSpent = Spent & { purpose: string };
