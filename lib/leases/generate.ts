@@ -1,6 +1,6 @@
 import "server-only";
 // Generate (check 2): load, then propose. Nothing here is held across the model call.
-import type { Db, Tx } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
@@ -277,7 +277,8 @@ const wholeTokens = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) 
 const centsText = (n: number) => (Number.isFinite(n) && n > 0 ? n.toFixed(6) : "0");
 
 /**
- * Records a model call's usage, ended as `outcome`, and releases the lease's budget reservation,
+ * Records a model call's usage, ended as `outcome`, and releases the lease's budget reservation
+ * (if it still holds one: a retried call's lease released it already, and is not written again),
  * in ONE statement (a CTE): the transitions that end a call (propose, a late completion, an
  * actor mismatch, a failed generation) record it in their own transaction at the cost of one
  * statement, and an aborted call on its own. Org, actor, invoice and purpose are the lease's
@@ -288,16 +289,16 @@ export async function recordUsage(db: Db | Tx, leaseId: string, usage: CallUsage
   if (!isUuid(leaseId)) return false;
   const result = await db.execute(sql`
     with released as (
-      update inference_lease set reserved_cents = null where id = ${leaseId}
-      returning id, actor_id, invoice_id, purpose
+      update inference_lease set reserved_cents = null where id = ${leaseId} and reserved_cents is not null
+    ), lease as (
+      select id, actor_id, invoice_id, purpose from inference_lease where id = ${leaseId}
     )
     insert into model_usage (org_id, actor_id, lease_id, invoice_id, purpose, model, input_tokens, output_tokens,
       cost_cents, outcome, estimated, call_key)
     select i.org_id, r.actor_id, r.id, r.invoice_id, r.purpose, ${usage.model}, ${wholeTokens(usage.inputTokens)},
       ${wholeTokens(usage.outputTokens)}, ${centsText(usage.costCents)}::numeric, ${outcome}, ${usage.estimated}, ${usage.callKey}
-    from released r join invoice i on i.id = r.invoice_id
+    from lease r join invoice i on i.id = r.invoice_id
     on conflict (call_key) do nothing
     returning id`);
-  const rows = Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []);
-  return rows.length > 0;
+  return rowsOf(result).length > 0;
 }

@@ -111,6 +111,8 @@ export function label(w: Write): string {
         return ok ? `open:${n.id}:${n.invoice_id}:${n.actor_id}:${n.session_id}` : `bad:lease-insert:${n.status}:${n.purpose}`;
       }
       if (w.op === "DELETE") return "bad:lease-delete";
+      // A call's end (generation, in the background) releases its budget reservation and nothing else.
+      if (o.reserved_cents !== null && n.reserved_cents === null && same({ ...o, reserved_cents: null }, n)) return `release:${o.id}`;
       for (const k of [
         "id",
         "actor_id",
@@ -224,7 +226,7 @@ export function withoutAllowedSideWrites(labels: string[], opts: { background?: 
   if (opts.background) {
     rest = dropPairs(rest, /^propose:([^:]+)$/, "proposed");
     rest = dropPairs(rest, /^generation_failed:([^:]+)$/, "generation_failed");
-    rest = rest.filter((l) => !/^event:(late_completion|run_mismatch):/.test(l));
+    rest = rest.filter((l) => !/^event:(late_completion|run_mismatch):/.test(l) && !/^release:[^:]+$/.test(l));
   }
   if (opts.rateLimit) rest = rest.filter((l) => l !== "ratelimit");
   return rest;

@@ -306,7 +306,7 @@ describe("the teammate's invoice page", () => {
         if (!rsc) {
           expect(res.body).toContain("Only Alice Martin, the owner, can summarize this invoice.");
           expect(res.body).toContain("A summary by Alice Martin waits for their review until");
-        } else expect(res.body).toContain('"lease":{"name":"Alice Martin","status":"proposed","deadline_at":');
+        } else expect(res.body).toContain('{"name":"Alice Martin","purpose":"summarize_invoice","status":"proposed","deadline_at":');
         expect(res.body).not.toContain(w.lease.id);
         // In HTML the apostrophe is escaped: look for what follows it.
         expect(res.body).not.toContain("private proposal text");
