@@ -125,12 +125,15 @@ async function applyLeaseUntraced(
       const needsCurrent = opts.accept !== undefined || purpose.usable !== undefined;
       const current = needsCurrent ? await currentValues(tx, lease.invoiceId, ownedInvoice(actorId)) : null;
       if (purpose.usable && !purpose.usable(parsed.data, current!)) return unusable();
-      // Only a purpose that writes lines applies by line; any other takes its proposal whole.
-      if (opts.accept !== undefined && !purpose.target.some((c) => c.startsWith("invoice_line."))) return refuse("invalid_lines");
       if (opts.accept !== undefined) {
-        // A partial apply names changes the page showed: each one of the proposal's, at least one.
+        // Only a purpose that writes lines applies by line; any other takes its proposal whole. A
+        // partial apply names changes the page showed: each one of the proposal's, at least one.
+        // A lease past its deadline is expired whatever it names: the state before the body.
         const keys = new Set((plannedChanges(lease.purpose, lease.proposal, current!) ?? []).map((c) => c.key));
-        if (opts.accept.length === 0 || opts.accept.some((key) => !keys.has(key))) return refuse("invalid_lines");
+        const byLine = purpose.target.some((c) => c.startsWith("invoice_line."));
+        if (!byLine || opts.accept.length === 0 || opts.accept.some((key) => !keys.has(key))) {
+          return refuse((await expiredNow()) ? "lease_expired" : "invalid_lines");
+        }
       }
 
       // The first write, on rows this transaction already holds, so it waits for nothing and

@@ -121,6 +121,21 @@ describe("categorize_lines", () => {
     expect(await applyLease(t.db, alice.id, leaseId, { accept: [ids[0]!] })).toMatchObject({ ok: true, written: [ids[0]] });
   });
 
+  it("a lease past its deadline is expired, whatever lines the apply names: the state is judged before the body", async () => {
+    const { alice, inv, ids } = await setup();
+    for (const accept of [[], ["not-a-line"], [ids[0]!], undefined]) {
+      const { leaseId } = await proposedLease(t.db, alice.id, inv.id, "categorize_lines");
+      await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
+      expect(await applyLease(t.db, alice.id, leaseId, accept ? { accept } : {}), JSON.stringify(accept)).toEqual({
+        ok: false,
+        code: "lease_expired",
+      });
+      expect(await rows.leaseRow(t.db, leaseId)).toMatchObject({ status: "expired", closedReason: "deadline_passed" });
+    }
+    expect(await categories(inv.id)).toEqual(LINES.map(() => null));
+    expect((await rows.invoiceRow(t.db, inv.id)).version).toBe(inv.version);
+  });
+
   // Each on an invoice of its own: such a lease is not closed (below), so it keeps the in-flight slot.
   const unusableLines = (ids: string[]) => [
     { line_id: "00000000-0000-4000-8000-000000000000", category: "6000" },
