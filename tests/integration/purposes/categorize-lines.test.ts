@@ -125,7 +125,10 @@ describe("categorize_lines", () => {
     const { alice, inv, ids } = await setup();
     for (const accept of [[], ["not-a-line"], [ids[0]!], undefined]) {
       const { leaseId } = await proposedLease(t.db, alice.id, inv.id, "categorize_lines");
-      await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
+      await t.db
+        .update(inferenceLease)
+        .set({ deadlineAt: sql`now() - interval '1 second'` })
+        .where(eq(inferenceLease.id, leaseId));
       expect(await applyLease(t.db, alice.id, leaseId, accept ? { accept } : {}), JSON.stringify(accept)).toEqual({
         ok: false,
         code: "lease_expired",
