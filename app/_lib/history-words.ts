@@ -84,6 +84,12 @@ export function staleWords(stale: { summaryVersion: number; version?: number; ch
   return `Summary written for version ${stale.summaryVersion}; ${what} changed since.`;
 }
 
+/** "Written for version 4." / "Written for version 4; the due date changed since." (the review notes). */
+export function writtenForWords(version: number, changed: readonly string[]): string {
+  if (!changed.length) return `Written for version ${version}.`;
+  return `Written for version ${version}; the ${listed(changed.map((f) => fieldLabel(f).toLowerCase()))} changed since.`;
+}
+
 /** What the Owner form says after a post (the page's `?owner=` code). */
 export const OWNER_NOTICES = {
   saved: "Owner changed.",

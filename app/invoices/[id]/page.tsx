@@ -10,13 +10,13 @@ import { currentValues, plannedChanges } from "@/lib/purposes";
 import { may } from "@/lib/access";
 import { ownerChoices } from "@/lib/invoice-owner";
 import { appliedAttempt, invoiceTimeline, latestLeasesByPurpose, leaseHolderName, teammateLeasesInFlight } from "@/lib/leases";
-import { staleSummary } from "@/lib/summary-staleness";
+import { changedSince, staleSummary } from "@/lib/summary-staleness";
 import { leaseJson } from "@/app/_lib/serialize";
 import { requireActor } from "@/app/_lib/actor";
 import { datePattern, formatDate, formatDateTime, formatMoney, localizeDates } from "@/app/_lib/format";
 import { noticeOf } from "@/app/_lib/lease-words";
 import { shownStatus, STATUS_WORDS } from "@/app/_lib/status-words";
-import { isOwnerNotice, staleWords } from "@/app/_lib/history-words";
+import { isOwnerNotice, staleWords, writtenForWords } from "@/app/_lib/history-words";
 import { onlyOwnerEdits, ownerWords } from "@/app/_lib/team-words";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { getViewer } from "@/app/_lib/viewer";
@@ -78,10 +78,11 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
   const noticePurpose: Purpose = isPurpose(one(query.purpose)) ? (one(query.purpose) as Purpose) : "summarize_invoice";
   const notice = noticeOf(one(query.notice), leases[noticePurpose], pattern, noticePurpose);
   const historyPage = Math.max(1, Math.min(10_000, Math.trunc(Number(one(query.history) ?? "1")) || 1));
-  const [timeline, applied, stale, members, today] = await Promise.all([
+  const [timeline, applied, stale, notesChanged, members, today] = await Promise.all([
     invoiceTimeline(db, actor, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),
     invoice.summary ? appliedAttempt(db, actor, invoice.id) : null,
     invoice.summary ? staleSummary(db, actor, invoice.id) : null,
+    invoice.reviewNotes && invoice.reviewNotesVersion !== null ? changedSince(db, actor, invoice.id, invoice.reviewNotesVersion) : [],
     ownerChoices(db, actor),
     databaseToday(db),
   ]);
@@ -187,8 +188,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
               <h2 id="review-notes-heading">Review notes</h2>
               {invoice.reviewNotesVersion !== null ? (
                 <p className="muted small" data-testid="review-notes-version">
-                  Written for version {invoice.reviewNotesVersion}
-                  {invoice.reviewNotesVersion < invoice.version ? `; the invoice is at version ${invoice.version} now.` : "."}
+                  {writtenForWords(invoice.reviewNotesVersion, notesChanged)}
                 </p>
               ) : null}
               {invoice.reviewNotes.length === 0 ? (

@@ -9,11 +9,12 @@ import { inferenceLease, invoice, invoiceChange, leaseEvent } from "@/db/schema"
 import { updateInvoice } from "@/lib/invoices";
 import { reassignInvoice } from "@/lib/invoice-owner";
 import { applyLease, invoiceTimeline, type LeaseDispatch } from "@/lib/leases";
-import { staleSummaries, staleSummary } from "@/lib/summary-staleness";
-import { staleWords } from "@/app/_lib/history-words";
+import { changedSince, staleSummaries, staleSummary } from "@/lib/summary-staleness";
+import { staleWords, writtenForWords } from "@/app/_lib/history-words";
 import * as invoiceEvents from "@/app/api/invoices/[id]/events/route";
 import { api, signInCookie } from "../../support/api";
 import * as rows from "../../support/db";
+import { proposedLease } from "../purposes/purpose-support";
 import { asMember, joinOrgOf, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 
 let t: TestDb;
@@ -150,6 +151,33 @@ describe("a summary that went out of date", () => {
     // Summarized again: current.
     await applySummary(dave.id, inv.id);
     expect(await staleSummary(t.db, member, inv.id)).toBeNull();
+  });
+
+  it("stays current when another purpose's apply (review notes, categories) bumps the version: that changes nothing a summary read", async () => {
+    const { dave, inv, member } = await team();
+    await applySummary(dave.id, inv.id);
+    for (const purpose of ["review_invoice", "categorize_lines"] as const) {
+      const { leaseId } = await proposedLease(t.db, dave.id, inv.id, purpose);
+      expect(await applyLease(t.db, dave.id, leaseId)).toMatchObject({ ok: true });
+    }
+    const row = await rows.invoiceRow(t.db, inv.id);
+    expect(row.version).toBeGreaterThan(row.summaryVersion!);
+    expect(await staleSummary(t.db, member, inv.id)).toBeNull();
+    expect((await staleSummaries(t.db, member)).has(inv.id)).toBe(false);
+    // The review notes, written before the categories, are as current: nothing of the invoice changed since.
+    expect(row.reviewNotesVersion).toBeLessThan(row.version);
+    expect(await changedSince(t.db, member, inv.id, row.reviewNotesVersion!)).toEqual([]);
+    expect(writtenForWords(row.reviewNotesVersion!, [])).toBe(`Written for version ${row.reviewNotesVersion}.`);
+    // An edit after them puts both out of date, naming only what the edit changed.
+    await updateInvoice(t.db, member, inv.id, { due_on: "2026-12-20" }, recorder());
+    expect(await staleSummary(t.db, member, inv.id)).toMatchObject({ summaryVersion: row.summaryVersion, changed: ["due_on"] });
+    const changed = await changedSince(t.db, member, inv.id, row.reviewNotesVersion!);
+    expect(changed).toEqual(["due_on"]);
+    expect(writtenForWords(row.reviewNotesVersion!, changed)).toBe(
+      `Written for version ${row.reviewNotesVersion}; the due date changed since.`,
+    );
+    // Another organization's member learns nothing of it.
+    expect(await changedSince(t.db, await asMember(t.db, await makeUser(t.db, "Bob")), inv.id, 0)).toEqual([]);
   });
 
   it("says the invoice changed when no field was recorded, and names an owner change", () => {
