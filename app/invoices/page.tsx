@@ -109,7 +109,8 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
 
   return (
     <>
-      <h1>Your invoices</h1>
+      {/* Every invoice of the team, whoever owns it: each card names its owner. */}
+      <h1>{actor.orgName}: invoices</h1>
       <p className="list-actions">
         <Link href="/invoices/new" className="button button--secondary">
           New invoice
@@ -121,7 +122,7 @@ export default async function InvoicesPage({ searchParams }: { searchParams: Sea
       <ListRefresher />
       <ZoneSync zone={viewer.timeZone} />
       {total === 0 ? (
-        <p className="muted">You have no invoices yet.</p>
+        <p className="muted">Your team has no invoices yet.</p>
       ) : (
         <>
           {/* A plain GET form: filters and sorting work without JavaScript, and the URL keeps them. */}

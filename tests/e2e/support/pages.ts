@@ -34,7 +34,7 @@ export class InvoiceListPage {
 
   async goto() {
     await this.page.goto("/invoices");
-    await expect(this.page.getByRole("heading", { name: "Your invoices" })).toBeVisible();
+    await expect(this.page.getByRole("heading", { level: 1, name: /: invoices$/ })).toBeVisible();
   }
 
   link(number: string): Locator {
