@@ -22,7 +22,12 @@ export type BudgetState = {
 
 const amount = text().max(40).optional();
 const BudgetForm = formOf(
-  z.object({ organization_daily_cents: amount, organization_monthly_cents: amount, member_daily_cents: amount, member_monthly_cents: amount }),
+  z.object({
+    organization_daily_cents: amount,
+    organization_monthly_cents: amount,
+    member_daily_cents: amount,
+    member_monthly_cents: amount,
+  }),
 );
 
 export const saveBudgetAction = stateAction({
