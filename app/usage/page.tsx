@@ -245,7 +245,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
             </table>
           </div>
         )}
-        {view.calls.some((c) => c.estimated) ? <p className="muted small">* Counted by us: the model did not report it.</p> : null}
+        {view.calls.some((c) => c.estimated) ? <p className="muted small">* Estimated by us: the AI service did not report it.</p> : null}
         <nav className="actions" aria-label="Pages of requests">
           {before ? <Link href="/usage#calls-heading">Newest requests</Link> : null}
           {view.older ? <Link href={`/usage?before=${encodeURIComponent(view.older)}#calls-heading`}>Older requests</Link> : null}
