@@ -35,6 +35,9 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                 <Link href="/org" className="site-header__team">
                   Team
                 </Link>
+                <Link href="/usage" className="site-header__team">
+                  Usage
+                </Link>
                 <span className="site-header__name">{actor.name}</span>
                 {/* The organization the session works in, and the actor's role there. */}
                 <span className="site-header__org" data-testid="header-org">

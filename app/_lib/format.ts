@@ -144,3 +144,24 @@ export function parseDate(text: string, locale: string = DEFAULT_LOCALE): string
 export function localizeDates(text: string, locale: string = DEFAULT_LOCALE): string {
   return text.replace(/\b\d{4}-\d{2}-\d{2}\b/g, (iso) => (isoDay(iso) ? formatDate(iso, locale) : iso));
 }
+
+/**
+ * A model call's cost or a spend, given in (fractional) USD cents: dollars with two to four
+ * decimals ("$0.0123", "$1.50", "$12.3457"), and "< $0.0001" for a cost above zero that four
+ * decimals would show as nothing. The same rule for every amount on the usage page.
+ */
+export function formatSpend(cents: number, locale: string = DEFAULT_LOCALE): string {
+  const format = memo(
+    `spend:${locale}`,
+    () =>
+      new Intl.NumberFormat(locale, {
+        style: "currency",
+        currency: "USD",
+        minimumFractionDigits: 2,
+        maximumFractionDigits: 4,
+        numberingSystem: "latn",
+      }),
+  );
+  if (cents > 0 && cents < 0.005) return `< ${format.format(0.0001)}`;
+  return format.format(cents / 100);
+}

@@ -15,6 +15,7 @@ import type {
   Purpose,
 } from "@/lib/lease-codes";
 import { isClosedReason } from "@/lib/lease-codes";
+import type { CapField } from "@/lib/spend/budget";
 import type { leaseJson } from "@/app/_lib/serialize";
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
@@ -323,12 +324,52 @@ const SUMMARIZE_WORDS = {
   not_signed_in: "You were signed out, so no summary was started. Sign in again to continue.",
   purpose_not_allowed: "The summary could not be started. Try again in a moment.",
   budget_exhausted:
-    "Your organization's spending limit for AI assistance has been reached, so nothing was started and nothing was charged. It resets with the next period; an admin can raise the limit.",
+    "Your team's AI budget is used up, so nothing was started and nothing was charged. It resets at 00:00 UTC, at the start of the next day or month. An admin can raise it on the Usage page.",
   invalid_request: "The summary could not be started. Try again in a moment.",
 } as const satisfies Record<SummarizeRefusal, string>;
 
 export function summarizeRefusal(code: SummarizeRefusal): string {
   return SUMMARIZE_WORDS[code];
+}
+
+/** Whose budget a cap is and for which period, as a refusal names it. */
+export const CAP_REFUSAL_WORDS = {
+  organization_daily_cents: { budget: "Your team's AI budget for today", period: "day" },
+  organization_monthly_cents: { budget: "Your team's AI budget for this month", period: "month" },
+  member_daily_cents: { budget: "Your own AI budget for today (each member's daily limit)", period: "day" },
+  member_monthly_cents: { budget: "Your own AI budget for this month (each member's monthly limit)", period: "month" },
+} as const satisfies Record<CapField, { budget: string; period: "day" | "month" }>;
+
+/** "3 h 12 min", "45 min", "2 days 4 h", "less than a minute": how long until an instant. */
+export function durationWords(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 1) return "less than a minute";
+  const [days, hours, mins] = [Math.floor(minutes / 1440), Math.floor((minutes % 1440) / 60), minutes % 60];
+  if (days > 0) return `${days} ${days === 1 ? "day" : "days"}${hours ? ` ${hours} h` : ""}`;
+  return hours ? `${hours} h${mins ? ` ${mins} min` : ""}` : `${mins} min`;
+}
+
+/**
+ * A budget refusal as Summarize (or Review, Categorize) sends it back: which cap (`cap`) and when
+ * it resets (`resets`, ISO), from the address; anything else there reads as the general words.
+ */
+export type BudgetContext = { cap?: string; resets?: string; now: Date; locale: string };
+
+export function budgetRefusal(context?: BudgetContext): string {
+  const cap = context?.cap;
+  const resets = context?.resets ? new Date(context.resets) : null;
+  if (!context || !cap || !known(CAP_REFUSAL_WORDS, cap) || !resets || Number.isNaN(resets.getTime()))
+    return SUMMARIZE_WORDS.budget_exhausted;
+  const words = CAP_REFUSAL_WORDS[cap];
+  const left = resets.getTime() - context.now.getTime();
+  // A reset more than a month and a day away is no reset this app announced.
+  if (left > 32 * 86_400_000) return SUMMARIZE_WORDS.budget_exhausted;
+  const used = `${words.budget} is used up, so nothing was started and nothing was charged.`;
+  if (left <= 0) return `${used} It has reset since then: you can try again.`;
+  const time = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" }).format(resets);
+  const day = new Intl.DateTimeFormat(context.locale, { day: "numeric", month: "long", timeZone: "UTC" }).format(resets);
+  const when = words.period === "day" ? `at ${time} UTC` : `on ${day} at ${time} UTC`;
+  return `${used} It resets ${when} (in ${durationWords(left)}). An admin can raise it on the Usage page.`;
 }
 
 export type EditRefusal = Extract<UpdateInvoiceResult, { ok: false }>["code"];
@@ -368,7 +409,7 @@ export type NoticeCode =
   | `cancel.${CancelRefusal}`
   | `edit.${EditRefusal | "saved" | "unchanged"}`;
 
-const known = <T extends string>(table: Record<T, string>, code: string): code is T => Object.hasOwn(table, code);
+const known = <T extends string>(table: Record<T, unknown>, code: string): code is T => Object.hasOwn(table, code);
 
 /** `purpose`: the panel the notice is for, whose words it speaks (the summary's by default). */
 export function noticeOf(
@@ -376,8 +417,12 @@ export function noticeOf(
   lease: Pick<LeaseJson, "closed_reason"> | null,
   pattern?: string,
   purpose?: Purpose,
+  more: { budget?: BudgetContext } = {},
 ): Notice | null {
-  const notice = summaryNoticeOf(param, lease, pattern);
+  const found = summaryNoticeOf(param, lease, pattern);
+  // The budget's words name no purpose: said as they are.
+  if (found?.action === "summarize" && found.code === "budget_exhausted") return { ...found, text: budgetRefusal(more.budget) };
+  const notice = found;
   return notice && purpose && notice.action !== "edit" ? { ...notice, text: forPurpose(purpose, notice.text) } : notice;
 }
 

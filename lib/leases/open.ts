@@ -11,7 +11,7 @@ import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { memberOf, ownedInvoice } from "@/lib/access";
 import { purposeOf } from "@/lib/purposes";
-import { admitCall, capApplies } from "@/lib/spend";
+import { admitCall, capApplies, type CapField } from "@/lib/spend";
 import { leaseHolderName } from "./read";
 import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent, sessionLiveNow } from "./shared";
 import { LeaseDispatch } from "./types";
@@ -25,6 +25,8 @@ export type OpenResult =
       heldBy?: string | null;
       /** budget_exhausted: seconds until the exhausted period resets (the later one when several). */
       retryAfterSeconds?: number;
+      /** budget_exhausted: the cap reached that resets last. */
+      cap?: CapField;
     };
 
 /** Whether the invoice is one of the actor's organization (a teammate's): asked only once open found it not theirs. */
@@ -98,7 +100,7 @@ async function openLeaseUntraced(
               .select(leaseAndSession)
               .from(inferenceLease)
               .where(and(scope, inFlight, eq(inferenceLease.actorId, actorId)));
-            if (!own) return { ok: false, code: admitted.code, retryAfterSeconds: admitted.retryAfterSeconds };
+            if (!own) return { ok: false, code: admitted.code, retryAfterSeconds: admitted.retryAfterSeconds, cap: admitted.cap };
             const { sessionLive: live, ...existing } = own;
             if (!live) throw new SessionRanOut();
             return { ok: true, created: false, lease: existing };

@@ -73,7 +73,11 @@ export async function writeBudget(
   return row ? { ok: true, budget: row } : { ok: false, code: "forbidden" };
 }
 
-export type Admission = { ok: true; reservedCents: number } | { ok: false; code: "budget_exhausted"; retryAfterSeconds: number };
+export type CapField = (typeof CAP_FIELDS)[number];
+export type Admission =
+  | { ok: true; reservedCents: number }
+  /** `cap`: the cap that is reached and resets last (the one `retryAfterSeconds` waits for). */
+  | { ok: false; code: "budget_exhausted"; retryAfterSeconds: number; cap: CapField };
 
 const inFlightSql = sql.raw(IN_FLIGHT_STATUSES.map((s) => `'${s}'`).join(","));
 
@@ -120,14 +124,16 @@ export async function admitCall(tx: Tx, input: { orgId: string; actorId: string;
   const n = (v: string) => Number(v);
   const day = n(spend.day_reset_s);
   const month = n(spend.month_reset_s);
-  const checks: [number | null, number, number][] = [
-    [caps.organization_daily_cents, n(spend.org_day) + n(spend.org_reserved), day],
-    [caps.organization_monthly_cents, n(spend.org_month) + n(spend.org_reserved), month],
-    [caps.member_daily_cents, n(spend.member_day) + n(spend.member_reserved), day],
-    [caps.member_monthly_cents, n(spend.member_month) + n(spend.member_reserved), month],
+  const checks: [CapField, number | null, number, number][] = [
+    ["organization_daily_cents", caps.organization_daily_cents, n(spend.org_day) + n(spend.org_reserved), day],
+    ["organization_monthly_cents", caps.organization_monthly_cents, n(spend.org_month) + n(spend.org_reserved), month],
+    ["member_daily_cents", caps.member_daily_cents, n(spend.member_day) + n(spend.member_reserved), day],
+    ["member_monthly_cents", caps.member_monthly_cents, n(spend.member_month) + n(spend.member_reserved), month],
   ];
-  const exhausted = checks.filter(([limit, used]) => limit !== null && !(used < limit));
-  // Several caps reached: the caller may try again only once every one of them has reset.
-  if (exhausted.length) return { ok: false, code: "budget_exhausted", retryAfterSeconds: Math.max(1, ...exhausted.map(([, , s]) => s)) };
+  const exhausted = checks.filter(([, limit, used]) => limit !== null && !(used < limit));
+  // Several caps reached: the caller may try again only once every one of them has reset, and
+  // is told of the one that resets last (the organization's first, of two that reset together).
+  const last = exhausted.reduce<(typeof checks)[number] | undefined>((a, c) => (!a || c[3] > a[3] ? c : a), undefined);
+  if (last) return { ok: false, code: "budget_exhausted", retryAfterSeconds: Math.max(1, last[3]), cap: last[0] };
   return { ok: true, reservedCents: reservationCents(input.purpose) };
 }

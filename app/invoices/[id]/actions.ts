@@ -40,11 +40,12 @@ const LeaseForm = formOf(
  * Back to the invoice page (the invoice list when the id is not one), with what to say, and for
  * which purpose's panel (`purpose`, left out for the summary's).
  */
-function backTo(invoiceId: string | undefined, notice?: NoticeCode, purpose?: string): never {
+function backTo(invoiceId: string | undefined, notice?: NoticeCode, purpose?: string, more: Record<string, string> = {}): never {
   if (!invoiceId || !isUuid(invoiceId)) redirect("/invoices", RedirectType.replace);
   const params = new URLSearchParams();
   if (notice) params.set("notice", notice);
   if (notice && isPurpose(purpose) && purpose !== "summarize_invoice") params.set("purpose", purpose);
+  for (const [name, value] of Object.entries(more)) params.set(name, value);
   const query = params.size ? `?${params.toString()}` : "";
   // replace: with JavaScript on, the action's redirect must not add a history entry per click.
   redirect(`/invoices/${invoiceId}${query}`, RedirectType.replace);
@@ -62,9 +63,20 @@ export const summarizeAction = action({
     // Open judges the session's end itself once its rows are held (its insert's RETURNING), so
     // a session run out while it waited is its refusal, not the wrapper's: answered as the wrapper would.
     if (!result.ok && result.code === "not_signed_in") await sendToSignIn();
-    backTo(invoice_id, result.ok ? undefined : `summarize.${result.code}`, purpose);
+    // Over a cap: which one, and when it resets (the database's seconds from now, as the minute
+    // it falls on: a reset is always at 00:00 UTC), so the page can say so, on a reload too.
+    const budget =
+      !result.ok && result.code === "budget_exhausted" && result.retryAfterSeconds && result.cap
+        ? { cap: result.cap, resets: resetMinute(result.retryAfterSeconds) }
+        : undefined;
+    backTo(invoice_id, result.ok ? undefined : `summarize.${result.code}`, purpose, budget);
   },
 });
+
+/** The instant `seconds` from now, to the minute, as ISO. */
+function resetMinute(seconds: number): string {
+  return new Date(Math.round((Date.now() + seconds * 1000) / 60_000) * 60_000).toISOString();
+}
 
 export const applyAction = action({
   who: "actor",

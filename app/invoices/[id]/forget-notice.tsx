@@ -11,7 +11,8 @@ export function ForgetNotice({ notice }: { notice: string | undefined }) {
     if (!notice) return;
     const url = new URL(window.location.href);
     if (!url.searchParams.has("notice")) return;
-    url.searchParams.delete("notice");
+    // The budget refusal's details (which cap, when it resets) go with it.
+    for (const name of ["notice", "cap", "resets"]) url.searchParams.delete(name);
     window.history.replaceState(null, "", url);
   });
   return null;

@@ -76,7 +76,9 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
 
   // A lease notice is for the panel of its purpose (`?purpose=`, the summary's when absent).
   const noticePurpose: Purpose = isPurpose(one(query.purpose)) ? (one(query.purpose) as Purpose) : "summarize_invoice";
-  const notice = noticeOf(one(query.notice), leases[noticePurpose], pattern, noticePurpose);
+  const notice = noticeOf(one(query.notice), leases[noticePurpose], pattern, noticePurpose, {
+    budget: { cap: one(query.cap), resets: one(query.resets), now: new Date(), locale: viewer.locale },
+  });
   const historyPage = Math.max(1, Math.min(10_000, Math.trunc(Number(one(query.history) ?? "1")) || 1));
   const [timeline, applied, stale, notesChanged, members, today] = await Promise.all([
     invoiceTimeline(db, actor, invoice.id, { offset: (historyPage - 1) * HISTORY_PAGE_SIZE, limit: HISTORY_PAGE_SIZE }),

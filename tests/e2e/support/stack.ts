@@ -84,6 +84,8 @@ export function startServer(name: ServerName, databaseUrl: string): Promise<AppS
     retryScale: 0.01,
     // Cookies are per host, not per port: a key of its own keeps one server's session
     // cookie from working on the other.
-    env: { SESSION_PASSWORD: `e2e-${randomBytes(24).toString("hex")}`, ...SERVERS[name] },
+    // MODEL_PRICE_PER_MTOK: the local model costs nothing unless priced, and the usage page and
+    // the budget are shown with costs above zero (USD 3 in, 15 out per million tokens).
+    env: { SESSION_PASSWORD: `e2e-${randomBytes(24).toString("hex")}`, MODEL_PRICE_PER_MTOK: "3,15", ...SERVERS[name] },
   });
 }

@@ -5,6 +5,7 @@
 import { count, eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { inferenceLease, modelUsage, orgBudget } from "@/db/schema";
+import { openLease } from "@/lib/leases";
 import { reservationCents } from "@/lib/spend";
 import { api, signInCookie, sink } from "../../support/api";
 import { asMember, joinOrgOf, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
@@ -161,4 +162,25 @@ it("the actor's own lease already in flight is answered 200 as without a cap, no
   expect(again).toMatchObject({ status: 200, body: { lease_id: first.body.lease_id, status: "open" } });
   // A new invoice is refused.
   expect((await open(cookie, (await makeInvoice(t.db, member.id)).id)).status).toBe(429);
+});
+
+it("the refusal names the cap that resets last, for the page's words (the organization's, of two that reset together)", async () => {
+  const { member, inv } = await admin();
+  const refusal = async () => {
+    const result = await openLease(
+      t.db,
+      { actorId: member.id, sessionId: null, invoiceId: inv.id, purpose: "summarize_invoice", ttlSeconds: 60 },
+      { leaseOpened: async () => {}, leaseClosed: async () => {} },
+    );
+    return result.ok ? null : { code: result.code, cap: result.cap };
+  };
+  await setCaps(member.orgId, { memberDailyCents: 0 });
+  expect(await refusal()).toEqual({ code: "budget_exhausted", cap: "member_daily_cents" });
+  await setCaps(member.orgId, { organizationDailyCents: 0 });
+  expect(await refusal()).toEqual({ code: "budget_exhausted", cap: "organization_daily_cents" });
+  await setCaps(member.orgId, { memberMonthlyCents: 0 });
+  // On a month's last UTC day the two reset together, and the organization's is named.
+  const tomorrow = new Date(Date.now() + 86_400_000);
+  const lastDay = tomorrow.getUTCDate() === 1;
+  expect(await refusal()).toEqual({ code: "budget_exhausted", cap: lastDay ? "organization_daily_cents" : "member_monthly_cents" });
 });
