@@ -105,8 +105,8 @@ test("Cancel while the summary is being written: the lease closes, the timeline 
   await expect(inv.cancel).toBeVisible();
   await expect(inv.discard).toHaveCount(0);
   await saveScreenshot(page, "lease-generating-cancel");
-  await expectAccessible(page, "lease generating, with Cancel");
-
+  // Cancel at once: the model answers 3 s after the click, and an axe run here took longer than
+  // that on a loaded machine (the generating panel, Cancel in it, is checked in happy-path.spec.ts).
   await inv.cancel.click();
   await inv.expectDisplay("rejected");
   await expect(inv.state).toHaveText("You cancelled this summary before it was ready. Nothing was changed on the invoice.");
