@@ -176,7 +176,15 @@ export const OPEN = jsonBody({
   invoice_id: some(ref("inv:free", "inv:own0", "inv:own1", "inv:other", "uuid:missing"), fc.uuid(), nastyString, anyJson),
   purpose: some(
     fc.constantFrom(...PURPOSES),
-    fc.constantFrom("SUMMARIZE_INVOICE", "summarize_invoice ", " review_invoice", "categorize-lines", "categorize", "translate", "__proto__"),
+    fc.constantFrom(
+      "SUMMARIZE_INVOICE",
+      "summarize_invoice ",
+      " review_invoice",
+      "categorize-lines",
+      "categorize",
+      "translate",
+      "__proto__",
+    ),
     nastyString,
     anyJson,
   ),
@@ -319,7 +327,10 @@ export const APPLY_LINES: fc.Arbitrary<Body> = fc.oneof(
   { weight: 1, arbitrary: json(fc.constantFrom({ lines: [] }, {}, { lines: null }, { lines: "all" }, { line: [] })) },
   { weight: 1, arbitrary: json(fc.record({ lines: fc.array(LINE_ID, { minLength: 1, maxLength: 3 }), summary: fc.constant("x") })) },
   { weight: 1, arbitrary: json(fc.constant({ lines: Array.from({ length: 1001 }, (_, i) => `l${i}`) })) },
-  { weight: 1, arbitrary: fc.integer({ min: 17_000, max: 40_000 }).map((n) => ({ kind: "raw" as const, text: `{"lines":["${"a".repeat(n)}"]}` })) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 17_000, max: 40_000 }).map((n) => ({ kind: "raw" as const, text: `{"lines":["${"a".repeat(n)}"]}` })),
+  },
   { weight: 1, arbitrary: ANY_BODY },
 );
 /** Apply as the page sends it: no body, or the ticked lines of a categorize lease. */
@@ -346,7 +357,11 @@ const BUDGET = jsonBody({
   member_daily_cents: CAP,
   member_monthly_cents: CAP,
 });
-const VALID_CAP = fc.oneof({ weight: 5, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.constantFrom(1, 10_000) });
+const VALID_CAP = fc.oneof(
+  { weight: 5, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.constant(0) },
+  { weight: 2, arbitrary: fc.constantFrom(1, 10_000) },
+);
 const BUDGET_VALID = json(
   fc.record({
     organization_daily_cents: VALID_CAP,
@@ -493,7 +508,9 @@ const orOther = (r: fc.Arbitrary<FuzzRequest>) =>
   r.chain((req) => fc.constantFrom(req, req, { ...req, cookie: { kind: "other" as const } }));
 /** The same request, or sent by the owner's teammate, a member (an admin's act is 403 to them). */
 const orMember = (r: fc.Arbitrary<FuzzRequest>) =>
-  r.chain((req) => fc.constantFrom(req, req, { ...req, cookie: { kind: "member" as const } }, { ...req, cookie: { kind: "other" as const } }));
+  r.chain((req) =>
+    fc.constantFrom(req, req, { ...req, cookie: { kind: "member" as const } }, { ...req, cookie: { kind: "other" as const } }),
+  );
 
 export const REQUESTS = fc.oneof(
   {
@@ -585,6 +602,18 @@ export const REQUESTS = fc.oneof(
       .map(([r, query]) => ({ ...r, query })),
   },
   { weight: 4, arbitrary: request("apply", ["POST"], leaseId, APPLY_LINES, { id: OWN_LEASE, body: APPLY_VALID }) },
+  // Categories' partial apply: one line, the other, both, one twice.
+  {
+    weight: 2,
+    arbitrary: request("apply", ["POST"], ref("lease:categorize"), APPLY_LINES, {
+      id: ref("lease:categorize"),
+      body: fc.oneof(
+        ...[["line:cat0"], ["line:cat1"], ["line:cat0", "line:cat1"], ["line:cat1", "line:cat1"]].map((names) =>
+          json(fc.tuple(...names.map((n) => ref(n as "line:cat0"))).map((lines) => ({ lines }))),
+        ),
+      ),
+    }),
+  },
   { weight: 3, arbitrary: request("cancel", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   { weight: 1, arbitrary: request("events", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   // The team's routes: each fuzz user is the only admin of an organization of their own, so a
@@ -630,12 +659,18 @@ export const REQUESTS = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: IMPORT_REQUEST },
-  { weight: 1, arbitrary: orMember(request("purposes", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) })) },
+  {
+    weight: 1,
+    arbitrary: orMember(request("purposes", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) })),
+  },
   {
     weight: 3,
     arbitrary: orMember(request("budget", ["GET", "PUT", "PUT"], NO_ID, BUDGET, { id: NO_ID, body: BUDGET_VALID })),
   },
-  { weight: 1, arbitrary: orMember(request("usage", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) })) },
+  {
+    weight: 1,
+    arbitrary: orMember(request("usage", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) })),
+  },
   {
     weight: 2,
     arbitrary: request("changes", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }),

@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { inferenceLease } from "@/db/schema";
-import { isInFlight, isPurpose, PURPOSES, type Purpose } from "@/lib/lease-codes";
+import { isInFlight, isPurpose, type Purpose } from "@/lib/lease-codes";
 import { cancelLease, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
 import { purposeOf } from "@/lib/purposes";
 import { USAGE_OUTCOMES } from "@/lib/spend/record";
@@ -126,7 +126,9 @@ export function label(w: Write): string {
       // opened against the version that apply replaced, to the new version: that column alone.
       if (!same(o.invoice_version, n.invoice_version)) {
         const carried =
-          isInFlight(o.status) && n.invoice_version === o.invoice_version + 1 && same({ ...o, invoice_version: null }, { ...n, invoice_version: null });
+          isInFlight(o.status) &&
+          n.invoice_version === o.invoice_version + 1 &&
+          same({ ...o, invoice_version: null }, { ...n, invoice_version: null });
         return carried ? `carry:${o.id}:${o.invoice_id}:${o.invoice_version}` : "bad:lease-update-invoice_version";
       }
       for (const k of ["id", "actor_id", "invoice_id", "purpose", "deadline_at", "created_at", "session_id", "run_nonce"]) {
@@ -166,7 +168,9 @@ export function label(w: Write): string {
       if (changed.length === 0) return `bump:${owner}`;
       // An apply of summarize_invoice: the summary, written for the new version.
       if (within(["summary", "summary_version"]))
-        return typeof n.summary === "string" && n.summary.trim() !== "" && n.summary_version === n.version ? `summary:${owner}` : "bad:invoice-summary";
+        return typeof n.summary === "string" && n.summary.trim() !== "" && n.summary_version === n.version
+          ? `summary:${owner}`
+          : "bad:invoice-summary";
       // An apply of review_invoice: the findings, written for the new version.
       if (within(["review_notes", "review_notes_version"]))
         return Array.isArray(n.review_notes) && n.review_notes_version === n.version ? `review:${owner}` : "bad:invoice-review";
@@ -573,7 +577,12 @@ export async function resolveRefs(value: unknown, lookup: (name: RefName) => Pro
     const found = await lookup(value.name);
     return typeof found === "number" ? (value.disguise === "none" ? found : String(found)) : disguised(found, value.disguise);
   }
-  if (Array.isArray(value)) return Promise.all(value.map((v) => resolveRefs(v, lookup)));
+  if (Array.isArray(value)) {
+    // One at a time: two references to one fixture (apply's `lines` may name a lease twice) must not make it twice at once.
+    const out: unknown[] = [];
+    for (const v of value) out.push(await resolveRefs(v, lookup));
+    return out;
+  }
   if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
@@ -734,7 +743,10 @@ export class World {
   }
 
   private async lines(invoiceId: string): Promise<string[]> {
-    const rows = await query<{ id: string }>(this.db, sql`select id from invoice_line where invoice_id = ${invoiceId} order by position, id`);
+    const rows = await query<{ id: string }>(
+      this.db,
+      sql`select id from invoice_line where invoice_id = ${invoiceId} order by position, id`,
+    );
     return rows.map((r) => r.id);
   }
 
@@ -981,13 +993,15 @@ export function applyWrites(
     const want = (output.data as { summary: string }).summary;
     expected.push(`summary:${inv}:${a}`);
     written = ["summary"];
-    if (invoiceWrite && invoiceWrite.new.summary !== want) problems.push(`wrote summary ${JSON.stringify(invoiceWrite.new.summary)}, proposed ${JSON.stringify(want)}`);
+    if (invoiceWrite && invoiceWrite.new.summary !== want)
+      problems.push(`wrote summary ${JSON.stringify(invoiceWrite.new.summary)}, proposed ${JSON.stringify(want)}`);
   } else if (purpose === "review_invoice") {
     const want = (output.data as { findings: unknown[] }).findings;
     expected.push(`review:${inv}:${a}`);
     written = ["review_notes"];
     // jsonb keeps its own key order: compared as values.
-    if (invoiceWrite && !isDeepStrictEqual(invoiceWrite.new.review_notes, want)) problems.push(`wrote review notes that are not the proposal's`);
+    if (invoiceWrite && !isDeepStrictEqual(invoiceWrite.new.review_notes, want))
+      problems.push(`wrote review notes that are not the proposal's`);
   } else {
     const proposed = (output.data as { lines: { line_id: string; category: string }[] }).lines;
     const lines = Array.isArray(accept) ? [...new Set(accept as string[])] : proposed.map((l) => l.line_id);
@@ -1081,7 +1095,13 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   } else if (route === "budget" && method === "PUT" && status === 200) {
     // The actor's organization's four caps as sent, by the actor (an admin: a member's is 403 and writes nothing).
     allowed = [[`budget:${org}:${a}:${CAPS.map((k) => String(ctx.input?.[k])).join(":")}`]];
-    if (!same(CAPS.map((k) => answer?.[k]), CAPS.map((k) => ctx.input?.[k]))) problems.push(`answered caps ${JSON.stringify(answer)}`);
+    if (
+      !same(
+        CAPS.map((k) => answer?.[k]),
+        CAPS.map((k) => ctx.input?.[k]),
+      )
+    )
+      problems.push(`answered caps ${JSON.stringify(answer)}`);
   } else if (route === "member" && method === "PATCH" && status === 200) {
     // That membership's role, to the role sent (the same again is still a write of it), and nothing else.
     allowed = [[`member-role:${org}:${id}:*->${ctx.input?.role}`]];
@@ -1137,9 +1157,16 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
     if (!names || names.some((n) => !isPurpose(n)) || answer.some((p: any) => "instructions" in p || "prompt" in p))
       problems.push(`purposes answered ${JSON.stringify(answer).slice(0, 200)}`);
   }
-  if (route === "usage" && status === 200 && ctx.actorRole && ctx.actorRole !== "admin" && ("organization" in answer || "members" in answer))
+  if (
+    route === "usage" &&
+    status === 200 &&
+    ctx.actorRole &&
+    ctx.actorRole !== "admin" &&
+    ("organization" in answer || "members" in answer)
+  )
     problems.push(`a ${ctx.actorRole}'s usage shows the organization's`);
-  if (route === "changes" && status === 200 && answer?.lease_id?.toLowerCase() !== id) problems.push(`changes of ${answer?.lease_id} for ${id}`);
+  if (route === "changes" && status === 200 && answer?.lease_id?.toLowerCase() !== id)
+    problems.push(`changes of ${answer?.lease_id} for ${id}`);
 
   // An edit writes exactly what was sent, trimmed, and nothing else.
   const edit = writes.find((w) => w.tbl === "invoice" && label(w).startsWith("edit:"));
