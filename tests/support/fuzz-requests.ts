@@ -1,6 +1,7 @@
 // The model of a hostile request to the API, shared by tests/integration/hostile/fuzz-routes.test.ts
 // (through the route handlers) and fuzz-http.built-app.test.ts (over the wire to the built app).
 import fc from "fast-check";
+import { PURPOSES } from "@/lib/lease-codes";
 import { anyJson, EXTRA_KEYS, nastyDate, nastyNumber, nastyString, rawBytes, rawJson, ref, type ApiRoute, type Ref } from "./fuzz";
 
 /** Each route's path, given its id segment. */
@@ -21,6 +22,10 @@ export const PATHS: Record<ApiRoute, (id: string) => string> = {
   invitation: (id) => `/api/org/invitations/${id}`,
   invitationLink: (id) => `/api/invitations/${id}`,
   import: () => "/api/invoices/import",
+  purposes: () => "/api/purposes",
+  budget: () => "/api/org/budget",
+  usage: () => "/api/usage",
+  changes: (id) => `/api/leases/${id}/changes`,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -29,7 +34,7 @@ export const PATHS: Record<ApiRoute, (id: string) => string> = {
 export type Body =
   { kind: "none" } | { kind: "json"; value: unknown } | { kind: "raw"; text: string } | { kind: "bytes"; bytes: Uint8Array };
 export type CookieModel =
-  | { kind: "owner" | "other" | "none" | "revoked" | "both" }
+  | { kind: "owner" | "other" | "member" | "none" | "revoked" | "both" }
   | { kind: "tampered"; at: number; char: string }
   | { kind: "garbage"; value: string };
 export type FuzzRequest = {
@@ -47,7 +52,21 @@ export type FuzzRequest = {
 
 export const ascii = fc.string({ unit: "grapheme-ascii", maxLength: 40 });
 export const leaseId = fc.oneof(
-  { weight: 8, arbitrary: ref("lease:open", "lease:proposed", "lease:overdue", "lease:terminal", "lease:other", "uuid:missing") },
+  {
+    weight: 8,
+    arbitrary: ref(
+      "lease:open",
+      "lease:proposed",
+      "lease:overdue",
+      "lease:terminal",
+      "lease:other",
+      "lease:review",
+      "lease:categorize",
+      "lease:categorize-open",
+      "lease:member",
+      "uuid:missing",
+    ),
+  },
   { weight: 2, arbitrary: fc.oneof(fc.uuid(), nastyString, ref("inv:own0")) },
 );
 export const invoiceId = fc.oneof(
@@ -58,6 +77,8 @@ export const invoiceId = fc.oneof(
 export const cookie: fc.Arbitrary<CookieModel> = fc.oneof(
   { weight: 10, arbitrary: fc.constant({ kind: "owner" as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: "other" as const }) },
+  // The owner's teammate, a member: not an admin, and none of the owner's leases are theirs.
+  { weight: 1, arbitrary: fc.constant({ kind: "member" as const }) },
   { weight: 1, arbitrary: fc.constantFrom({ kind: "none" as const }, { kind: "revoked" as const }, { kind: "both" as const }) },
   {
     weight: 1,
@@ -154,8 +175,16 @@ export const STATUS = jsonBody({
 export const OPEN = jsonBody({
   invoice_id: some(ref("inv:free", "inv:own0", "inv:own1", "inv:other", "uuid:missing"), fc.uuid(), nastyString, anyJson),
   purpose: some(
-    fc.constant("summarize_invoice"),
-    fc.constantFrom("SUMMARIZE_INVOICE", "summarize_invoice ", "translate"),
+    fc.constantFrom(...PURPOSES),
+    fc.constantFrom(
+      "SUMMARIZE_INVOICE",
+      "summarize_invoice ",
+      " review_invoice",
+      "categorize-lines",
+      "categorize",
+      "translate",
+      "__proto__",
+    ),
     nastyString,
     anyJson,
   ),
@@ -273,7 +302,74 @@ export const LIST_QUERY: fc.Arbitrary<string> = fc
 
 export const json = <T>(value: fc.Arbitrary<T>): fc.Arbitrary<Body> => value.map((v) => ({ kind: "json" as const, value: v }));
 export const NO_ID = fc.constant("");
-export const OWN_LEASE = ref("lease:open", "lease:proposed", "lease:proposed", "lease:overdue", "lease:terminal");
+export const OWN_LEASE = ref(
+  "lease:open",
+  "lease:proposed",
+  "lease:proposed",
+  "lease:overdue",
+  "lease:terminal",
+  "lease:review",
+  "lease:categorize",
+  "lease:categorize",
+  "lease:categorize-open",
+);
+
+// Apply's `{lines}`: the ids of the categorize lease's invoice's lines (each, both, twice), of
+// another invoice's, of another organization's, garbage, none, a thousand and one, and bodies over
+// the 16 KiB limit.
+const LINE_ID = fc.oneof(
+  { weight: 6, arbitrary: ref("line:cat0", "line:cat1") },
+  { weight: 2, arbitrary: ref("line:foreign", "line:other", "uuid:missing", "lease:categorize") },
+  { weight: 1, arbitrary: fc.oneof(fc.uuid(), nastyString, anyJson) },
+);
+export const APPLY_LINES: fc.Arbitrary<Body> = fc.oneof(
+  { weight: 6, arbitrary: json(fc.record({ lines: fc.array(LINE_ID, { minLength: 1, maxLength: 4 }) })) },
+  { weight: 1, arbitrary: json(fc.constantFrom({ lines: [] }, {}, { lines: null }, { lines: "all" }, { line: [] })) },
+  { weight: 1, arbitrary: json(fc.record({ lines: fc.array(LINE_ID, { minLength: 1, maxLength: 3 }), summary: fc.constant("x") })) },
+  { weight: 1, arbitrary: json(fc.constant({ lines: Array.from({ length: 1001 }, (_, i) => `l${i}`) })) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 17_000, max: 40_000 }).map((n) => ({ kind: "raw" as const, text: `{"lines":["${"a".repeat(n)}"]}` })),
+  },
+  { weight: 1, arbitrary: ANY_BODY },
+);
+/** Apply as the page sends it: no body, or the ticked lines of a categorize lease. */
+const APPLY_VALID: fc.Arbitrary<Body> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant({ kind: "none" as const }) },
+  { weight: 3, arbitrary: json(fc.record({ lines: fc.array(ref("line:cat0", "line:cat1"), { minLength: 1, maxLength: 3 }) })) },
+);
+
+// PUT /api/org/budget: all four caps (null, a cap of 0 that stops every open, or room), or keys
+// missing, negative, fractional, strings, too large.
+const CAP = some(
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constant(null) },
+    { weight: 1, arbitrary: fc.constant(0) },
+    { weight: 2, arbitrary: fc.constantFrom(1, 500, 2_147_483_647) },
+  ),
+  fc.constantFrom(-1, 0.5, 1.5, "100", "0", "", 2_147_483_648, 1e308, true),
+  nastyNumber,
+  anyJson,
+);
+const BUDGET = jsonBody({
+  organization_daily_cents: CAP,
+  organization_monthly_cents: CAP,
+  member_daily_cents: CAP,
+  member_monthly_cents: CAP,
+});
+const VALID_CAP = fc.oneof(
+  { weight: 5, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.constant(0) },
+  { weight: 2, arbitrary: fc.constantFrom(1, 10_000) },
+);
+const BUDGET_VALID = json(
+  fc.record({
+    organization_daily_cents: VALID_CAP,
+    organization_monthly_cents: VALID_CAP,
+    member_daily_cents: VALID_CAP,
+    member_monthly_cents: VALID_CAP,
+  }),
+);
 
 const MEMBER_ID = fc.oneof(
   { weight: 6, arbitrary: ref("user:owner", "user:other", "user:joined", "uuid:missing") },
@@ -410,6 +506,11 @@ const IMPORT_REQUEST: fc.Arbitrary<FuzzRequest> = fc.oneof(
 /** The same request, or sent by the other actor: an admin of another organization, who must find nothing of this one. */
 const orOther = (r: fc.Arbitrary<FuzzRequest>) =>
   r.chain((req) => fc.constantFrom(req, req, { ...req, cookie: { kind: "other" as const } }));
+/** The same request, or sent by the owner's teammate, a member (an admin's act is 403 to them). */
+const orMember = (r: fc.Arbitrary<FuzzRequest>) =>
+  r.chain((req) =>
+    fc.constantFrom(req, req, { ...req, cookie: { kind: "member" as const } }, { ...req, cookie: { kind: "other" as const } }),
+  );
 
 export const REQUESTS = fc.oneof(
   {
@@ -491,7 +592,7 @@ export const REQUESTS = fc.oneof(
     weight: 4,
     arbitrary: request("leases", ["POST"], NO_ID, OPEN, {
       id: NO_ID,
-      body: json(fc.record({ invoice_id: ref("inv:free", "inv:free", "inv:own0"), purpose: fc.constant("summarize_invoice") })),
+      body: json(fc.record({ invoice_id: ref("inv:free", "inv:free", "inv:own0", "inv:own1"), purpose: fc.constantFrom(...PURPOSES) })),
     }),
   },
   {
@@ -500,7 +601,19 @@ export const REQUESTS = fc.oneof(
       .tuple(request("lease", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }), EVENTS_QUERY)
       .map(([r, query]) => ({ ...r, query })),
   },
-  { weight: 3, arbitrary: request("apply", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
+  { weight: 4, arbitrary: request("apply", ["POST"], leaseId, APPLY_LINES, { id: OWN_LEASE, body: APPLY_VALID }) },
+  // Categories' partial apply: one line, the other, both, one twice.
+  {
+    weight: 2,
+    arbitrary: request("apply", ["POST"], ref("lease:categorize"), APPLY_LINES, {
+      id: ref("lease:categorize"),
+      body: fc.oneof(
+        ...[["line:cat0"], ["line:cat1"], ["line:cat0", "line:cat1"], ["line:cat1", "line:cat1"]].map((names) =>
+          json(fc.tuple(...names.map((n) => ref(n as "line:cat0"))).map((lines) => ({ lines }))),
+        ),
+      ),
+    }),
+  },
   { weight: 3, arbitrary: request("cancel", ["POST"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   { weight: 1, arbitrary: request("events", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }) },
   // The team's routes: each fuzz user is the only admin of an organization of their own, so a
@@ -546,4 +659,20 @@ export const REQUESTS = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: IMPORT_REQUEST },
+  {
+    weight: 1,
+    arbitrary: orMember(request("purposes", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) })),
+  },
+  {
+    weight: 3,
+    arbitrary: orMember(request("budget", ["GET", "PUT", "PUT"], NO_ID, BUDGET, { id: NO_ID, body: BUDGET_VALID })),
+  },
+  {
+    weight: 1,
+    arbitrary: orMember(request("usage", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) })),
+  },
+  {
+    weight: 2,
+    arbitrary: request("changes", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }),
+  },
 );

@@ -9,12 +9,15 @@
 // holds it to the contract; the snapshot (row counts and a hash of invoices, leases, events,
 // sessions) must be unchanged whenever nothing was written, so the record is checked too.
 import { createHash, randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { inferenceLease } from "@/db/schema";
-import { isInFlight } from "@/lib/lease-codes";
+import { isInFlight, isPurpose, type Purpose } from "@/lib/lease-codes";
 import { cancelLease, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
+import { purposeOf } from "@/lib/purposes";
+import { USAGE_OUTCOMES } from "@/lib/spend/record";
 
 // postgres.js returns an array; PGlite returns { rows }.
 export const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []));
@@ -36,6 +39,10 @@ const AUDITED = [
   "rate_limit",
   "membership",
   "invitation",
+  "model_usage",
+  "org_budget",
+  // The chart of accounts is the migration's: no request writes it.
+  "account",
 ];
 
 /** Records every row written to the app's tables in fuzz_audit, with the writing transaction's now(). */
@@ -81,15 +88,17 @@ export async function writesSince(db: Db, mark: number): Promise<Write[]> {
 
 export type Snapshot = Record<string, string>;
 
-/** Row counts of every app table and a hash of the rows of invoices, leases, events, sessions, memberships and invitations. */
+/** Row counts of every app table and a hash of the rows of invoices and their lines, leases, events, sessions, memberships, invitations, usage, budgets and the chart of accounts. */
 export async function snapshot(db: Db): Promise<Snapshot> {
   const hash = (table: string) => `(select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.id), '')) from ${table} t)`;
   const [row] = await query<Snapshot>(
     db,
     sql.raw(`select ${hash("invoice")} as invoice, ${hash("inference_lease")} as inference_lease, ${hash("lease_event")} as lease_event,
       ${hash("app_session")} as app_session, (select count(*)::text from app_user) as app_user,
-      (select count(*)::text from invoice_line) as invoice_line, (select count(*)::text from rate_limit) as rate_limit,
-      ${hash("invitation")} as invitation,
+      ${hash("invoice_line")} as invoice_line, (select count(*)::text from rate_limit) as rate_limit,
+      ${hash("invitation")} as invitation, ${hash("model_usage")} as model_usage,
+      (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id), '')) from org_budget t) as org_budget,
+      (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.code), '')) from account t) as account,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id, t.user_id), '')) from membership t) as membership`),
   );
   return { ...row! };
@@ -107,23 +116,22 @@ export function label(w: Write): string {
   switch (w.tbl) {
     case "inference_lease": {
       if (w.op === "INSERT") {
-        const ok = n.status === "open" && n.purpose === "summarize_invoice" && n.proposal === null && n.closed_reason === null;
-        return ok ? `open:${n.id}:${n.invoice_id}:${n.actor_id}:${n.session_id}` : `bad:lease-insert:${n.status}:${n.purpose}`;
+        const ok = n.status === "open" && isPurpose(n.purpose) && n.proposal === null && n.closed_reason === null;
+        return ok ? `open:${n.id}:${n.invoice_id}:${n.actor_id}:${n.session_id}:${n.purpose}` : `bad:lease-insert:${n.status}:${n.purpose}`;
       }
       if (w.op === "DELETE") return "bad:lease-delete";
       // A call's end (generation, in the background) releases its budget reservation and nothing else.
       if (o.reserved_cents !== null && n.reserved_cents === null && same({ ...o, reserved_cents: null }, n)) return `release:${o.id}`;
-      for (const k of [
-        "id",
-        "actor_id",
-        "invoice_id",
-        "purpose",
-        "deadline_at",
-        "created_at",
-        "session_id",
-        "invoice_version",
-        "run_nonce",
-      ]) {
+      // An apply of another purpose's lease on the same invoice carries this one, in flight and
+      // opened against the version that apply replaced, to the new version: that column alone.
+      if (!same(o.invoice_version, n.invoice_version)) {
+        const carried =
+          isInFlight(o.status) &&
+          n.invoice_version === o.invoice_version + 1 &&
+          same({ ...o, invoice_version: null }, { ...n, invoice_version: null });
+        return carried ? `carry:${o.id}:${o.invoice_id}:${o.invoice_version}` : "bad:lease-update-invoice_version";
+      }
+      for (const k of ["id", "actor_id", "invoice_id", "purpose", "deadline_at", "created_at", "session_id", "run_nonce"]) {
         if (!same(o[k], n[k])) return `bad:lease-update-${k}`;
       }
       const from = o.status as string;
@@ -134,7 +142,7 @@ export function label(w: Write): string {
         return `expire:${o.id}`;
       if (isInFlight(from) && to === "rejected" && why === "cancelled") return `cancel:${o.id}:${o.actor_id}`;
       if (isInFlight(from) && to === "rejected" && why === "signed_out") return `revoke:${o.id}:${o.actor_id}:${o.session_id}`;
-      if (from === "proposed" && to === "applied") return `apply:${o.id}:${o.actor_id}:${o.invoice_id}`;
+      if (from === "proposed" && to === "applied") return `apply:${o.id}:${o.actor_id}:${o.invoice_id}:${o.purpose}`;
       // Refused at apply (the fencing token), or withdrawn by an edit of its invoice (0013).
       if (isInFlight(from) && to === "rejected" && why === "invoice_changed") return `fence:${o.id}:${o.actor_id}:${o.invoice_id}`;
       if (from === "proposed" && to === "rejected" && why === "proposal_unusable") return `unusable:${o.id}:${o.actor_id}`;
@@ -145,18 +153,30 @@ export function label(w: Write): string {
     case "lease_event":
       return w.op === "INSERT" ? `event:${n.kind}:${n.lease_id}` : `bad:event-${w.op}`;
     case "invoice": {
-      // POST /api/invoices: a new invoice at version 1, with no summary.
-      if (w.op === "INSERT") return n.version === 1 && n.summary === null ? `create:${n.id}:${n.owner_id}` : "bad:invoice-insert";
-      if (w.op !== "UPDATE") return `bad:invoice-${w.op}`;
-      for (const k of ["id", "owner_id", "currency", "total_cents"]) if (!same(o[k], n[k])) return `bad:invoice-update-${k}`;
-      if (n.version !== o.version + 1) return "bad:invoice-version";
-      const fields = ["number", "counterparty", "issued_on", "due_on"];
-      if (!same(o.summary, n.summary)) {
-        return fields.every((k) => same(o[k], n[k])) && typeof n.summary === "string"
-          ? `summary:${o.id}:${o.owner_id}`
-          : "bad:invoice-summary";
+      // POST /api/invoices: a new invoice at version 1, with no summary, review notes or their versions.
+      if (w.op === "INSERT") {
+        const fresh = n.version === 1 && [n.summary, n.summary_version, n.review_notes, n.review_notes_version].every((v) => v === null);
+        return fresh ? `create:${n.id}:${n.owner_id}` : "bad:invoice-insert";
       }
-      return `edit:${o.id}:${o.owner_id}`;
+      if (w.op !== "UPDATE") return `bad:invoice-${w.op}`;
+      if (n.version !== o.version + 1) return "bad:invoice-version";
+      // Every change bumps the version and dates itself; what else it changed says whose it is.
+      const changed = Object.keys({ ...o, ...n }).filter((k) => !same(o[k], n[k]) && k !== "version" && k !== "updated_at");
+      const within = (allowed: string[]) => changed.every((k) => allowed.includes(k));
+      const owner = `${o.id}:${o.owner_id}`;
+      // Nothing else: an apply of categorize_lines (its writes are the lines'), or an edit that sent no field.
+      if (changed.length === 0) return `bump:${owner}`;
+      // An apply of summarize_invoice: the summary, written for the new version.
+      if (within(["summary", "summary_version"]))
+        return typeof n.summary === "string" && n.summary.trim() !== "" && n.summary_version === n.version
+          ? `summary:${owner}`
+          : "bad:invoice-summary";
+      // An apply of review_invoice: the findings, written for the new version.
+      if (within(["review_notes", "review_notes_version"]))
+        return Array.isArray(n.review_notes) && n.review_notes_version === n.version ? `review:${owner}` : "bad:invoice-review";
+      // An edit or a status change: its own fields, and nothing a purpose writes.
+      if (within(["number", "counterparty", "issued_on", "due_on", "status", "paid_on"])) return `edit:${owner}`;
+      return `bad:invoice-update-${changed.join("+")}`;
     }
     case "app_session":
       if (w.op === "INSERT") return n.revoked_at === null ? `session:${n.user_id}` : "bad:session-insert";
@@ -169,8 +189,30 @@ export function label(w: Write): string {
         return `signout:${o.id}:${o.user_id}`;
       }
       return `bad:session-${w.op}`;
-    case "invoice_line":
-      return w.op === "INSERT" ? `line:${n.invoice_id}` : `bad:invoice_line-${w.op}`;
+    case "invoice_line": {
+      if (w.op === "INSERT") return n.category === null ? `line:${n.invoice_id}` : "bad:invoice_line-insert";
+      // An apply of categorize_lines: that line's category, to an account, and nothing else of it.
+      if (w.op === "UPDATE" && n.category !== null && same({ ...o, category: null }, { ...n, category: null }))
+        return `category:${o.invoice_id}:${o.id}`;
+      return `bad:invoice_line-${w.op}`;
+    }
+    case "model_usage": {
+      // One row per model call, by the generation (in the background): the lease's, never rewritten.
+      if (w.op !== "INSERT") return `bad:model_usage-${w.op}`;
+      const counted = [n.input_tokens, n.output_tokens, Number(n.cost_cents)].every((v) => Number.isFinite(v) && v >= 0);
+      return counted && (USAGE_OUTCOMES as readonly string[]).includes(n.outcome) && isPurpose(n.purpose)
+        ? `usage:${n.lease_id}:${n.actor_id}:${n.outcome}`
+        : "bad:model_usage-insert";
+    }
+    case "org_budget": {
+      // PUT /api/org/budget: the organization's four caps, by whom (an upsert: one row per organization).
+      if (w.op === "DELETE") return "bad:org_budget-delete";
+      if (w.op === "UPDATE" && o.org_id !== n.org_id) return "bad:org_budget-org";
+      const caps = ["organization_daily_cents", "organization_monthly_cents", "member_daily_cents", "member_monthly_cents"].map((k) =>
+        String(n[k]),
+      );
+      return `budget:${n.org_id}:${n.updated_by}:${caps.join(":")}`;
+    }
     case "rate_limit":
       return "ratelimit";
     case "app_user":
@@ -217,6 +259,25 @@ function dropPairs(labels: string[], transition: RegExp, kind: string): string[]
 }
 
 /**
+ * Without the leases an edit of invoice `inv` withdrew, each with its event (decision 0013): every
+ * lease in flight on it, of any purpose. A withdrawal without its event, or of another invoice's
+ * lease, stays in the list (and fails).
+ */
+export function withoutWithdrawals(labels: string[], inv: string): string[] {
+  const rest = [...labels];
+  // Only a change of the invoice withdraws anything.
+  if (!labels.some((l) => /^(edit|bump):/.test(l) && l.split(":")[1] === inv)) return rest;
+  for (const l of labels) {
+    const [kind, lease, , on] = l.split(":");
+    const event = `event:invoice_changed:${lease}`;
+    if (kind !== "fence" || on !== inv || !rest.includes(event)) continue;
+    rest.splice(rest.indexOf(l), 1);
+    rest.splice(rest.indexOf(event), 1);
+  }
+  return rest;
+}
+
+/**
  * The writes any call may make on the side: a lease found past its deadline is recorded
  * `expired` (with its event) by whichever operation touches it first. With `background`, also
  * what a generation running in the app writes on its own (the built app only).
@@ -226,7 +287,8 @@ export function withoutAllowedSideWrites(labels: string[], opts: { background?: 
   if (opts.background) {
     rest = dropPairs(rest, /^propose:([^:]+)$/, "proposed");
     rest = dropPairs(rest, /^generation_failed:([^:]+)$/, "generation_failed");
-    rest = rest.filter((l) => !/^event:(late_completion|run_mismatch):/.test(l) && !/^release:[^:]+$/.test(l));
+    // A call's usage, recorded when it ends (proposed, late, aborted, failed), and its reservation released.
+    rest = rest.filter((l) => !/^event:(late_completion|run_mismatch):/.test(l) && !/^release:[^:]+$/.test(l) && !/^usage:/.test(l));
   }
   if (opts.rateLimit) rest = rest.filter((l) => l !== "ratelimit");
   return rest;
@@ -459,6 +521,14 @@ export type RefName =
   | "lease:overdue"
   | "lease:terminal"
   | "lease:other"
+  | "lease:review"
+  | "lease:categorize"
+  | "lease:categorize-open"
+  | "lease:member"
+  | "line:cat0"
+  | "line:cat1"
+  | "line:foreign"
+  | "line:other"
   | "email:owner"
   | "email:other"
   | "password"
@@ -507,7 +577,12 @@ export async function resolveRefs(value: unknown, lookup: (name: RefName) => Pro
     const found = await lookup(value.name);
     return typeof found === "number" ? (value.disguise === "none" ? found : String(found)) : disguised(found, value.disguise);
   }
-  if (Array.isArray(value)) return Promise.all(value.map((v) => resolveRefs(v, lookup)));
+  if (Array.isArray(value)) {
+    // One at a time: two references to one fixture (apply's `lines` may name a lease twice) must not make it twice at once.
+    const out: unknown[] = [];
+    for (const v of value) out.push(await resolveRefs(v, lookup));
+    return out;
+  }
   if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
@@ -542,6 +617,8 @@ export class World {
     /** Signs in through the app and returns the cookie header and session id. */
     private readonly signIn: (email: string) => Promise<{ cookie: string; sessionId: string }>,
     readonly password: string,
+    /** A member (not an admin) of the owner's organization, with an invoice of their own (for `lease:member`). */
+    readonly member: Actor & { invoice: string },
   ) {}
 
   readonly missing = "7e6b1a52-0f0e-4c3b-9a55-3d8f3c1c2b11";
@@ -549,6 +626,8 @@ export class World {
   private lastToken: string | null = null;
   private lastInvitation: string | null = null;
   private homes: Map<string, string> | null = null;
+  /** Fixture proposals made so far: each differs from the one before. */
+  private proposals = 0;
 
   /** What an answer tells the world: the link and id of the last invitation made (for `token:last`, `invite:last`). */
   observe(route: ApiRoute, method: string, status: number, answer: any) {
@@ -558,11 +637,16 @@ export class World {
     }
   }
 
-  /** Each actor's own organization, as the world was made: user id → org id. */
+  /** Each actor's role: the two admins of their own organizations, and the owner's teammate. */
+  role(actorId: string): "admin" | "member" {
+    return actorId === this.member.id ? "member" : "admin";
+  }
+
+  /** Each actor's organization, as the world was made: user id → org id. */
   async orgs(): Promise<Map<string, string>> {
     if (!this.homes) {
       const homes = new Map<string, string>();
-      for (const a of [this.owner, this.other]) {
+      for (const a of [this.owner, this.other, this.member]) {
         const [row] = await query<{ org_id: string }>(
           this.db,
           sql`select org_id from membership where user_id = ${a.id} order by created_at, org_id limit 1`,
@@ -581,9 +665,10 @@ export class World {
    */
   async repairTeam() {
     for (const [userId, orgId] of await this.orgs()) {
+      const role = this.role(userId);
       await this.db.execute(
-        sql`insert into membership (org_id, user_id, role) values (${orgId}, ${userId}, 'admin')
-            on conflict (org_id, user_id) do update set role = 'admin' where membership.role <> 'admin'`,
+        sql`insert into membership (org_id, user_id, role) values (${orgId}, ${userId}, ${role})
+            on conflict (org_id, user_id) do update set role = ${role} where membership.role <> ${role}`,
       );
     }
   }
@@ -603,33 +688,77 @@ export class World {
   async liveSessions() {
     await this.live(this.owner);
     await this.live(this.other);
+    await this.live(this.member);
   }
 
-  private async inFlight(invoiceId: string) {
+  private async inFlight(invoiceId: string, purpose?: Purpose) {
     return query<{ id: string; status: string; actor_id: string; session_id: string | null; left_s: number }>(
       this.db,
       sql`select id, status, actor_id, session_id, extract(epoch from deadline_at - now())::float8 as left_s
-          from inference_lease where invoice_id = ${invoiceId} and status in ('open','proposed')`,
+          from inference_lease where invoice_id = ${invoiceId} and status in ('open','proposed')
+          and (${purpose ?? null}::text is null or purpose = ${purpose ?? null})`,
     );
   }
 
-  private async clear(invoiceId: string) {
-    for (const lease of await this.inFlight(invoiceId)) await cancelLease(this.db, lease.actor_id, lease.id, noDispatch);
+  private async clear(invoiceId: string, purpose?: Purpose) {
+    for (const lease of await this.inFlight(invoiceId, purpose)) await cancelLease(this.db, lease.actor_id, lease.id, noDispatch);
   }
 
-  private async open(actor: Actor, invoiceId: string, ttlSeconds = 600) {
-    const result = await openLease(
-      this.db,
-      { actorId: actor.id, sessionId: actor.sessionId, invoiceId, purpose: "summarize_invoice", ttlSeconds },
-      noDispatch,
-    );
+  private async open(actor: Actor, invoiceId: string, ttlSeconds = 600, purpose: Purpose = "summarize_invoice") {
+    const input = { actorId: actor.id, sessionId: actor.sessionId, invoiceId, purpose, ttlSeconds };
+    let result = await openLease(this.db, input, noDispatch);
+    if (!result.ok && result.code === "budget_exhausted") {
+      // A cap a request set stops the requests, not the fixtures: lifted for this open alone.
+      const caps = sql.raw(CAPS.join(", "));
+      const org = sql`(select org_id from invoice where id = ${invoiceId})`;
+      const [kept] = await query<Record<string, number | null>>(this.db, sql`select ${caps} from org_budget where org_id = ${org}`);
+      await this.db.execute(sql`update org_budget set ${sql.raw(CAPS.map((k) => `${k} = null`).join(", "))} where org_id = ${org}`);
+      result = await openLease(this.db, input, noDispatch);
+      await this.db.execute(
+        sql`update org_budget set ${sql.join(
+          CAPS.map((k) => sql`${sql.raw(k)} = ${kept![k]}::integer`),
+          sql`, `,
+        )} where org_id = ${org}`,
+      );
+    }
     if (!result.ok) throw new Error(`fixture lease not opened: ${result.code}`);
     return result.lease.id;
   }
 
-  /** A lease in `status` on `invoiceId`, of `actor`'s current session, with time left (or overdue). */
-  private async leaseIn(actor: Actor, invoiceId: string, status: "open" | "proposed", overdue = false): Promise<string> {
-    const [current] = await this.inFlight(invoiceId);
+  /** A proposal of `purpose` for the invoice, each its own words or choices, so applying it changes the invoice. */
+  private async proposalFor(purpose: Purpose, invoiceId: string): Promise<Record<string, unknown>> {
+    if (purpose === "summarize_invoice") return { summary: `A fixture summary, ${randomUUID()}.`, model: "fuzz" };
+    if (purpose === "review_invoice") {
+      return {
+        findings: [{ code: "due_soon", severity: "medium", message: `A fixture finding, ${randomUUID()}.`, fields: ["due_on"] }],
+        model: "fuzz",
+      };
+    }
+    // A category from the chart for each line, or for the first alone (so naming the second is invalid_lines).
+    const lines = await this.lines(invoiceId);
+    const codes = (await query<{ code: string }>(this.db, sql`select code from account order by code`)).map((r) => r.code);
+    const n = this.proposals++;
+    const some = n % 4 === 3 ? lines.slice(0, 1) : lines;
+    return { lines: some.map((id, i) => ({ line_id: id, category: codes[(n + i) % codes.length]! })), model: "fuzz" };
+  }
+
+  private async lines(invoiceId: string): Promise<string[]> {
+    const rows = await query<{ id: string }>(
+      this.db,
+      sql`select id from invoice_line where invoice_id = ${invoiceId} order by position, id`,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** A lease of `purpose` in `status` on `invoiceId`, of `actor`'s current session, with time left (or overdue). */
+  private async leaseIn(
+    actor: Actor,
+    invoiceId: string,
+    status: "open" | "proposed",
+    overdue = false,
+    purpose: Purpose = "summarize_invoice",
+  ): Promise<string> {
+    const [current] = await this.inFlight(invoiceId, purpose);
     if (
       current &&
       current.status === status &&
@@ -638,16 +767,15 @@ export class World {
     ) {
       return current.id;
     }
-    await this.clear(invoiceId);
-    const id = await this.open(actor, invoiceId, overdue ? -1 : 600);
+    await this.clear(invoiceId, purpose);
+    const id = await this.open(actor, invoiceId, overdue ? -1 : 600, purpose);
     if (status === "proposed") {
       const [lease] = await this.db.select({ runNonce: inferenceLease.runNonce }).from(inferenceLease).where(eq(inferenceLease.id, id));
       const proposed = await proposeLease(this.db, {
         leaseId: id,
         actorId: actor.id,
         runNonce: lease!.runNonce,
-        // Each its own words, so applying it always changes the invoice's summary.
-        proposal: { summary: `A fixture summary, ${randomUUID()}.`, model: "fuzz" },
+        proposal: await this.proposalFor(purpose, invoiceId),
       });
       if (!proposed.ok) throw new Error(`fixture lease not proposed: ${proposed.code}`);
     }
@@ -691,6 +819,25 @@ export class World {
       }
       case "lease:other":
         return this.leaseIn(this.other, this.otherInvoice, "open");
+      // Proposed leases of the other purposes on the invoice of `lease:proposed`: an apply of any
+      // of the three carries the others to the invoice's new version.
+      case "lease:review":
+        return this.leaseIn(this.owner, this.ownInvoices[1]!, "proposed", false, "review_invoice");
+      case "lease:categorize":
+        return this.leaseIn(this.owner, this.ownInvoices[1]!, "proposed", false, "categorize_lines");
+      case "lease:categorize-open":
+        return this.leaseIn(this.owner, this.ownInvoices[0]!, "open", false, "categorize_lines");
+      // A teammate's lease, on their own invoice in the owner's organization: 404 to the owner.
+      case "lease:member":
+        return this.leaseIn(this.member, this.member.invoice, "open");
+      case "line:cat0":
+      case "line:cat1":
+        return (await this.lines(this.ownInvoices[1]!))[name === "line:cat0" ? 0 : 1]!;
+      // A line of another of the owner's invoices, and one of another organization's invoice.
+      case "line:foreign":
+        return (await this.lines(this.ownInvoices[0]!))[0]!;
+      case "line:other":
+        return (await this.lines(this.otherInvoice))[0]!;
       case "email:owner":
         return this.owner.email;
       case "email:other":
@@ -710,7 +857,8 @@ export class World {
       case "user:joined": {
         const [row] = await query<{ user_id: string }>(
           this.db,
-          sql`select user_id from membership where user_id not in (${this.owner.id}, ${this.other.id}) order by created_at desc, user_id limit 1`,
+          sql`select user_id from membership where user_id not in (${this.owner.id}, ${this.other.id}, ${this.member.id})
+              order by created_at desc, user_id limit 1`,
         );
         return row?.user_id ?? this.missing;
       }
@@ -762,7 +910,11 @@ export type ApiRoute =
   | "invitations"
   | "invitation"
   | "invitationLink"
-  | "import";
+  | "import"
+  | "purposes"
+  | "budget"
+  | "usage"
+  | "changes";
 export const AUTHED: Record<ApiRoute, boolean> = {
   session: true, // GET and DELETE; POST is sign-in
   invoices: true,
@@ -779,6 +931,10 @@ export const AUTHED: Record<ApiRoute, boolean> = {
   invitations: true,
   invitation: true,
   import: true,
+  purposes: true,
+  budget: true,
+  usage: true,
+  changes: true,
   // The invitation link's routes are open without a session by nature (a 201 there signs someone up).
   invitationLink: false,
 };
@@ -799,7 +955,75 @@ export type CallContext = {
   emailUser?: string | null;
   /** The actor's organization, when the suite knows it (otherwise any). */
   actorOrg?: string | null;
+  /** The actor's role in their organization, when the suite knows it. */
+  actorRole?: string | null;
+  /** The answer's Retry-After header, when the suite read it (null: none). */
+  retryAfter?: string | null;
 };
+
+/** The caps of PUT /api/org/budget, in the order the budget label lists them. */
+const CAPS = ["organization_daily_cents", "organization_monthly_cents", "member_daily_cents", "member_monthly_cents"];
+
+/**
+ * What an apply of lease `id` by actor `a` may write, from the lease row's own write (its
+ * purpose, its proposal) and the body's `lines`: its purpose's target on the lease's invoice and
+ * nothing else (the summary; the review notes; the category of exactly the accepted lines, or of
+ * every proposed line when none are named, each to the proposal's account), the version once, the
+ * `applied` event, and the carry of the invoice's other leases in flight made against the version
+ * it replaced. Returns the labels it accounts for and what is wrong; the caller matches the rest.
+ */
+export function applyWrites(
+  id: string,
+  a: string,
+  writes: Write[],
+  accept: unknown,
+  answer: any,
+): { expected: string[]; carried: string[]; problems: string[] } {
+  const problems: string[] = [];
+  const leaseWrite = writes.find((w) => w.tbl === "inference_lease" && label(w).startsWith(`apply:${id}:${a}:`));
+  if (!leaseWrite) return { expected: [`apply:${id}:${a}:*:*`], carried: [], problems };
+  const { invoice_id: inv, purpose, proposal } = leaseWrite.old as { invoice_id: string; purpose: Purpose; proposal: unknown };
+  const output = purposeOf(purpose).output.safeParse(proposal);
+  if (!output.success) return { expected: [label(leaseWrite)], carried: [], problems: [`applied a proposal its schema refuses`] };
+  const invoiceWrite = writes.find((w) => w.tbl === "invoice" && w.op === "UPDATE" && w.old.id === inv);
+  const from = invoiceWrite?.old.version;
+  const expected = [label(leaseWrite), `event:applied:${id}`];
+  let written: string[] = [];
+  if (purpose === "summarize_invoice") {
+    const want = (output.data as { summary: string }).summary;
+    expected.push(`summary:${inv}:${a}`);
+    written = ["summary"];
+    if (invoiceWrite && invoiceWrite.new.summary !== want)
+      problems.push(`wrote summary ${JSON.stringify(invoiceWrite.new.summary)}, proposed ${JSON.stringify(want)}`);
+  } else if (purpose === "review_invoice") {
+    const want = (output.data as { findings: unknown[] }).findings;
+    expected.push(`review:${inv}:${a}`);
+    written = ["review_notes"];
+    // jsonb keeps its own key order: compared as values.
+    if (invoiceWrite && !isDeepStrictEqual(invoiceWrite.new.review_notes, want))
+      problems.push(`wrote review notes that are not the proposal's`);
+  } else {
+    const proposed = (output.data as { lines: { line_id: string; category: string }[] }).lines;
+    const lines = Array.isArray(accept) ? [...new Set(accept as string[])] : proposed.map((l) => l.line_id);
+    expected.push(`bump:${inv}:${a}`, ...lines.map((l) => `category:${inv}:${l}`));
+    written = lines;
+    for (const w of writes.filter((w) => w.tbl === "invoice_line" && w.op === "UPDATE")) {
+      const want = proposed.find((l) => l.line_id === w.old.id)?.category;
+      if (w.new.category !== want) problems.push(`line ${w.old.id} categorized ${w.new.category}, proposed ${want}`);
+    }
+  }
+  if (answer?.status === "applied" && !same([...(answer.written ?? [])].sort(), [...written].sort()))
+    problems.push(`answered written ${JSON.stringify(answer.written)}, expected ${JSON.stringify(written)}`);
+  // The carried leases: the invoice's others, from the version this apply replaced to the next.
+  const carried = writes
+    .map(label)
+    .filter((l) => l.startsWith("carry:"))
+    .filter((l) => {
+      const [, lease, on, version] = l.split(":");
+      return lease !== id && on === inv && Number(version) === from;
+    });
+  return { expected, carried, problems };
+}
 
 /**
  * Checks one API call's writes against the contract. Returns what is wrong (empty when all is
@@ -826,21 +1050,34 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
     const revoked: string[] = Array.isArray(answer?.revoked) ? answer.revoked : [];
     allowed = [[`signout:${s}:${a}`, ...revoked.flatMap((l) => [`revoke:${l}:${a}:${s}`, `event:revoked:${l}`])]];
   } else if (route === "invoice" && method === "PATCH" && status === 200) {
-    // An edit withdraws the lease in flight on that invoice, with its event (decision 0013).
-    allowed = [[`edit:${id}:${a}`], [`edit:${id}:${a}`, `fence:*:*:${id}`, `event:invoice_changed:*`]];
+    // An edit withdraws the leases in flight on that invoice, with their events (decision 0013);
+    // one that sent no field still bumps the version.
+    labels = withoutWithdrawals(labels, id);
+    allowed = [[`edit:${id}:${a}`], [`bump:${id}:${a}`]];
   } else if (route === "status" && method === "POST" && status === 200) {
     // A status change is an edit of the invoice (version + 1) and withdraws the lease in flight;
     // the same status again writes nothing.
-    allowed = [[], [`edit:${id}:${a}`], [`edit:${id}:${a}`, `fence:*:*:${id}`, `event:invoice_changed:*`]];
+    labels = withoutWithdrawals(labels, id);
+    allowed = [[], [`edit:${id}:${a}`]];
   } else if (route === "invoices" && method === "POST" && status === 201) {
     // The invoice, owned by the actor (the fuzzer names no other member), and each of its lines.
     const lines = Array.isArray(answer?.lines) ? answer.lines.length : 0;
     allowed = [[`create:${answer?.id}:${a}`, ...Array.from({ length: lines }, () => `line:${answer?.id}`)]];
   } else if (route === "leases" && method === "POST" && status === 201) {
     const invoiceId = String(ctx.input?.invoice_id ?? "").toLowerCase();
-    allowed = [[`open:${answer?.lease_id}:${invoiceId}:${a}:${s}`, `event:opened:${answer?.lease_id}`]];
+    allowed = [[`open:${answer?.lease_id}:${invoiceId}:${a}:${s}:${ctx.input?.purpose}`, `event:opened:${answer?.lease_id}`]];
+  } else if (route === "leases" && method === "POST" && status === 429) {
+    // Over a cap: no lease, nothing dispatched, and when to try again.
+    if (answer?.detail !== "budget_exhausted") problems.push(`429 ${JSON.stringify(answer)}`);
+    if (ctx.retryAfter !== undefined && !/^[1-9][0-9]*$/.test(ctx.retryAfter ?? ""))
+      problems.push(`429 with Retry-After ${JSON.stringify(ctx.retryAfter)}`);
   } else if (route === "apply" && method === "POST") {
-    if (status === 200) allowed = [[`apply:${id}:${a}:*`, `summary:*:${a}`, `event:applied:${id}`]];
+    if (status === 200) {
+      const applied = applyWrites(id, a, writes, ctx.input?.lines, answer);
+      problems.push(...applied.problems);
+      labels = labels.filter((l) => !applied.carried.includes(l));
+      allowed = [applied.expected];
+    } else if (status === 422 && answer?.detail === "invalid_lines") allowed = [[`event:apply_refused:${id}`]];
     else if (status === 409 && answer?.detail === "invoice_changed")
       allowed = [
         [`fence:${id}:${a}:*`, `event:invoice_changed:${id}`],
@@ -855,6 +1092,16 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   } else if (route === "cancel" && method === "POST") {
     if (status === 200) allowed = [[`cancel:${id}:${a}`, `event:cancelled:${id}`]];
     else if (status === 409) allowed = [[`event:cancel_refused:${id}`]];
+  } else if (route === "budget" && method === "PUT" && status === 200) {
+    // The actor's organization's four caps as sent, by the actor (an admin: a member's is 403 and writes nothing).
+    allowed = [[`budget:${org}:${a}:${CAPS.map((k) => String(ctx.input?.[k])).join(":")}`]];
+    if (
+      !same(
+        CAPS.map((k) => answer?.[k]),
+        CAPS.map((k) => ctx.input?.[k]),
+      )
+    )
+      problems.push(`answered caps ${JSON.stringify(answer)}`);
   } else if (route === "member" && method === "PATCH" && status === 200) {
     // That membership's role, to the role sent (the same again is still a write of it), and nothing else.
     allowed = [[`member-role:${org}:${id}:*->${ctx.input?.role}`]];
@@ -904,11 +1151,22 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   if (!matchesOneOf(labels, allowed))
     problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
 
-  // The applied summary lands on the lease's own invoice.
-  const applied = labels.find((l) => l.startsWith("apply:"));
-  const summary = labels.find((l) => l.startsWith("summary:"));
-  if (applied && summary && applied.split(":")[3] !== summary.split(":")[1])
-    problems.push(`summary written to another invoice: ${applied} ${summary}`);
+  // What the reads answer: the registry's purposes without their prompts, a member's usage without the organization's.
+  if (route === "purposes" && status === 200) {
+    const names = Array.isArray(answer) ? answer.map((p: any) => p?.name) : null;
+    if (!names || names.some((n) => !isPurpose(n)) || answer.some((p: any) => "instructions" in p || "prompt" in p))
+      problems.push(`purposes answered ${JSON.stringify(answer).slice(0, 200)}`);
+  }
+  if (
+    route === "usage" &&
+    status === 200 &&
+    ctx.actorRole &&
+    ctx.actorRole !== "admin" &&
+    ("organization" in answer || "members" in answer)
+  )
+    problems.push(`a ${ctx.actorRole}'s usage shows the organization's`);
+  if (route === "changes" && status === 200 && answer?.lease_id?.toLowerCase() !== id)
+    problems.push(`changes of ${answer?.lease_id} for ${id}`);
 
   // An edit writes exactly what was sent, trimmed, and nothing else.
   const edit = writes.find((w) => w.tbl === "invoice" && label(w).startsWith("edit:"));

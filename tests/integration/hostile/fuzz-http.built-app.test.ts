@@ -17,10 +17,11 @@ import fc from "fast-check";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../../harness/app-server";
-import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
+import { joinOrgOf, makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
 import {
   anyJson,
   apiViolations,
+  applyWrites,
   auditMark,
   disguise,
   Histogram,
@@ -36,12 +37,13 @@ import {
   rowsOf,
   snapshot,
   withoutAllowedSideWrites,
+  withoutWithdrawals,
   World,
   writesSince,
   type Write,
 } from "../../support/fuzz";
 import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../../support/fuzz-requests";
-import { rawRequest as rawRequestTo } from "../../harness/raw-http";
+import { headerOf, rawRequest as rawRequestTo } from "../../harness/raw-http";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error("fuzz-http.built-app.test.ts needs PostgreSQL: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).");
@@ -118,8 +120,13 @@ beforeAll(async () => {
   const own = [];
   for (let i = 0; i < 4; i++) own.push((await makeInvoice(t.db, alice.id)).id);
   const other = (await makeInvoice(t.db, bob.id)).id;
+  // Alice's teammate, a member, with an invoice of her own.
+  const carol = await makeUser(t.db, "Carol");
+  await joinOrgOf(t.db, carol, alice, "member");
+  const carols = (await makeInvoice(t.db, carol.id)).id;
   const a = await signInOverHttp(alice.email);
   const b = await signInOverHttp(bob.email);
+  const c = await signInOverHttp(carol.email);
   world = new World(
     t.db,
     { id: alice.id, email: alice.email, ...a },
@@ -128,6 +135,7 @@ beforeAll(async () => {
     other,
     signInOverHttp,
     PASSWORD,
+    { id: carol.id, email: carol.email, invoice: carols, ...c },
   );
   revokedCookie = (await signInOverHttp(alice.email)).cookie;
   await fetch(`${app.url}/api/session`, { method: "DELETE", headers: { cookie: revokedCookie } });
@@ -379,6 +387,8 @@ const fieldValue = fc.oneof(
   { weight: 2, arbitrary: nastyString.map((s) => (s as unknown as { toWellFormed(): string }).toWellFormed()) },
   { weight: 1, arbitrary: fc.constantFrom(...REACT_TAGS) },
   { weight: 1, arbitrary: fc.constantFrom("Contoso", "INV-77", "2026-10-01", "2027-01-31") },
+  { weight: 1, arbitrary: fc.constantFrom("summarize_invoice", "review_invoice", "categorize_lines", "1") },
+  { weight: 1, arbitrary: ref("lease:review", "lease:categorize", "line:cat0", "line:cat1", "line:foreign") },
 );
 const FIELDS = [
   "invoice_id",
@@ -399,7 +409,13 @@ const FIELDS = [
   "was_counterparty",
   "was_issued_on",
   "was_due_on",
+  // Which panel's button (summarize, apply), and apply's ticked lines (categorize_lines).
+  "purpose",
+  "lines_form",
+  "line",
 ];
+/** The fields a raw multipart body may repeat: not `line`, whose ticked values apply reads all of (getAll). */
+const RAW_FIELDS = FIELDS.filter((f) => f !== "line");
 
 const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   kind: fc.constant("action" as const),
@@ -454,7 +470,7 @@ const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   garbage: rawBytes,
   raw: fc.array(
     fc.tuple(
-      fc.constantFrom(...FIELDS),
+      fc.constantFrom(...RAW_FIELDS),
       fc.oneof(
         rawBytes,
         hugeString.map((h) => new TextEncoder().encode(h)),
@@ -470,8 +486,18 @@ const ACTION: fc.Arbitrary<ActionCall> = fc.record({
 
 // Valid field sets per action, so the allowed writes happen too.
 const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = {
-  summarize: fc.record({ invoice_id: ref("inv:free", "inv:own0") }),
-  apply: fc.record({ lease_id: ref("lease:proposed", "lease:open", "lease:overdue") }),
+  summarize: fc.record(
+    { invoice_id: ref("inv:free", "inv:own0"), purpose: fc.constantFrom("summarize_invoice", "review_invoice", "categorize_lines") },
+    { requiredKeys: ["invoice_id"] },
+  ),
+  apply: fc.oneof(
+    fc.record({ lease_id: ref("lease:proposed", "lease:open", "lease:overdue", "lease:review"), invoice_id: ref("inv:own1") }),
+    // Categories' Apply form: the proposed lines, a box each; one ticked (or none: invalid_lines).
+    fc.record(
+      { lease_id: ref("lease:categorize"), invoice_id: ref("inv:own1"), lines_form: fc.constant("1"), line: ref("line:cat0", "line:cat1") },
+      { requiredKeys: ["lease_id", "invoice_id"] },
+    ),
+  ),
   discard: fc.record({ lease_id: ref("lease:open", "lease:proposed") }),
   cancel: fc.record({ lease_id: ref("lease:open", "lease:proposed") }),
   edit: fc.record({
@@ -738,6 +764,8 @@ function cookieOf(c: CookieModel): { header: string | null; actor: { id: string;
       return { header: owner.cookie, actor: { id: owner.id, sessionId: owner.sessionId } };
     case "other":
       return { header: world.other.cookie, actor: { id: world.other.id, sessionId: world.other.sessionId } };
+    case "member":
+      return { header: world.member.cookie, actor: { id: world.member.id, sessionId: world.member.sessionId } };
     case "both":
       return { header: `${owner.cookie}; ${world.other.cookie}`, actor: { id: owner.id, sessionId: owner.sessionId } };
     case "none":
@@ -848,6 +876,8 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
     answer = res.body.slice(0, 200);
   }
   const unframed = (c.length === "omit" || c.length === "short" || c.length === "zero") && bytes.byteLength > 0;
+  const actorOrg = actor ? ((await world.orgs()).get(actor.id) ?? null) : null;
+  const actorRole = actor ? world.role(actor.id) : null;
   const email = typeof input?.email === "string" ? input.email.trim().toLowerCase() : null;
   const emailUser = email === world.owner.email ? world.owner.id : email === world.other.email ? world.other.id : null;
   return {
@@ -883,6 +913,8 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
               param: decoded,
               input: c.length === "short" ? undefined : {},
               emailUser,
+              actorOrg,
+              actorRole,
             },
             writes,
             { background: true },
@@ -892,7 +924,19 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
         return fits ?? [...(res.status >= 500 ? [`status ${res.status}`] : []), ...verdicts.at(-1)!];
       }
       const problems = apiViolations(
-        { route: r.route, method: r.method, status: res.status, answer, actor, param: decoded, input, emailUser },
+        {
+          route: r.route,
+          method: r.method,
+          status: res.status,
+          answer,
+          actor,
+          param: decoded,
+          input,
+          emailUser,
+          actorOrg,
+          actorRole,
+          retryAfter: headerOf(res.head, "retry-after"),
+        },
         writes,
         { background: true },
       );
@@ -1096,23 +1140,35 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
       let allowed: string[][] = [[]];
       const opened = labels.find((l) => l.startsWith("open:"))?.split(":")[1];
       if (c.action === "signIn") allowed = [[], [`session:${emailUser}`]];
-      else if (actor && c.action === "summarize")
-        allowed = [[], [`open:${opened}:${str(fields.invoice_id)}:${a}:${s}`, `event:opened:${opened}`]];
-      else if (actor && (c.action === "apply" || c.action === "discard" || c.action === "cancel")) {
+      else if (actor && c.action === "summarize") {
+        // The panel's purpose, trimmed (none: the summary's); another is refused before open.
+        const purpose = typeof fields.purpose === "string" ? fields.purpose.trim() : "summarize_invoice";
+        allowed = [[], [`open:${opened}:${str(fields.invoice_id)}:${a}:${s}:${purpose}`, `event:opened:${opened}`]];
+      } else if (actor && (c.action === "apply" || c.action === "discard" || c.action === "cancel")) {
         const l = str(fields.lease_id);
-        allowed =
-          c.action === "apply"
-            ? [
-                [],
-                [`event:apply_refused:${l}`],
-                [`fence:${l}:${a}:*`, `event:invoice_changed:${l}`],
-                [`apply:${l}:${a}:*`, `summary:*:${a}`, `event:applied:${l}`],
-              ]
-            : [[], [`event:cancel_refused:${l}`], [`cancel:${l}:${a}`, `event:cancelled:${l}`]];
+        if (c.action === "apply") {
+          // The ticked lines, read from a form (a JSON body has none): the `line` field, if it is short enough.
+          const form = c.encoding === "reply-form" || c.encoding === "mpa" || c.encoding === "raw-form";
+          const ticked = typeof fields.line === "string" && fields.line.length <= 100 ? [fields.line] : [];
+          const linesForm = typeof fields.lines_form === "string" && fields.lines_form.length > 0 && fields.lines_form.length <= 10;
+          const applied = applyWrites(l, a, writes, form && linesForm ? ticked : undefined, null);
+          problems.push(...applied.problems);
+          const rest = labels.filter((x) => !applied.carried.includes(x));
+          labels.splice(0, labels.length, ...rest);
+          allowed = [
+            [],
+            [`event:apply_refused:${l}`],
+            [`fence:${l}:${a}:*`, `event:invoice_changed:${l}`],
+            [`unusable:${l}:${a}`, `event:proposal_unusable:${l}`],
+            applied.expected,
+          ];
+        } else allowed = [[], [`event:cancel_refused:${l}`], [`cancel:${l}:${a}`, `event:cancelled:${l}`]];
       } else if (actor && c.action === "edit") {
         const inv = str(fields.invoice_id);
-        // An edit withdraws the lease in flight on that invoice, with its event (decision 0013).
-        allowed = [[], [`edit:${inv}:${a}`], [`edit:${inv}:${a}`, `fence:*:*:${inv}`, `event:invoice_changed:*`]];
+        // An edit withdraws the leases in flight on that invoice, with their events (decision 0013).
+        const rest = withoutWithdrawals(labels, inv);
+        labels.splice(0, labels.length, ...rest);
+        allowed = [[], [`edit:${inv}:${a}`], [`bump:${inv}:${a}`]];
       } else if (actor && c.action === "signOut") {
         const revoked = labels.filter((l) => l.startsWith(`revoke:`)).map((l) => l.split(":")[1]!);
         allowed = [[], [`signout:${s}:${a}`, ...revoked.flatMap((l) => [`revoke:${l}:${a}:${s}`, `event:revoked:${l}`])]];

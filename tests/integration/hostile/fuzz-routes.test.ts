@@ -27,8 +27,12 @@ import * as invitationsRoute from "@/app/api/org/invitations/route";
 import * as invitationRoute from "@/app/api/org/invitations/[id]/route";
 import * as importRoute from "@/app/api/invoices/import/route";
 import * as invitationLinkRoute from "@/app/api/invitations/[token]/route";
+import * as purposesRoute from "@/app/api/purposes/route";
+import * as budgetRoute from "@/app/api/org/budget/route";
+import * as usageRoute from "@/app/api/usage/route";
+import * as changesRoute from "@/app/api/leases/[id]/changes/route";
 import { sessionCookieFrom } from "../../support/api";
-import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
+import { joinOrgOf, makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
 import {
   apiViolations,
   auditMark,
@@ -66,6 +70,10 @@ const HANDLERS: Record<ApiRoute, Record<string, Handler | undefined>> = {
   invitation: invitationRoute as never,
   invitationLink: invitationLinkRoute as never,
   import: importRoute as never,
+  purposes: purposesRoute as never,
+  budget: budgetRoute as never,
+  usage: usageRoute as never,
+  changes: changesRoute as never,
 };
 const ORIGIN = "http://127.0.0.1:3000";
 
@@ -105,8 +113,13 @@ beforeAll(async () => {
   const own = [];
   for (let i = 0; i < 4; i++) own.push((await makeInvoice(t.db, alice.id)).id);
   const other = (await makeInvoice(t.db, bob.id)).id;
+  // Alice's teammate, a member, with an invoice of her own.
+  const carol = await makeUser(t.db, "Carol");
+  await joinOrgOf(t.db, carol, alice, "member");
+  const carols = (await makeInvoice(t.db, carol.id)).id;
   const a = await signInThroughRoute(alice.email);
   const b = await signInThroughRoute(bob.email);
+  const c = await signInThroughRoute(carol.email);
   world = new World(
     t.db,
     { id: alice.id, email: alice.email, ...a },
@@ -115,6 +128,7 @@ beforeAll(async () => {
     other,
     signInThroughRoute,
     PASSWORD,
+    { id: carol.id, email: carol.email, invoice: carols, ...c },
   );
   // A cookie whose session was signed out.
   revokedCookie = (await signInThroughRoute(alice.email)).cookie;
@@ -135,6 +149,8 @@ function cookieHeader(c: CookieModel): { header: string | null; actor: { id: str
       return { header: owner.cookie, actor: { id: owner.id, sessionId: owner.sessionId } };
     case "other":
       return { header: world.other.cookie, actor: { id: world.other.id, sessionId: world.other.sessionId } };
+    case "member":
+      return { header: world.member.cookie, actor: { id: world.member.id, sessionId: world.member.sessionId } };
     case "none":
       return { header: null, actor: null };
     case "revoked":
@@ -238,41 +254,79 @@ async function prepare(r: FuzzRequest): Promise<Prepared | null> {
   return { handler, req, param, input, actor, emailUser, actorOrg };
 }
 
-async function fire(p: Prepared): Promise<{ status: number; answer: any }> {
+async function fire(p: Prepared): Promise<{ status: number; answer: any; retryAfter: string | null }> {
   try {
     const res = await p.handler(p.req, { params: Promise.resolve({ id: p.param }) });
+    const retryAfter = res.headers.get("retry-after");
     if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
       // The first chunk, then go away as a client would.
       const reader = res.body!.getReader();
       await reader.read();
       await reader.cancel();
-      return { status: res.status, answer: null };
+      return { status: res.status, answer: null, retryAfter };
     }
     const text = await res.text();
     try {
-      return { status: res.status, answer: text ? JSON.parse(text) : null };
+      return { status: res.status, answer: text ? JSON.parse(text) : null, retryAfter };
     } catch {
-      return { status: res.status, answer: text.slice(0, 200) };
+      return { status: res.status, answer: text.slice(0, 200), retryAfter };
     }
   } catch (error) {
     // A handler that throws is a 500 in Next.js.
-    return { status: 500, answer: String(error) };
+    return { status: 500, answer: String(error), retryAfter: null };
   }
+}
+
+/** Whether the actor's organization has a cap of 0 (no open is admitted) and whether it has any cap at all. */
+async function capsOf(org: string | null): Promise<{ zero: boolean; any: boolean }> {
+  const [row] = rowsOf<{ zero: boolean; any: boolean }>(
+    await t.db.execute(
+      sql`select 0 in (organization_daily_cents, organization_monthly_cents, member_daily_cents, member_monthly_cents) as zero,
+        coalesce(organization_daily_cents, organization_monthly_cents, member_daily_cents, member_monthly_cents) is not null as any
+        from org_budget where org_id = ${org}`,
+    ),
+  );
+  return { zero: Boolean(row?.zero), any: Boolean(row?.any) };
 }
 
 async function check(r: FuzzRequest) {
   const route = `${r.method} ${PATHS[r.route](":id")}`;
   const p = await prepare(r);
   if (!p) return histogram.add(route, 405);
+  const caps = r.route === "leases" ? await capsOf(p.actorOrg) : null;
   const mark = await auditMark(t.db);
   const before = await snapshot(t.db);
-  const { status, answer } = await fire(p);
+  const { status, answer, retryAfter } = await fire(p);
   world.observe(r.route, r.method, status, answer);
   const writes = await writesSince(t.db, mark);
   const after = await snapshot(t.db);
   histogram.add(route, status);
   const sent: Sent = { status, answer, input: p.input, param: p.param, actor: p.actor, emailUser: p.emailUser };
-  const problems = apiViolations({ route: r.route, method: r.method, ...sent, actorOrg: p.actorOrg }, writes);
+  const actorRole = p.actor ? world.role(p.actor.id) : null;
+  const problems = apiViolations({ route: r.route, method: r.method, ...sent, actorOrg: p.actorOrg, actorRole, retryAfter }, writes);
+  // A cap of 0 admits no open (the local model costs nothing, so no other cap is ever reached here).
+  if (caps && status === 201 && caps.zero) problems.push("a lease opened under a cap of 0");
+  if (caps && status === 429 && !caps.any) problems.push("budget_exhausted with no cap set");
+  if (r.route === "leases" && status === 429) note("budget_exhausted");
+  if (r.route === "budget" && r.method === "PUT") note(`budget PUT ${status}`);
+  if (r.route === "apply" && status === 200) {
+    const applied = writes.map(label).find((l) => l.startsWith("apply:"));
+    note(`applied ${applied?.split(":")[4]}${p.input?.lines ? " with lines" : ""}`);
+    const carried = writes.map(label).filter((l) => l.startsWith("carry:")).length;
+    if (carried) note("carried", carried);
+    // Every other lease in flight on the invoice made against the version the apply replaced now has the new one.
+    const bumped = writes.find((w) => w.tbl === "invoice" && w.op === "UPDATE");
+    if (bumped) {
+      const [left] = rowsOf<{ n: number }>(
+        await t.db.execute(
+          sql`select count(*)::int as n from inference_lease where invoice_id = ${bumped.old.id} and status in ('open', 'proposed')
+              and invoice_version = ${bumped.old.version}`,
+        ),
+      );
+      if (Number(left?.n) !== 0) problems.push(`${left?.n} leases in flight left at the replaced version ${bumped.old.version}`);
+    }
+  }
+  if (r.route === "apply" && status === 422) note(`apply 422 ${answer?.detail}`);
   if (r.route === "session" && r.method === "POST" && status === 200 && answer?.actor?.id !== p.emailUser) {
     problems.push(`signed in as ${answer?.actor?.id} with the email of ${p.emailUser}`);
   }

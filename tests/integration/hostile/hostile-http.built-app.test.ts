@@ -365,6 +365,32 @@ describe("methods and paths Next.js answered with a 500 before our code ran", ()
     expect(await snapshot()).toEqual(before);
   });
 
+  // server.mjs's gate lists each route handler's methods by hand: a route missing there (or a
+  // method) would be refused as a page's, with a page's Allow. Each route's methods are read from
+  // its own file, so a new route or method without its line in the gate fails here.
+  it("every route handler's Allow, on OPTIONS and on a 405, is the methods its route file exports (server.mjs's gate knows them all)", async () => {
+    const { inv, cookie } = await signedIn();
+    const m = JSON.parse(fs.readFileSync(path.join(ROOT, TEST_DIST_DIR, "app-path-routes-manifest.json"), "utf8")) as Record<
+      string,
+      string
+    >;
+    const handlers = Object.entries(m).filter(([k, p]) => k.endsWith("/route") && p.startsWith("/api/"));
+    // The routes of the purposes and the spend among them, by name.
+    for (const p of ["/api/purposes", "/api/org/budget", "/api/usage", "/api/leases/[id]/changes"])
+      expect(handlers.map(([, route]) => route)).toContain(p);
+    for (const [key, route] of handlers) {
+      const source = fs.readFileSync(path.join(ROOT, "app", `${key}.ts`), "utf8");
+      const exported = [...source.matchAll(/^export (?:const|async function|function) (GET|POST|PUT|PATCH|DELETE)\b/gm)].map((x) => x[1]!);
+      const allow = [...new Set([...exported, "OPTIONS", ...(exported.includes("GET") ? ["HEAD"] : [])])].sort().join(", ");
+      const target = route.replace(/\[[^\]]+\]/g, inv.id);
+      const options = await send("OPTIONS", target, { cookie });
+      expect({ route, status: options.status, allow: headerOf(options.head, "allow") }).toEqual({ route, status: 204, allow });
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"].filter((x) => !exported.includes(x))) {
+        expectRefused(method, target, await send(method, target, { cookie, origin: app.url }), allow);
+      }
+    }
+  });
+
   it("every route handler and page: OPTIONS is 204 with its Allow, HEAD is no 5xx, and a method it lacks is 405 with that Allow", async () => {
     const { inv, cookie } = await signedIn();
     const { handlers, pages } = routes(inv.id);
