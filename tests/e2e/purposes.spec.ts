@@ -118,6 +118,7 @@ test("Summary shows what it replaces; Categories: uncheck one line, apply, only 
   const summaryChange = inv.panel.getByTestId("planned-change");
   await expect(summaryChange).toHaveAttribute("data-key", "summary");
   await expect(summaryChange.getByTestId("change-before")).toHaveText("none");
+  await saveScreenshot(page, "purpose-summary-proposed");
   await inv.apply.click();
   await inv.expectDisplay("applied");
 
