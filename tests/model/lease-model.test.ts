@@ -240,7 +240,6 @@ const dbNow = async (db: TestDb) => {
 // postgres.js returns an array; PGlite returns { rows }.
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []));
 
-const noDispatch: LeaseDispatch = { async leaseOpened() {}, async leaseClosed() {} };
 /** While a race's calls run: an open then cannot tell its own writes from the others'. */
 let racing = false;
 
