@@ -1964,7 +1964,7 @@ const purpose = fc.constantFrom(...PURPOSES);
 // A cap: mostly none, sometimes 0 (nothing admitted), often a few calls' worth (a call costs from
 // under a cent to about ten, its reservation about six), now and then plenty.
 const cap = fc.oneof(
-  { weight: 8, arbitrary: fc.constant(null) },
+  { weight: 6, arbitrary: fc.constant(null) },
   { weight: 1, arbitrary: fc.constant(0) },
   { weight: 4, arbitrary: fc.integer({ min: 1, max: 30 }) },
   { weight: 1, arbitrary: fc.constant(100_000) },
@@ -2091,7 +2091,7 @@ const commandArbs = [
     ),
     // Spend: an admin (or someone refused) sets the caps; a call ends without a completion.
     w(
-      1,
+      2,
       fc.tuple(any, caps).map(([s, c]) => new SetBudget(s, c)),
     ),
     w(
