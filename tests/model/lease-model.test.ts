@@ -2147,8 +2147,11 @@ afterAll(async () => {
 test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "PostgreSQL" : "PGlite"})`, async () => {
   let schedules = 0;
   const property = fc.asyncProperty(
+    // Half the schedules start with a budget on each organization, so caps bite early and often.
+    fc.option(caps, { freq: 2, nil: null }),
+    fc.option(caps, { freq: 2, nil: null }),
     fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: "medium", replayPath: PATH }),
-    async (cmds) => {
+    async (budget0, budget1, cmds) => {
       schedules++;
       const actors = [];
       for (let a = 0; a < ACTORS; a++) actors.push(await makeUser(db.db, `Actor ${a}`));
@@ -2175,6 +2178,14 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       const setup = async () => {
         const real: Real = { db, ledger: { statuses: new Map(), applied: new Set(), changes: new Set() }, outcomes };
         for (let a = 0; a < ACTORS; a++) await new SignIn(a).run(model, real);
+        // Each organization's admin (its first person) sets its starting budget, when it has one.
+        for (const [org, budget] of [budget0, budget1].entries()) {
+          if (!budget) continue;
+          const admin = PEOPLE.findIndex((p) => p.org === org);
+          // actingSession reads a choice of 10·i as session i.
+          const set = new SetBudget(10 * model.sessions.findIndex((x) => x.actor === admin), budget);
+          await set.run(model, real);
+        }
         return { model, real };
       };
       await fc.asyncModelRun(setup, cmds);
