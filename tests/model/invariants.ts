@@ -288,3 +288,160 @@ export async function checkHistory(db: TestDb, model: HistoryView): Promise<void
     expect(outside, `${where}: versions recorded that it never had`).toEqual([]);
   }
 }
+
+type SpendView = {
+  invoices: { id: string; org: number }[];
+  actors: { id: string }[];
+  /** `reservation`: what it reserved at open (micro-cents); `reserved`: what it holds now. */
+  leases: { id: string; actor: number; inv: number; reservation: number | null; reserved: number | null; checked: string[] }[];
+  calls: { key: string; lease: string; cost: number; excess: Record<string, number> }[];
+  /** Each organization's caps now, and the largest value of each ever set in the schedule. */
+  budgets: Record<string, number | null>[];
+  highest: Record<string, number | null>[];
+};
+
+const MICRO = (cents: unknown) => Math.round(Number(cents) * 1e6);
+
+/**
+ * Spend, counted and capped (docs/decisions/0075-spend-reserved-at-open.md), held to the model's
+ * own account after every command:
+ *
+ * 1. Every model call has exactly one model_usage row: the rows of the schedule's leases are, by
+ *    call key, exactly the calls the model recorded (proposed, late, aborted by a close, failed,
+ *    a retried attempt), each at the cost the model priced it at, with the lease's organization
+ *    and actor; a call the model did not make (a forged completion, a retried step) has none.
+ * 2. Each lease's reservation (reserved_cents) is the model's: one call's estimate of its purpose
+ *    when it was opened under a cap, null when no cap applied, released once a call of it was recorded.
+ * 3. The bound. For each cap set now (per organization, per member of it; per UTC day, month) and
+ *    its period P on the database clock, with K the largest value that cap had in the schedule:
+ *
+ *      spent in P  ≤  K + R + Σ excess of P's calls
+ *
+ *    R is the largest reservation of a lease that cap admitted (open checked it: it was set), and
+ *    a call's excess is what it added beyond the reservation it replaced (recordCall): 0 for a
+ *    call within the reservation of a lease still in flight. Derived from 0075: let A = spent in P
+ *    + the reservations in flight of leases that cap admitted. Only an admission raises A other
+ *    than by a call's excess, and it admits only when the database's sum (≥ A) is below the cap
+ *    (≤ K), then adds its reservation (≤ R); a close, or a call within its reservation, lowers A.
+ *    So A < K + R + the excess since, and spent ≤ A. With no excess it is the issue's bound: spend
+ *    exceeds a cap by at most the one call in flight that the cap admitted. Returns whether some
+ *    cap is over its value now, and whether over by more than that one call (for the outcome counts).
+ */
+export async function checkSpend(db: TestDb, model: SpendView): Promise<{ over: boolean; overByMore: boolean }> {
+  const leaseIds = model.leases.map((l) => l.id);
+  const flags = { over: false, overByMore: false };
+  if (leaseIds.length === 0) {
+    expect(model.calls, "calls without leases").toEqual([]);
+    return flags;
+  }
+  const rows = rowsOfResult<{
+    call_key: string;
+    lease_id: string;
+    org_id: string;
+    actor_id: string;
+    cost_cents: string;
+    in_day: boolean;
+    in_month: boolean;
+  }>(
+    await db.db.execute(sql`
+      select u.call_key, u.lease_id, u.org_id, u.actor_id, u.cost_cents::text as cost_cents,
+        u.at >= date_trunc('day', now(), 'UTC') as in_day, u.at >= date_trunc('month', now(), 'UTC') as in_month
+      from model_usage u where u.lease_id in (${sql.join(
+        leaseIds.map((id) => sql`${id}::uuid`),
+        sql`, `,
+      )})`),
+  );
+  const orgRows = await db.db
+    .select({ id: invoice.id, orgId: invoice.orgId })
+    .from(invoice)
+    .where(
+      inArray(
+        invoice.id,
+        model.invoices.map((i) => i.id),
+      ),
+    );
+  const orgIdOf = (org: number) => orgRows.find((r) => r.id === model.invoices.find((i) => i.org === org)!.id)!.orgId;
+
+  // 1. One row per call, at the model's cost, of the lease's organization and actor.
+  expect(rows.map((r) => r.call_key).sort(), "model_usage rows vs the model's calls").toEqual(model.calls.map((c) => c.key).sort());
+  for (const c of model.calls) {
+    const row = rows.find((r) => r.call_key === c.key)!;
+    const l = model.leases.find((x) => x.id === c.lease)!;
+    const where = `usage of call ${c.key.slice(0, 8)}${c.key.slice(36)}`;
+    expect(row.lease_id, `${where}: its lease`).toBe(c.lease);
+    expect(Math.abs(MICRO(row.cost_cents) - c.cost), `${where}: cost ${row.cost_cents} vs the model's ${c.cost / 1e6}`).toBeLessThanOrEqual(
+      1,
+    );
+    expect(row.actor_id, `${where}: its actor`).toBe(model.actors[l.actor]!.id);
+    expect(row.org_id, `${where}: its organization`).toBe(orgIdOf(model.invoices[l.inv]!.org));
+  }
+
+  // 2. Reservations.
+  const reserved = await db.db
+    .select({ id: inferenceLease.id, reserved: sql<string | null>`${inferenceLease.reservedCents}::text` })
+    .from(inferenceLease)
+    .where(inArray(inferenceLease.id, leaseIds));
+  for (const l of model.leases) {
+    const actual = reserved.find((r) => r.id === l.id)!.reserved;
+    const where = `lease ${l.id.slice(0, 8)}: reserved_cents ${actual} vs the model's ${l.reserved === null ? null : l.reserved / 1e6}`;
+    if (l.reserved === null) expect(actual, where).toBeNull();
+    else expect(actual !== null && Math.abs(MICRO(actual) - l.reserved) <= 1, where).toBe(true);
+  }
+
+  // 3. The bound, for every cap set now, over every scope it caps.
+  for (const [org, caps] of model.budgets.entries()) {
+    const orgId = orgIdOf(org);
+    for (const [field, cap] of Object.entries(caps)) {
+      if (cap === null) continue;
+      const K = model.highest[org]![field]! * 1e6;
+      const perMember = field.startsWith("member_");
+      const inPeriod = (r: (typeof rows)[number]) => (field.includes("daily") ? r.in_day : r.in_month);
+      const scopes = perMember ? [...new Set(rows.filter((r) => r.org_id === orgId).map((r) => r.actor_id))] : [null];
+      for (const actorId of scopes) {
+        const mine = rows.filter((r) => r.org_id === orgId && (actorId === null || r.actor_id === actorId) && inPeriod(r));
+        const spent = mine.reduce((s, r) => s + MICRO(r.cost_cents), 0);
+        const excess = mine.reduce((s, r) => s + model.calls.find((c) => c.key === r.call_key)!.excess[field]!, 0);
+        const admitted = model.leases.filter(
+          (l) =>
+            model.invoices[l.inv]!.org === org && (actorId === null || model.actors[l.actor]!.id === actorId) && l.checked.includes(field),
+        );
+        const R = Math.max(0, ...admitted.map((l) => l.reservation ?? 0));
+        const where = `org ${org}${actorId ? `, member ${actorId.slice(0, 8)}` : ""}, ${field} (now ${cap}, at most ${K / 1e6} in the schedule)`;
+        expect(
+          spent,
+          `${where}: spent ${spent / 1e6} ≤ cap ${K / 1e6} + reservation ${R / 1e6} + excess ${excess / 1e6}`,
+        ).toBeLessThanOrEqual(K + R + excess);
+        if (spent > cap * 1e6) flags.over = true;
+        if (spent > K + R) flags.overByMore = true;
+      }
+    }
+  }
+  return flags;
+}
+
+const rowsOfResult = <T>(r: unknown): T[] => (Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []));
+
+/** What an open could have written, counted: leases, their events (but lazy expiries), usage rows, the budget, dispatches. */
+export type Writes = { leases: number; events: number; usage: number; budget: string; dispatched: number };
+
+export async function writesOf(db: TestDb, invoiceIds: string[], dispatched: number): Promise<Writes> {
+  const ids = sql.join(
+    invoiceIds.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  );
+  const [row] = rowsOfResult<{ leases: string; events: string; usage: string; budget: string | null }>(
+    await db.db.execute(sql`select
+      (select count(*) from inference_lease where invoice_id in (${ids})) as leases,
+      (select count(*) from lease_event e join inference_lease l on l.id = e.lease_id
+        where l.invoice_id in (${ids}) and e.kind <> 'expired') as events,
+      (select count(*) from model_usage where invoice_id in (${ids})) as usage,
+      (select coalesce(json_agg(b order by b.org_id)::text, '') from org_budget b
+        where b.org_id in (select org_id from invoice where id in (${ids}))) as budget`),
+  );
+  return { leases: Number(row!.leases), events: Number(row!.events), usage: Number(row!.usage), budget: row!.budget ?? "", dispatched };
+}
+
+/** A 429 budget_exhausted writes nothing: no lease, no event (a lazy expiry of an overdue lease aside), no usage, no budget change, no dispatch. */
+export function expectNothingWritten(where: string, before: Writes, after: Writes) {
+  expect(after, `${where}: a refusal over budget writes nothing`).toEqual(before);
+}

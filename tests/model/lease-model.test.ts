@@ -39,8 +39,16 @@
 // purpose's target moved but the invoice's version (+1) and updated_at (checkApplied). An apply
 // carries the other purposes' leases in flight on the invoice to its new version, so they still
 // apply; an edit, an owner change or a status change (ChangeStatus: open <-> void) withdraws all.
-// (Spend is not modelled yet: a Budget command would be one more Step, and Open's prediction
-// would gain a 429 budget_exhausted branch before the slot is looked at.)
+//
+// Spend (budget-model.ts): every call is priced (MODEL_PRICE_PER_MTOK, set here), and the model
+// keeps its own account of each call's cost and each lease's reservation. SetBudget (PUT
+// /api/org/budget, any session: an admin's 200 sets the four caps, null, 0 or a few calls' worth;
+// anyone else's 403 changes nothing) caps an organization; Open then predicts 429 budget_exhausted
+// exactly when, for a cap set, the period's spend plus the reservations in flight has reached it
+// (decision 0075), on the database clock. Propose records its call's usage as the generate step
+// does; CallEnds records the calls that end otherwise (aborted by a close, a failed attempt that is
+// retried, a failure that closes the lease). checkSpend holds the usage rows, the reservations and
+// the bound a cap promises to the model's account; a 429 is held to have written nothing.
 //
 // Knobs (env, set by tools/test-model.ts): MODEL_RUNS, MODEL_SEED, MODEL_PATH, MODEL_COMMANDS, MODEL_TIME_LIMIT_MS.
 import fc from "fast-check";
@@ -52,10 +60,35 @@ import { account, appSession, inferenceLease, invoice, invoiceLine } from "@/db/
 import { ROLES, type Role } from "@/lib/org-codes";
 import { FINDING_CODES, isInFlight, PURPOSES, type LeaseStatus, type Purpose } from "@/lib/lease-codes";
 import { currentValues, plannedChanges, purposeOf, type PlannedChange } from "@/lib/purposes";
-import { expireOverdue, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
-import { api, sessionCookieFrom, signInCookie } from "../support/api";
+import { expireOverdue, failGeneration, openLease, proposeLease, recordUsage, type LeaseDispatch } from "@/lib/leases";
+import { callCostCents, callKey, type CallUsage } from "@/lib/spend";
+import { api, sessionCookieFrom, signInCookie, sink } from "../support/api";
 import { joinOrgOf, makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
-import { checkHistory, checkInvariants, checkRemoved, checkTenancy, type Ledger, type TenancyLedger } from "./invariants";
+import {
+  checkHistory,
+  checkInvariants,
+  checkRemoved,
+  checkSpend,
+  checkTenancy,
+  expectNothingWritten,
+  writesOf,
+  type Ledger,
+  type TenancyLedger,
+} from "./invariants";
+import {
+  admission,
+  CAP_FIELDS,
+  capsSet,
+  costOf,
+  NO_CAPS,
+  PRICE_SETTING,
+  recordCall,
+  reservationOf,
+  setBudget,
+  type Call,
+  type Caps,
+  type Tokens,
+} from "./budget-model";
 
 const onPostgres = inject("dbKind") === "postgres";
 const RUNS = Number(process.env.MODEL_RUNS || (onPostgres ? 500 : 100));
@@ -113,8 +146,27 @@ type Lease = {
   carried?: boolean;
   /** Closed because its invoice changed (by an edit, or found so by apply): apply then answers invoice_changed. */
   changed?: boolean;
+  /** What it reserved at open (micro-cents; null: no cap applied), and holds now (null once a call of it was recorded). */
+  reservation: number | null;
+  reserved: number | null;
+  /** The caps set when it was admitted, and its generation's attempt (each attempt one call). */
+  checked: (typeof CAP_FIELDS)[number][];
+  attempt: number;
 };
-type Model = { actors: Person[]; sessions: Session[]; invoices: Inv[]; leases: Lease[] };
+/**
+ * `budgets`: each organization's caps now; `highest`: the largest each cap has been; `calls`: every
+ * model call recorded, as the model priced it. `now`: the database clock around the call being judged.
+ */
+type Model = {
+  actors: Person[];
+  sessions: Session[];
+  invoices: Inv[];
+  leases: Lease[];
+  budgets: Caps[];
+  highest: Caps[];
+  calls: Call[];
+  now?: Clock;
+};
 /** A proposal of each purpose, in the shape its output schema accepts (lib/purposes). */
 type Finding = { code: string; severity: "high" | "medium" | "low"; message: string; fields: string[] };
 type Proposal = { summary: string } | { findings: Finding[] } | { lines: { line_id: string; category: string }[] };
@@ -166,6 +218,9 @@ async function checkAll(r: Real, m: Model) {
   await checkTenancy(r.db, m, r.ledger);
   await checkRemoved(r.db, m);
   await checkHistory(r.db, m);
+  const spend = await checkSpend(r.db, m);
+  if (spend.over) count(r, "spend over a cap now (within the bound)");
+  if (spend.overByMore) count(r, "spend over a cap by more than one reservation (excess: within the bound)");
 }
 
 const sameOrg = (m: Model, actor: number, inv: number) => m.actors[actor]!.org === m.invoices[inv]!.org;
@@ -174,8 +229,8 @@ type Overdue = "yes" | "no" | "maybe";
 type Clock = { before: number; after: number };
 const overdue = (l: Lease, c: Clock): Overdue => (l.deadline <= c.before ? "yes" : l.deadline > c.after ? "no" : "maybe");
 
-/** What the model says a call answers, and what it changes. */
-type Prediction = { answer: string; effect: (m: Model) => void; expires?: string[] };
+/** What the model says a call answers, and what it changes; `or`: another outcome it allows as well. */
+type Prediction = { answer: string; effect: (m: Model) => void; expires?: string[]; or?: Prediction };
 
 const dbNow = async (db: TestDb) => {
   const result = await db.db.execute(sql`select extract(epoch from clock_timestamp()) * 1000 as ms`);
@@ -185,7 +240,8 @@ const dbNow = async (db: TestDb) => {
 // postgres.js returns an array; PGlite returns { rows }.
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []));
 
-const noDispatch: LeaseDispatch = { async leaseOpened() {}, async leaseClosed() {} };
+/** While a race's calls run: an open then cannot tell its own writes from the others'. */
+let racing = false;
 
 /**
  * Every assignment of "passed / not passed" to the in-flight leases whose deadline fell
@@ -270,7 +326,17 @@ abstract class Step implements fc.AsyncCommand<Model, Real> {
     const { answer, created, judgedFrom } = await this.act(m, r);
     const after = await dbNow(r.db);
     const clock = { before: Math.max(started, judgedFrom ?? started), after };
-    const options = worlds(m, clock).map((late) => ({ late, p: this.predict(m, late) }));
+    // What a call recorded in this one is dated by, and what an open's periods are judged on.
+    m.now = { before: started, after };
+    const options = worlds(m, clock).flatMap((late) => {
+      const p = this.predict(m, late);
+      return p.or
+        ? [
+            { late, p },
+            { late, p: p.or },
+          ]
+        : [{ late, p }];
+    });
     const matching = options.filter((o) => o.p.answer === answer);
     const label = `${this.name()} -> ${answer}`;
     count(r, `${this.kind()} -> ${answer}`);
@@ -386,6 +452,9 @@ async function adoptLease(m: Model, r: Real, id: string, raced?: Map<string, num
     .where(eq(inferenceLease.id, id));
   if (!row) throw new Error(`created lease ${id} is not in the database`);
   const inv = m.invoices.findIndex((i) => i.id === row.invoiceId);
+  // Reserved at open when a cap applied (the caps are set only by SetBudget, never in a race).
+  const caps = m.budgets[m.invoices[inv]!.org]!;
+  const reservation = capsSet(caps).length ? reservationOf(row.purpose as Purpose) : null;
   expect(row.status, `new lease ${id.slice(0, 8)}`).toMatch(raced ? /^(open|proposed|applied|expired|rejected)$/ : /^open$/);
   const version = m.invoices[inv]!.version;
   // Fenced at the invoice's version when it opened; in a race, an edit may have come first.
@@ -406,6 +475,10 @@ async function adoptLease(m: Model, r: Real, id: string, raced?: Map<string, num
     proposal: null,
     // Opened in a race with an edit of its invoice, it may already be withdrawn (0013).
     changed: row.reason === "invoice_changed",
+    reservation,
+    reserved: reservation,
+    checked: capsSet(caps),
+    attempt: 0,
   });
 }
 
@@ -569,16 +642,27 @@ class Open extends Step {
     if (!sameOrg(m, s.actor, k)) return { answer: viaHttp ? "404 invoice_not_found" : "invoice_not_found", effect: nothing };
     if (inv.owner !== s.actor) return { answer: viaHttp ? "403 forbidden" : "forbidden", effect: nothing };
     const current = inFlightOn(m, k, purpose);
-    if (current && !late(current)) {
-      if (current.actor === s.actor) return { answer: viaHttp ? "200" : "existing", effect: nothing };
-      return { answer: viaHttp ? "409 lease_in_flight" : "lease_in_flight", effect: nothing };
-    }
-    return {
-      answer: viaHttp ? "201" : "created",
-      effect: (next) => {
-        if (current) next.leases.find((x) => x.id === current.id)!.status = "expired";
-      },
+    const expireCurrent = (next: Model) => {
+      if (current && late(current)) next.leases.find((x) => x.id === current.id)!.status = "expired";
     };
+    const admitted = ((): Prediction => {
+      if (current && !late(current)) {
+        if (current.actor === s.actor) return { answer: viaHttp ? "200" : "existing", effect: nothing };
+        return { answer: viaHttp ? "409 lease_in_flight" : "lease_in_flight", effect: nothing };
+      }
+      return { answer: viaHttp ? "201" : "created", effect: expireCurrent };
+    })();
+    // The budget, once the slot's overdue lease is expired and before the slot is looked at: over
+    // a cap, 429, unless the actor's own lease is in flight there (answered as without a cap).
+    if (capsSet(m.budgets[inv.org]!).length === 0) return admitted;
+    const { admit, refuse } = admission(m, inv.org, s.actor, m.now!, current && late(current) ? current.id : null);
+    const refused: Prediction =
+      current && !late(current) && current.actor === s.actor
+        ? admitted
+        : { answer: viaHttp ? "429 budget_exhausted" : "budget_exhausted", effect: expireCurrent };
+    // Both only when a day or a month began during the call: its calls may count or not.
+    if (admit && refuse) return { ...admitted, or: refused };
+    return admit ? admitted : refused;
   }
   reach(m: Model) {
     const { inv } = this.target(m);
@@ -589,16 +673,40 @@ class Open extends Step {
     const s = sessionOf(m, this.session, m.invoices[k]!.owner);
     const inv = m.invoices[k]!;
     if (this.beside && allInFlightOn(m, k).some((l) => l.purpose !== purpose)) count(r, "open beside another purpose's lease");
+    // What a refusal over budget must leave as it was: the schedule's leases, events, usage, budgets, dispatches.
+    const invoiceIds = m.invoices.map((i) => i.id);
+    let dispatched = 0;
+    const dispatches = () => sink().events.filter((e) => e.name === "lease/opened").length + dispatched;
+    const before = await writesOf(r.db, invoiceIds, dispatches());
+    const refusedOverBudget = async (answer: string) => {
+      if (racing || (answer !== "429 budget_exhausted" && answer !== "budget_exhausted")) return;
+      expectNothingWritten(this.name(), before, await writesOf(r.db, invoiceIds, dispatches()));
+    };
     if (this.ttlMs === null) {
       const res = await api("POST", "/api/leases", { cookie: s.cookie, json: { invoice_id: inv.id, purpose } });
+      if (res.status === 429) {
+        // Until the exhausted period resets: at most the month's end, by the database clock.
+        const retry = Number(res.headers.get("retry-after"));
+        expect(retry >= 1 && retry <= 31 * 86_400, `${this.name()}: Retry-After ${retry}`).toBe(true);
+      }
+      await refusedOverBudget(http(res));
       return { answer: http(res), created: res.status === 201 ? (res.body.lease_id as string) : undefined };
     }
+    const counting: LeaseDispatch = {
+      async leaseOpened() {
+        dispatched++;
+      },
+      async leaseClosed() {},
+    };
     const result = await openLease(
       r.db.db,
       { actorId: m.actors[s.actor]!.id, sessionId: s.id, invoiceId: inv.id, purpose, ttlSeconds: this.ttlMs / 1000 },
-      noDispatch,
+      counting,
     );
-    if (!result.ok) return { answer: result.code };
+    if (!result.ok) {
+      await refusedOverBudget(result.code);
+      return { answer: result.code };
+    }
     return { answer: result.created ? "created" : "existing", created: result.created ? result.lease.id : undefined };
   }
 }
@@ -634,12 +742,33 @@ class Propose extends Step {
     const lines = m.invoices[l.inv]!.lines;
     return { lines: lines.map((line_id, k) => ({ line_id, category: ACCOUNTS[digit(2 * k) % ACCOUNTS.length]! })) };
   }
+  /**
+   * The tokens the model answered lease `l`'s attempt with, the same every time (a retried step
+   * carries the same completion): from the lease's id, from a few hundred to a few thousand, so a
+   * call costs from well under its reservation to more than it.
+   */
+  static tokensOf(l: Lease): Tokens {
+    const digit = (k: number) => parseInt(l.id.replace(/-/g, "").slice(k, k + 2), 16);
+    return { inputTokens: 300 + digit(20 + 2 * (l.attempt % 4)) * 16, outputTokens: digit(28) * 5 };
+  }
+  /** A call's usage as the generate step hands it to propose (priced by lib/spend, keyed by the lease and attempt). */
+  static usageOf(l: Lease, tokens: Tokens, estimated = false): CallUsage {
+    return { callKey: callKey(l.id, l.attempt), model: "model-test", ...tokens, estimated, costCents: callCostCents("model-test", tokens) };
+  }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const l = leaseOf(m, this.lease, "open");
     const find = (next: Model) => next.leases.find((x) => x.id === l.id)!;
+    // The call's usage, recorded in the transaction of whatever it ends as (not for a forged completion).
+    const spent = (next: Model) => recordCall(next, l, callKey(l.id, l.attempt), costOf(Propose.tokensOf(l)), m.now!);
     if (!this.rightNonce) return { answer: "run_mismatch", effect: () => {} };
     if (!this.rightActor) {
-      return { answer: "actor_mismatch", effect: (next) => void (l.status === "open" && (find(next).status = "rejected")) };
+      return {
+        answer: "actor_mismatch",
+        effect: (next) => {
+          if (l.status === "open") find(next).status = "rejected";
+          spent(next);
+        },
+      };
     }
     // The same run's same completion again (a retried propose step): answered as proposed, nothing recorded.
     if (l.status !== "open" && l.proposal !== null) return { answer: "ok", effect: () => {} };
@@ -649,10 +778,17 @@ class Propose extends Step {
         effect: (next) => {
           find(next).status = "proposed";
           find(next).proposal = Propose.proposalOf(m, l);
+          spent(next);
         },
       };
     }
-    return { answer: "late_completion", effect: (next) => void (l.status === "open" && (find(next).status = "expired")) };
+    return {
+      answer: "late_completion",
+      effect: (next) => {
+        if (l.status === "open") find(next).status = "expired";
+        spent(next);
+      },
+    };
   }
   async act(m: Model, r: Real) {
     const l = leaseOf(m, this.lease, "open");
@@ -662,8 +798,102 @@ class Propose extends Step {
       actorId,
       runNonce: this.rightNonce ? l.nonce : `${l.nonce.slice(1)}x`,
       proposal: { ...Propose.proposalOf(m, l), model: "model-test" },
+      usage: Propose.usageOf(l, Propose.tokensOf(l)),
     });
     return { answer: result.ok ? "ok" : result.code };
+  }
+}
+
+/**
+ * A generation's call that ends without a completion, recorded as the generate step records it
+ * (inngest/generate-lease-proposal.ts), with its prompt counted and no answer: for a lease no
+ * longer in flight, the call its close aborted (recordUsage, `aborted`, on a statement of its
+ * own); for one in flight, an attempt that failed and is retried (recordUsage `failed`; the next
+ * attempt is another call) or, `final`, the failure handler's failGeneration (`failed`, in the
+ * transaction that closes the lease as generation_failed, or records it expired if overdue).
+ */
+class CallEnds extends Step {
+  constructor(
+    readonly lease: number,
+    readonly final: boolean,
+  ) {
+    super();
+  }
+  check(m: Readonly<Model>) {
+    return m.leases.length > 0;
+  }
+  name() {
+    return `callEnds(lease ${this.lease}${this.final ? ", final" : ""})`;
+  }
+  private target(m: Model) {
+    const l = leaseOf(m, this.lease, this.lease % 2 ? "open" : "rejected");
+    return { l, how: !isInFlight(l.status) ? "aborted" : this.final ? "failed" : "retried" } as const;
+  }
+  /** The prompt as the generate step counts it for a call with no answer: from the lease's id. */
+  static promptOf(l: Lease): Tokens {
+    return { inputTokens: 200 + parseInt(l.id.replace(/-/g, "").slice(30, 32), 16) * 8, outputTokens: 0 };
+  }
+  predict(m: Model, late: (l: Lease) => boolean): Prediction {
+    const { l, how } = this.target(m);
+    const find = (next: Model) => next.leases.find((x) => x.id === l.id)!;
+    const recorded = !m.calls.some((c) => c.key === callKey(l.id, l.attempt));
+    const spent = (next: Model) => recordCall(next, l, callKey(l.id, l.attempt), costOf(CallEnds.promptOf(l)), m.now!);
+    if (how === "aborted") return { answer: `aborted, recorded ${recorded}`, effect: spent };
+    if (how === "retried")
+      return {
+        answer: `retried, recorded ${recorded}`,
+        effect: (next) => {
+          spent(next);
+          find(next).attempt += 1;
+        },
+      };
+    // failGeneration expires an overdue lease first, then closes an open one.
+    const closes = l.status === "open" && !late(l);
+    return {
+      answer: `failed, closed ${closes}`,
+      effect: (next) => {
+        if (late(l)) find(next).status = "expired";
+        else if (closes) find(next).status = "rejected";
+        spent(next);
+      },
+    };
+  }
+  async act(m: Model, r: Real) {
+    const { l, how } = this.target(m);
+    const usage = Propose.usageOf(l, CallEnds.promptOf(l), true);
+    if (how === "failed") {
+      const result = await failGeneration(r.db.db, { leaseId: l.id, runNonce: l.nonce, code: "model_unavailable", usage });
+      return { answer: `failed, closed ${result.closed}` };
+    }
+    return { answer: `${how}, recorded ${await recordUsage(r.db.db, l.id, usage, how === "aborted" ? "aborted" : "failed")}` };
+  }
+}
+
+/**
+ * PUT /api/org/budget by anyone (actingSession: mostly a live session, often an admin's): an
+ * admin sets the four caps of their organization (each null, 0, a few calls' worth, or plenty),
+ * 200 with the caps; a member who is not an admin gets 403 and nothing changes; a dead session 401.
+ */
+class SetBudget extends Step {
+  constructor(
+    readonly session: number,
+    readonly caps: Caps,
+  ) {
+    super();
+  }
+  name() {
+    return `setBudget(session ${this.session}, ${CAP_FIELDS.map((f) => this.caps[f] ?? "-").join("/")})`;
+  }
+  predict(m: Model): Prediction {
+    const s = actingSession(m, this.session);
+    if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
+    if (m.actors[s.actor]!.role !== "admin") return { answer: "403 forbidden", effect: () => {} };
+    return { answer: "200", effect: (next) => setBudget(next, m.actors[s.actor]!.org, this.caps) };
+  }
+  async act(m: Model) {
+    const res = await api("PUT", "/api/org/budget", { cookie: actingSession(m, this.session).cookie, json: this.caps });
+    if (res.status === 200) expect(res.body, `${this.name()}: the budget`).toEqual(this.caps);
+    return { answer: http(res) };
   }
 }
 
@@ -1608,8 +1838,8 @@ class Carry implements fc.AsyncCommand<Model, Real> {
  * then hold the database to the guarantee, and the model adopts what the database decided.
  */
 const ALLOWED: Record<string, RegExp> = {
-  openHttp: /^(201|200|401 not_signed_in|403 forbidden|404 invoice_not_found|409 lease_in_flight)$/,
-  openDomain: /^(created|existing|not_signed_in|forbidden|invoice_not_found|lease_in_flight)$/,
+  openHttp: /^(201|200|401 not_signed_in|403 forbidden|404 invoice_not_found|409 lease_in_flight|429 budget_exhausted)$/,
+  openDomain: /^(created|existing|not_signed_in|forbidden|invoice_not_found|lease_in_flight|budget_exhausted)$/,
   propose: /^(ok|late_completion|actor_mismatch)$/,
   apply: /^(200|401 not_signed_in|404 lease_not_found|409 (lease_open|lease_applied|lease_rejected|lease_expired|invoice_changed))$/,
   cancel: /^(200|401 not_signed_in|404 lease_not_found|409 lease_not_cancelable)$/,
@@ -1634,7 +1864,11 @@ class Race implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real) {
     // Bind every step to its target now, before any of them changes the model.
     const versions = new Map(m.invoices.map((i) => [i.id, i.version]));
-    const answers = await Promise.all(this.steps.map((step) => step.act(m, r)));
+    const proposing = this.steps.map((step) => (step instanceof Propose ? structuredClone(leaseOf(m, step.lease, "open")) : null));
+    const started = await dbNow(r.db);
+    racing = true;
+    const answers = await Promise.all(this.steps.map((step) => step.act(m, r))).finally(() => (racing = false));
+    const clock = { before: started, after: await dbNow(r.db) };
     const before = new Map(m.leases.map((l) => [l.id, l.status]));
     for (const [i, step] of this.steps.entries()) {
       const { answer } = answers[i]!;
@@ -1696,6 +1930,12 @@ class Race implements fc.AsyncCommand<Model, Real> {
       }
       inv.version += moves;
     }
+    // Calls: a propose that answered ok or late recorded its call (once per call key, whichever came first).
+    for (const [i, l] of proposing.entries()) {
+      if (!l || !/^(ok|late_completion)$/.test(answers[i]!.answer)) continue;
+      if (answers[i]!.answer === "ok" && l.proposal !== null) continue;
+      recordCall(m, l, callKey(l.id, l.attempt), costOf(Propose.tokensOf(l)), clock, true);
+    }
     for (const { created } of answers) if (created) await adoptLease(m, r, created, versions);
     await checkAll(r, m);
   }
@@ -1721,6 +1961,20 @@ const INVOICES = OWNERS.length;
 const idx = (n: number) => fc.nat({ max: n - 1 });
 const any = fc.nat({ max: 1000 });
 const purpose = fc.constantFrom(...PURPOSES);
+// A cap: mostly none, sometimes 0 (nothing admitted), often a few calls' worth (a call costs from
+// under a cent to about ten, its reservation about six), now and then plenty.
+const cap = fc.oneof(
+  { weight: 6, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.constant(0) },
+  { weight: 4, arbitrary: fc.integer({ min: 1, max: 30 }) },
+  { weight: 1, arbitrary: fc.constant(100_000) },
+);
+const caps: fc.Arbitrary<Caps> = fc.record({
+  organization_daily_cents: cap,
+  organization_monthly_cents: cap,
+  member_daily_cents: cap,
+  member_monthly_cents: cap,
+});
 // Weighted so that schedules often get through a whole lifecycle (open, propose, apply)
 // while everything else keeps interfering with it.
 const w = (weight: number, arbitrary: fc.Arbitrary<fc.AsyncCommand<Model, Real>>) => ({ weight, arbitrary });
@@ -1835,6 +2089,15 @@ const commandArbs = [
       2,
       fc.integer({ min: 0, max: 150 }).map((ms) => new Wait(ms)),
     ),
+    // Spend: an admin (or someone refused) sets the caps; a call ends without a completion.
+    w(
+      2,
+      fc.tuple(any, caps).map(([s, c]) => new SetBudget(s, c)),
+    ),
+    w(
+      2,
+      fc.tuple(any, fc.boolean()).map(([l, f]) => new CallEnds(l, f)),
+    ),
     w(
       2,
       fc
@@ -1861,8 +2124,11 @@ let db: TestDb;
 /** On PostgreSQL, a connection of the test's own, that holds a lease row for HeldApply. */
 let holder: postgres.Sql | undefined;
 const outcomes = new Map<string, number>();
+const priceWas = process.env.MODEL_PRICE_PER_MTOK;
 beforeAll(async () => {
   process.env.LEASE_TTL_SECONDS ??= "1";
+  // Every call costs something (lib/spend reads the price on each call), so budgets bite.
+  process.env.MODEL_PRICE_PER_MTOK = PRICE_SETTING;
   db = await openTestDb();
   ACCOUNTS = (await db.db.select({ code: account.code }).from(account).orderBy(account.code)).map((a) => a.code);
   if (onPostgres) {
@@ -1872,6 +2138,8 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
+  if (priceWas === undefined) delete process.env.MODEL_PRICE_PER_MTOK;
+  else process.env.MODEL_PRICE_PER_MTOK = priceWas;
   await holder?.end();
   await db?.close();
 });
@@ -1879,8 +2147,11 @@ afterAll(async () => {
 test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "PostgreSQL" : "PGlite"})`, async () => {
   let schedules = 0;
   const property = fc.asyncProperty(
+    // Half the schedules start with a budget on each organization, so caps bite early and often.
+    fc.option(caps, { freq: 2, nil: null }),
+    fc.option(caps, { freq: 2, nil: null }),
     fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: "medium", replayPath: PATH }),
-    async (cmds) => {
+    async (budget0, budget1, cmds) => {
       schedules++;
       const actors = [];
       for (let a = 0; a < ACTORS; a++) actors.push(await makeUser(db.db, `Actor ${a}`));
@@ -1899,11 +2170,22 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
         sessions: [],
         invoices,
         leases: [],
+        budgets: [{ ...NO_CAPS }, { ...NO_CAPS }],
+        highest: [{ ...NO_CAPS }, { ...NO_CAPS }],
+        calls: [],
       };
       // Every schedule starts with each actor signed in once.
       const setup = async () => {
         const real: Real = { db, ledger: { statuses: new Map(), applied: new Set(), changes: new Set() }, outcomes };
         for (let a = 0; a < ACTORS; a++) await new SignIn(a).run(model, real);
+        // Each organization's admin (its first person) sets its starting budget, when it has one.
+        for (const [org, budget] of [budget0, budget1].entries()) {
+          if (!budget) continue;
+          const admin = PEOPLE.findIndex((p) => p.org === org);
+          // actingSession reads a choice of 10·i as session i.
+          const set = new SetBudget(10 * model.sessions.findIndex((x) => x.actor === admin), budget);
+          await set.run(model, real);
+        }
         return { model, real };
       };
       await fc.asyncModelRun(setup, cmds);
@@ -1952,6 +2234,27 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
     "import -> created some",
   ];
   if (!PATH && RUNS < 200) for (const needed of ADMIN_SUCCESSES) expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
+  // Spend: caps set, an open refused over one (alone or in a race), and calls recorded every way.
+  const reached = (...keys: string[]) => keys.reduce((n, k) => n + (outcomes.get(k) ?? 0), 0);
+  if (!PATH) {
+    expect(reached("setBudget -> 200"), "setBudget -> 200").toBeGreaterThan(0);
+    expect(
+      reached("openHttp -> 429 budget_exhausted", "openDomain -> budget_exhausted", "race openHttp -> 429 budget_exhausted"),
+      "an open refused over budget",
+    ).toBeGreaterThan(0);
+  }
+  if (!PATH && RUNS >= 200)
+    for (const needed of [
+      "setBudget -> 403 forbidden",
+      "openHttp -> 429 budget_exhausted",
+      "openDomain -> budget_exhausted",
+      "callEnds -> aborted, recorded true",
+      "callEnds -> retried, recorded true",
+      "callEnds -> failed, closed true",
+      "spend over a cap now (within the bound)",
+    ]) {
+      expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
+    }
   if (!PATH && RUNS >= 200)
     for (const needed of [
       "changeRole -> 200",

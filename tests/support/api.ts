@@ -17,6 +17,8 @@ import * as orgInvitationRoute from "@/app/api/org/invitations/[id]/route";
 import * as orgMembersRoute from "@/app/api/org/members/route";
 import * as orgMemberRoute from "@/app/api/org/members/[id]/route";
 import * as invitationRoute from "@/app/api/invitations/[token]/route";
+import * as orgBudgetRoute from "@/app/api/org/budget/route";
+import * as usageRoute from "@/app/api/usage/route";
 
 export const sink = () => (globalThis as { __eventSink?: Awaited<ReturnType<typeof startEventSink>> }).__eventSink!;
 
@@ -41,6 +43,8 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["org-members", /^\/api\/org\/members$/, orgMembersRoute as never],
   ["org-member", /^\/api\/org\/members\/(?<id>[^/]+)$/, orgMemberRoute as never],
   ["invitation", /^\/api\/invitations\/(?<token>[^/]+)$/, invitationRoute as never],
+  ["org-budget", /^\/api\/org\/budget$/, orgBudgetRoute as never],
+  ["usage", /^\/api\/usage$/, usageRoute as never],
 ];
 
 export type ApiResponse = { status: number; body: any; headers: Headers };
