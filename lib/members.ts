@@ -321,6 +321,11 @@ export async function removeMember(
     if (!target.ok) return target;
     const revoked = await revokeMemberSessions(tx, { userId: target.userId, orgId: actor.orgId });
     await tx.delete(membership).where(and(eq(membership.orgId, actor.orgId), eq(membership.userId, target.userId)));
+    // So their next sign-in finds no organization rather than making one of their own (0077).
+    await tx
+      .update(appUser)
+      .set({ removedAt: sql`clock_timestamp()` })
+      .where(eq(appUser.id, target.userId));
     return { ok: true as const, revoked };
   });
   if (result.ok) await tellClosed(dispatch, result.revoked, "signed_out");
