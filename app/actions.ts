@@ -9,6 +9,7 @@
 import { redirect } from "next/navigation";
 import { z } from "zod";
 import { getDb, type Db } from "@/db/client";
+import { canonicalId } from "@/lib/ids";
 import { safeReturnPath, signInPath } from "@/lib/return-path";
 import { inFlightAtSignOut, type AtSignOut } from "@/lib/sign-out";
 import { action } from "@/app/_lib/action";
@@ -25,7 +26,8 @@ const SignOutForm = z
   .catch(() => new FormData())
   .transform((form) => ({
     next: safeReturnPath(form.get("next")),
-    discard: new Set(form.getAll("discard").filter((v): v is string => typeof v === "string")),
+    // As the database spells ids, so a lease named in upper case is the same lease.
+    discard: new Set(form.getAll("discard").flatMap((v) => canonicalId(v) ?? [])),
   }));
 
 export const signOutAction = action({

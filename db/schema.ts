@@ -45,6 +45,10 @@ export const appUser = pgTable("app_user", {
   email: text("email").notNull().unique(),
   name: text("name").notNull(),
   passwordHash: text("password_hash").notNull(),
+  // When the user was last removed from an organization (lib/members.ts removeMember). Such a user
+  // gets no organization of their own on their next need (user_home_org, migration 0009): sign-in
+  // refuses them, no_organization (docs/decisions/0077).
+  removedAt: timestamp("removed_at", { withTimezone: true }),
 });
 
 // A workspace: it owns invoices; people belong to it through a membership with a role.

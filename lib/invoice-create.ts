@@ -8,7 +8,7 @@ import { isUniqueViolation, rowsOf, type Db, type Tx } from "@/db/client";
 import { invoice, invoiceChange, invoiceLine } from "@/db/schema";
 import { memberMay, memberOf, visibleInvoice, type Member } from "./access";
 import { INT4_MAX, isoDate, positiveInt4, text } from "./input";
-import { isUuid } from "./ids";
+import { canonicalKey, isUuid } from "./ids";
 
 export const MAX_LINES = 200;
 
@@ -40,11 +40,7 @@ export const NewInvoice = z
     ...invoiceField,
     lines: z.array(NewLine).min(1).max(MAX_LINES),
     // As the database spells ids (lower case), so that naming oneself is never "for others".
-    owner_id: z
-      .string()
-      .refine(isUuid, { message: "not a user id" })
-      .transform((id) => id.toLowerCase())
-      .optional(),
+    owner_id: z.string().refine(isUuid, { message: "not a user id" }).transform(canonicalKey).optional(),
   })
   .refine((i) => i.due_on >= i.issued_on, { message: "due date before issue date", path: ["due_on"] })
   .refine((i) => totalOf(i.lines) <= INT4_MAX, { message: "total too large", path: ["lines"] });

@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { appUser, invoice, invoiceChange, membership } from "@/db/schema";
 import { memberMay, memberOf, visibleInvoice, type Member } from "./access";
-import { isUuid } from "./ids";
+import { canonicalKey, isUuid } from "./ids";
 import { text } from "./input";
 import { getInvoice, type InvoiceDetail } from "./invoices";
 import { lockLeasesInFlight, tellClosed, withdrawOutdated, type LeaseDispatch } from "./leases";
@@ -39,7 +39,7 @@ export async function reassignInvoice(
   dispatch: LeaseDispatch,
 ): Promise<ReassignResult> {
   // As the database spells ids: the same owner in upper case is no change of hands.
-  const ownerId = requestedOwner.toLowerCase();
+  const ownerId = canonicalKey(requestedOwner);
   if (!isUuid(invoiceId)) return { ok: false, code: "invoice_not_found" };
   // An owner id that is no id names no member; the invoice is still looked for first (404 outranks 422).
   const newOwnerIsMember = isUuid(ownerId) ? memberOf(invoice.orgId, ownerId) : sql`false`;

@@ -11,6 +11,7 @@ import "server-only";
 // for the invoice's own stream (app/api/invoices/[id]/events/route.ts).
 import { getDbHandle } from "@/db/client";
 import { parseLeaseNotice, type LeaseNotice } from "@/lib/leases";
+import { canonicalKey } from "@/lib/ids";
 import { log } from "@/lib/log";
 
 /**
@@ -118,7 +119,7 @@ export async function subscribeLease(leaseId: string, onChange: Listener): Promi
  */
 export async function watchSessionRevoked(sessionId: string, onRevoked: () => void): Promise<() => void> {
   await ensureListening();
-  return addListener(feed.sessions, sessionId.toLowerCase(), onRevoked);
+  return addListener(feed.sessions, canonicalKey(sessionId), onRevoked);
 }
 
 /**
@@ -127,5 +128,5 @@ export async function watchSessionRevoked(sessionId: string, onRevoked: () => vo
  */
 export async function subscribeInvoice(invoiceId: string, onChange: (version: number | undefined) => void): Promise<() => void> {
   await ensureListening();
-  return addListener(feed.invoices, invoiceId.toLowerCase(), onChange);
+  return addListener(feed.invoices, canonicalKey(invoiceId), onChange);
 }

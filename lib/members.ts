@@ -100,6 +100,10 @@ export async function createInvitation(
   const result = await db.transaction(async (tx) => {
     const held = await holdManagers(tx, actor, "share");
     if (!held.ok) return held;
+    // One invitation write per (organization, email) at a time: a second create waits for the
+    // first to commit, so its revoke below sees the first's link and exactly one stays pending.
+    // (The admins' rows are only held FOR SHARE, which two creates hold together.)
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('invitation'), hashtext(${`${actor.orgId}:${input.email}`}))`);
     const [existing] = await tx.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, input.email));
     if (existing) return { ok: false as const, code: "already_member" as const };
     await tx
@@ -321,6 +325,11 @@ export async function removeMember(
     if (!target.ok) return target;
     const revoked = await revokeMemberSessions(tx, { userId: target.userId, orgId: actor.orgId });
     await tx.delete(membership).where(and(eq(membership.orgId, actor.orgId), eq(membership.userId, target.userId)));
+    // So their next sign-in finds no organization rather than making one of their own (0077).
+    await tx
+      .update(appUser)
+      .set({ removedAt: sql`clock_timestamp()` })
+      .where(eq(appUser.id, target.userId));
     return { ok: true as const, revoked };
   });
   if (result.ok) await tellClosed(dispatch, result.revoked, "signed_out");

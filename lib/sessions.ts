@@ -4,7 +4,7 @@ import "server-only";
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { getIronSession, type IronSession, type SessionOptions } from "iron-session";
 import { z } from "zod";
-import type { Db, Tx } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
 import { appSession, appUser, membership, organization } from "@/db/schema";
 import { appEnv } from "./env";
 import { isUuid } from "./ids";
@@ -27,11 +27,14 @@ export const SignInInput = z.object({
   password: z.string().min(1).max(1024),
 });
 
+/** Why a sign-in was refused: the email and password do not match, or they do but the user is in no organization (0077). */
+export type SignInRefusal = "invalid_credentials" | "no_organization";
+
 export async function signIn(
   db: Db,
   email: string,
   password: string,
-): Promise<{ ok: true; actor: Actor; sessionId: string } | { ok: false; code: "invalid_credentials" }> {
+): Promise<{ ok: true; actor: Actor; sessionId: string } | { ok: false; code: SignInRefusal }> {
   const [user] = await db.select().from(appUser).where(eq(appUser.email, email.trim().toLowerCase()));
   // Hash even when the email is unknown, so the answer takes as long either way.
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
@@ -49,24 +52,28 @@ export async function signIn(
 
 /**
  * A new session for a user whose password (or invitation) was just proven, in the organization
- * they work in (user_home_org, migration 0006: their oldest membership). Null only if no
- * membership could be found or made.
+ * they work in (user_home_org, migrations 0006 and 0009: their oldest membership, or for a user
+ * who never had one, one of their own). A member an admin removed has none and is given none:
+ * `no_organization`, and no session row is written (docs/decisions/0077).
  */
 export async function startSession(
   db: Db | Tx,
   user: { id: string },
-): Promise<{ ok: true; actor: Actor; sessionId: string } | { ok: false; code: "invalid_credentials" }> {
-  const [session] = await db
-    .insert(appSession)
-    .values({
-      userId: user.id,
-      orgId: sql`user_home_org(${user.id})`,
-      expiresAt: sql`now() + make_interval(secs => ${SESSION_TTL_SECONDS})`,
-    })
-    .returning({ id: appSession.id });
-  const actor = await actorOfSession(db, user.id, session!.id, sql`true`);
-  if (!actor) return { ok: false, code: "invalid_credentials" };
-  return { ok: true, actor, sessionId: session!.id };
+): Promise<{ ok: true; actor: Actor; sessionId: string } | { ok: false; code: "no_organization" }> {
+  // One statement: the organization is chosen and the session written together, or neither.
+  const [session] = rowsOf<{ id: string }>(
+    await db.execute(sql`
+      insert into ${appSession} (user_id, org_id, expires_at)
+      select ${user.id}, home.org_id, now() + make_interval(secs => ${SESSION_TTL_SECONDS})
+      from (select user_home_org(${user.id}) as org_id) as home
+      where home.org_id is not null
+      returning id`),
+  );
+  if (!session) return { ok: false, code: "no_organization" };
+  // Null only if the membership was removed between the two statements: no organization either.
+  const actor = await actorOfSession(db, user.id, session.id, sql`true`);
+  if (!actor) return { ok: false, code: "no_organization" };
+  return { ok: true, actor, sessionId: session.id };
 }
 
 /** The session's actor, with their membership in the session's organization, where `condition` holds. */
@@ -113,6 +120,8 @@ export async function attemptSignIn(
   const gate = await admitSignIn(db, input);
   if (!gate.ok) return { ok: false, code: "too_many_attempts", retryAfterSeconds: gate.retryAfterSeconds };
   const result = await signIn(db, input.email, input.password);
+  // The right password of a user in no organization is no failed attempt: it takes its attempt back too.
+  if (!result.ok && result.code === "no_organization") await gate.succeeded();
   if (!result.ok) return result;
   await gate.succeeded();
   return { ...result, device: withNewDeviceToken(input.device ?? [], emailKey(input.email)) };

@@ -23,7 +23,7 @@ import {
   type Link,
   type Span,
 } from "@opentelemetry/api";
-import { isUuid } from "./ids";
+import { canonicalId, canonicalKey, isUuid } from "./ids";
 
 export const TRACER_NAME = "claimcheck";
 /** The attribute every lease span carries. */
@@ -51,7 +51,7 @@ const now = () => performance.timeOrigin + performance.now();
 
 /** The lease's trace id: its UUID's hex digits (never all zeros, as a UUID v4 cannot be). */
 export function leaseTraceId(leaseId: string): string {
-  return leaseId.replace(/-/g, "").toLowerCase();
+  return canonicalKey(leaseId).replace(/-/g, "");
 }
 
 /**
@@ -114,7 +114,8 @@ function linkToActive(): Link[] {
 export function inLeaseSpan<T>(name: string, leaseId: unknown, fn: (span: Span) => Promise<T>, attributes: Attributes = {}): Promise<T> {
   if (!tracingOn()) return fn(NOT_RECORDING);
   const parent = leaseContext(leaseId) ?? context.active();
-  const attrs = isUuid(leaseId) ? { ...attributes, [LEASE_ID]: leaseId } : attributes;
+  const id = canonicalId(leaseId);
+  const attrs = id ? { ...attributes, [LEASE_ID]: id } : attributes;
   return tracer().startActiveSpan(name, { attributes: attrs, links: linkToActive() }, parent, runInSpan(fn));
 }
 

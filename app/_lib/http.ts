@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   cross_origin: 403,
   // The row is visibly there (the member's own organization), but the member's role may not do this.
   forbidden: 403,
+  // Sign-in with the right password of a user removed from their organization and in no other (0077).
+  no_organization: 403,
   lease_open: 409,
   lease_applied: 409,
   lease_rejected: 409,

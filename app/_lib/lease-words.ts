@@ -65,6 +65,12 @@ export type PurposeWords = {
   openAgain: string;
   /** What the lease makes, in the sentences shared by every purpose ("summary", "review"). */
   noun: string;
+  /** The timeline's line when it is ready ("Summary ready for review": not "Review ready for review"). */
+  readyEvent: string;
+  /** The timeline's line when it was applied. */
+  appliedEvent: string;
+  /** What was wrong with a proposal apply could not use, after the noun ("came back empty"). */
+  unusable: string;
 };
 
 /**
@@ -83,32 +89,42 @@ export const PURPOSE_WORDS = {
     open: "Summarize",
     openAgain: "Summarize again",
     noun: "summary",
+    readyEvent: "Summary ready for review",
+    appliedEvent: "Summary applied to the invoice",
+    unusable: "came back empty",
   },
   review_invoice: {
     heading: "AI review",
     none: "Ask for a review of this invoice: findings to check before payment. You see them before anything is saved to the invoice.",
     generating:
       "Reviewing the invoice… The findings will wait here for your review; nothing is saved to the invoice until you apply them. You can close this tab.",
-    proposed: "Review ready. Apply saves these notes to the invoice; Discard throws them away.",
+    proposed: "The findings are ready. Apply saves them to the invoice as review notes; Discard throws them away.",
     ready: "Review ready",
     applied: "The review notes were applied to the invoice.",
     changesHeading: "What will change",
     open: "Review",
     openAgain: "Review again",
     noun: "review",
+    readyEvent: "Review findings ready to check",
+    appliedEvent: "Review notes applied to the invoice",
+    unusable: "came back in a form that cannot be used",
   },
   categorize_lines: {
     heading: "AI categories",
     none: "Ask for a category from the chart of accounts for each line. You choose which ones are saved to the invoice.",
     generating:
       "Suggesting categories… They will wait here for your review; nothing is saved to the invoice until you apply them. You can close this tab.",
-    proposed: "Categories ready. Untick a line to leave it as it is; Apply saves the ticked lines; Discard throws them all away.",
+    proposed:
+      "The suggested categories are ready. Untick a line to leave it as it is; Apply saves the ticked lines; Discard throws them all away.",
     ready: "Categories ready",
     applied: "The categories were applied to the invoice's lines.",
     changesHeading: "What will change",
     open: "Suggest categories",
     openAgain: "Suggest categories again",
     noun: "category suggestion",
+    readyEvent: "Categories suggested, ready for review",
+    appliedEvent: "Categories applied to the invoice's lines",
+    unusable: "named a line or an account this invoice does not have",
   },
 } as const satisfies Record<Purpose, PurposeWords>;
 
@@ -117,15 +133,21 @@ export function purposeWords(purpose: string | null | undefined): PurposeWords {
   return purpose && Object.hasOwn(PURPOSE_WORDS, purpose) ? PURPOSE_WORDS[purpose as Purpose] : PURPOSE_WORDS.summarize_invoice;
 }
 
+const SUMMARY = PURPOSE_WORDS.summarize_invoice;
+
 /**
- * A sentence written for a summary, said of another purpose's proposal: its noun and its button
- * in place of the summary's. The summary's own sentences pass unchanged.
+ * A sentence written for a summary, said of another purpose's proposal: its own phrases where the
+ * summary's would not read well of it (its timeline lines, what made a proposal unusable), then its
+ * noun and its button in place of the summary's. The summary's own sentences pass unchanged.
  */
 export function forPurpose(purpose: string | null | undefined, text: string): string {
   const words = purposeWords(purpose);
-  if (words === PURPOSE_WORDS.summarize_invoice) return text;
+  if (words === SUMMARY) return text;
+  if (text === SUMMARY.readyEvent) return words.readyEvent;
+  if (text === SUMMARY.appliedEvent) return words.appliedEvent;
   const noun = words.noun;
   return text
+    .replaceAll(SUMMARY.unusable, words.unusable)
     .replaceAll("Summarize again", words.openAgain)
     .replaceAll("summarize again", words.openAgain.toLowerCase())
     .replaceAll("Summary", noun.charAt(0).toUpperCase() + noun.slice(1))
@@ -242,18 +264,18 @@ function summaryClosedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | 
       const edit = withdrawal(lease);
       if (edit) {
         const what = changedWords(edit.fields) ?? "The invoice was edited";
-        return `Out of date: ${what.charAt(0).toLowerCase()}${what.slice(1)} after this summary was requested, so it was withdrawn. Nothing was changed on the invoice. Summarize again for a summary that matches the invoice.`;
+        return `Out of date: ${what.charAt(0).toLowerCase()}${what.slice(1)} after this summary was requested, so it was withdrawn. Nothing was changed on the invoice. Summarize again for one that matches the invoice.`;
       }
       return "Not applied: the invoice was edited after this summary was requested. Nothing was changed by the summary; summarize again for one that matches the invoice.";
     }
     case "generation_failed":
       return "The summary could not be written. Nothing was changed on the invoice.";
     case "dispatch_failed":
-      return "The summary service could not be reached, so no summary was started. Nothing was changed on the invoice.";
+      return "The AI service could not be reached, so no summary was started. Nothing was changed on the invoice.";
     case "actor_mismatch":
       return "The summary was refused because it was written for a different user. Nothing was changed on the invoice.";
     case "proposal_unusable":
-      return "The summary came back empty, so it was not applied. Nothing was changed on the invoice; summarize again for a new one.";
+      return `The summary ${SUMMARY.unusable}, so it was not applied. Nothing was changed on the invoice; summarize again for a new one.`;
     // deadline_passed goes with status expired (above); a rejected lease without a reason was
     // closed by hand, outside the app.
     case "deadline_passed":
@@ -270,13 +292,13 @@ function unreachable(value: never): never {
 }
 
 const APPLY_WORDS = {
-  invoice_changed: "This invoice was edited after the summary was requested, so the summary was not applied. Summarize again.",
-  lease_expired: "Time ran out on this summary before it was applied, so it was not applied. Summarize again.",
+  invoice_changed: "This invoice was edited after the summary was requested, so it was not applied. Summarize again.",
+  lease_expired: "Time ran out on this summary before it was applied. Nothing was changed on the invoice. Summarize again.",
   lease_applied: "This summary has already been applied to the invoice.",
   lease_open: "The summary is still being written. You can apply it once it appears.",
   lease_not_found: "We could not find this summary. Reload the page to see where things stand.",
   lease_rejected: "This summary was closed, so it cannot be applied. Nothing was changed on the invoice.",
-  proposal_unusable: "This summary came back empty, so it was not applied. Nothing was changed on the invoice. Summarize again.",
+  proposal_unusable: `This summary ${SUMMARY.unusable}, so it was not applied. Nothing was changed on the invoice. Summarize again.`,
   invalid_lines: "Choose at least one of the proposed lines to apply, or discard the proposal. Nothing was changed on the invoice.",
 } as const satisfies Record<ApplyRefusal, string>;
 
@@ -317,10 +339,10 @@ export function cancelRefusal(code: CancelRefusal): string {
 export type SummarizeRefusal = OpenRefusal | "invalid_request";
 
 const SUMMARIZE_WORDS = {
-  dispatch_failed: "The summary service did not respond, so no summary was started. Try again in a moment.",
+  dispatch_failed: "The AI service did not respond, so no summary was started. Try again in a moment.",
   lease_in_flight: "A summary for this invoice is already under way. Reload the page to see it.",
   invoice_not_found: "We could not find this invoice.",
-  forbidden: "Only the invoice's owner can request a summary. Ask them, or an admin to give the invoice to you.",
+  forbidden: "Only the invoice's owner can request a summary. Ask them, or ask an admin to give you the invoice.",
   not_signed_in: "You were signed out, so no summary was started. Sign in again to continue.",
   purpose_not_allowed: "The summary could not be started. Try again in a moment.",
   budget_exhausted:
@@ -459,20 +481,20 @@ function summaryNoticeOf(param: string | undefined, lease: Pick<LeaseJson, "clos
 
 const EVENT_WORDS = {
   opened: "Summary requested",
-  proposed: "Summary ready for review",
-  applied: "Summary applied to the invoice",
+  proposed: SUMMARY.readyEvent,
+  applied: SUMMARY.appliedEvent,
   expired: "Time ran out",
   cancelled: "Summary discarded",
   revoked: "Stopped because you signed out",
   invoice_changed: "Not applied: the invoice had been edited",
-  late_completion: "A summary arrived after the lease had closed; it was ignored and nothing was written",
+  late_completion: "A summary arrived after this request had ended; it was ignored and nothing was written",
   actor_mismatch: "Refused: the summary named a different user",
   run_mismatch: "Refused: a summary arrived that this request did not start; it was ignored and nothing was written",
   generation_failed: "The summary could not be written",
-  dispatch_failed: "The summary service could not be reached",
+  dispatch_failed: "The AI service could not be reached",
   apply_refused: "Apply refused",
   cancel_refused: "Discard refused",
-  proposal_unusable: "Not applied: the summary was empty",
+  proposal_unusable: `Not applied: the summary ${SUMMARY.unusable}`,
 } as const satisfies Record<EventKind, string>;
 
 /**
@@ -511,23 +533,23 @@ function summaryEventWords(event: LeaseEventJson, earlier: readonly LeaseEventJs
 }
 
 const FAILURE_SHORT = {
-  model_unavailable: "the model could not be reached",
-  model_output_invalid: "the model's answer could not be used",
-  invalid_output: "the model's answer was not in the form this task needs",
-  model_not_configured: "the model is not set up",
+  model_unavailable: "the AI service could not be reached",
+  model_output_invalid: "the AI service's answer could not be used",
+  invalid_output: "the AI service's answer was not in the form this task needs",
+  model_not_configured: "the AI service is not set up",
   invoice_not_found: "the invoice could not be read",
   internal_error: "something went wrong on our side",
 } as const satisfies Record<GenerationFailureCode, string>;
 
 const REFUSAL_SHORT = {
   lease_open: "the summary was not ready yet",
-  lease_proposed: "the summary was waiting for review",
+  lease_proposed: "the summary was still waiting for a decision",
   lease_applied: "already applied",
   lease_rejected: "the summary had been closed",
   lease_expired: "time had run out",
   lease_not_found: "the summary could not be found",
   invoice_changed: "the invoice had been edited",
-  proposal_unusable: "the summary was empty",
+  proposal_unusable: `the summary ${SUMMARY.unusable}`,
   invalid_lines: "no proposed line was chosen",
 } as const satisfies Record<ApplyRefusal | `lease_${LeaseStatus}`, string>;
 
@@ -539,7 +561,7 @@ export const LIST_STOPPED_WORDS = {
   generation_failed: "The summary could not be written. Nothing was changed.",
   dispatch_failed: "The summary could not be started. Nothing was changed.",
   actor_mismatch: "The summary was refused. Nothing was changed.",
-  proposal_unusable: "The summary came back empty. Nothing was changed.",
+  proposal_unusable: `The summary ${SUMMARY.unusable}. Nothing was changed.`,
 } as const satisfies Record<Exclude<ClosedReason, "deadline_passed">, string>;
 
 export function listStoppedWords(reason: ClosedReason | null): string {

@@ -1,6 +1,6 @@
 import type { Invoice } from "@/db/schema";
 import type { InvoiceDetail, OwnedBy } from "@/lib/invoices";
-import { isInFlight } from "@/lib/lease-codes";
+import { isInFlight, type Purpose } from "@/lib/lease-codes";
 import { sealEventsCursor, type LeaseView } from "@/lib/leases";
 import type { Actor } from "@/lib/sessions";
 
@@ -34,10 +34,13 @@ export const invoiceJson = (i: Invoice & { overdue: boolean }) => ({
 /** An invoice of the list or the detail, with its owner: every member of the organization reads who owns it. */
 export const ownedInvoiceJson = (i: OwnedBy & { overdue: boolean }) => ({ ...invoiceJson(i), owner: { id: i.ownerId, name: i.ownerName } });
 
-/** Someone else's lease in flight on the invoice, as a teammate may see it: who, which state, until when; no id, no proposal. */
-export type TeammateLease = { actorName: string; status: string; deadlineAt: Date };
+/**
+ * Someone else's lease in flight on the invoice, as a teammate may see it: who, for what, which
+ * state, until when (the page's teammate panel says as much); no id, no proposal.
+ */
+export type TeammateLease = { actorName: string; purpose: Purpose; status: string; deadlineAt: Date };
 export const teammateLeaseJson = (t: TeammateLease | null) =>
-  t ? { name: t.actorName, status: t.status, deadline_at: t.deadlineAt.toISOString() } : null;
+  t ? { name: t.actorName, purpose: t.purpose, status: t.status, deadline_at: t.deadlineAt.toISOString() } : null;
 
 export const leaseJson = (l: LeaseView) => ({
   lease_id: l.id,

@@ -21,7 +21,7 @@ export const TEAM_WORDS = {
   heading: "AI assistance",
   /** The viewer's own invoice, on its page. */
   ownedByYou: "You own this invoice.",
-  noLease: "No summary is being written for this invoice right now.",
+  noLease: "No summary, review or category suggestion is under way for this invoice right now.",
   timeUp: "Time is up. Checking with the server…",
 } as const;
 
@@ -50,7 +50,8 @@ export const TEAMMATE_WORDS = {
   },
   review_invoice: {
     writing: (name) => ({ before: `${name} is reviewing the invoice — `, after: " left" }),
-    review: (name, until) => `A review by ${name} waits for their review until ${until}`,
+    // Not "waits for their review": the noun is the purpose's, the act of checking it its author's.
+    review: (name, until) => `A review by ${name} waits for their decision until ${until}`,
   },
   categorize_lines: {
     writing: (name) => ({ before: `${name} is suggesting categories — `, after: " left" }),

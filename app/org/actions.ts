@@ -7,6 +7,7 @@ import { revalidatePath } from "next/cache";
 import { headers } from "next/headers";
 import { redirect, RedirectType } from "next/navigation";
 import { z } from "zod";
+import { canonicalId } from "@/lib/ids";
 import { formOf, text } from "@/lib/input";
 import { changeRole, createInvitation, InvitationInput, revokeInvitation } from "@/lib/members";
 import { ROLES } from "@/lib/org-codes";
@@ -66,7 +67,7 @@ export const removeMemberAction = action({
   invalid: () => backToTeam("member_not_found"),
   run: async ({ member_id }, { actor, db }) => {
     const result = await removeMember(db, actor, member_id);
-    if (result.ok && member_id.toLowerCase() === actor.id) {
+    if (result.ok && canonicalId(member_id) === actor.id) {
       // They removed themself: their session ended with the others.
       (await cookieSession()).destroy();
       redirect("/sign-in?signed-out=1", RedirectType.replace);

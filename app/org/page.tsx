@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { getDb } from "@/db/client";
 import { may } from "@/lib/access";
+import { canonicalId } from "@/lib/ids";
 import { listInvitations, listMembers } from "@/lib/members";
 import { ROLES } from "@/lib/org-codes";
 import { requireActor } from "@/app/_lib/actor";
@@ -30,7 +31,9 @@ export default async function TeamPage({ searchParams }: { searchParams: Search 
   const manages = may(actor, "manage_members");
   const invitations = manages ? await listInvitations(db, actor) : null;
   const notice = first(params.notice);
-  const removing = manages ? members.find((m) => m.id === first(params.remove)) : undefined;
+  // `?remove=` as the database spells ids: the same member in upper case gets the same confirm step.
+  const remove = canonicalId(first(params.remove));
+  const removing = manages && remove ? members.find((m) => m.id === remove) : undefined;
   return (
     <div className="team">
       <h1>Team</h1>

@@ -7,7 +7,7 @@ import "server-only";
 import type { Db } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
-import { isUuid } from "@/lib/ids";
+import { canonicalKey, isUuid } from "@/lib/ids";
 import { isPurpose, type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
 import { currentValues, plannedChanges, purposeOf } from "@/lib/purposes";
 import { log } from "@/lib/log";
@@ -56,6 +56,8 @@ async function applyLeaseUntraced(
   } = {},
 ): Promise<ApplyResult> {
   if (!isUuid(leaseId)) return { ok: false, code: "lease_not_found" };
+  // A line id in upper case is the line the page showed in lower case.
+  const accept = opts.accept?.map(canonicalKey);
   try {
     return await db.transaction(async (tx): Promise<ApplyResult> => {
       if (opts.sessionId !== undefined && !(await holdLiveSession(tx, actorId, opts.sessionId))) {
@@ -122,16 +124,16 @@ async function applyLeaseUntraced(
       const parsed = purpose.output.safeParse(lease.proposal);
       if (!parsed.success) return unusable();
       // The invoice's targets as they are now, under the locks: read only where a purpose needs them.
-      const needsCurrent = opts.accept !== undefined || purpose.usable !== undefined;
+      const needsCurrent = accept !== undefined || purpose.usable !== undefined;
       const current = needsCurrent ? await currentValues(tx, lease.invoiceId, ownedInvoice(actorId)) : null;
       if (purpose.usable && !purpose.usable(parsed.data, current!)) return unusable();
-      if (opts.accept !== undefined) {
+      if (accept !== undefined) {
         // Only a purpose that writes lines applies by line; any other takes its proposal whole. A
         // partial apply names changes the page showed: each one of the proposal's, at least one.
         // A lease past its deadline is expired whatever it names: the state before the body.
-        const keys = new Set((plannedChanges(lease.purpose, lease.proposal, current!) ?? []).map((c) => c.key));
+        const keys = new Set((plannedChanges(lease.purpose, lease.proposal, current!) ?? []).map((c) => canonicalKey(c.key)));
         const byLine = purpose.target.some((c) => c.startsWith("invoice_line."));
-        if (!byLine || opts.accept.length === 0 || opts.accept.some((key) => !keys.has(key))) {
+        if (!byLine || accept.length === 0 || accept.some((key) => !keys.has(key))) {
           return refuse((await expiredNow()) ? "lease_expired" : "invalid_lines");
         }
       }
@@ -165,7 +167,7 @@ async function applyLeaseUntraced(
         version: inv.version,
         output: parsed.data,
         current: current ?? { summary: null, reviewNotes: null, lines: [], accounts: {} },
-        accept: opts.accept,
+        accept,
       });
       if (write.unusable) throw new FailClosed("the proposal names what the invoice does not have", "proposal_unusable");
       const written = await tx
@@ -190,7 +192,7 @@ async function applyLeaseUntraced(
           ),
         );
 
-      const changed = opts.accept === undefined ? {} : { written: write.written.length };
+      const changed = accept === undefined ? {} : { written: write.written.length };
       await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version, ...changed }, applied.inTimeAt!);
       return { ok: true, invoiceVersion: written[0]!.version, written: write.written };
     });

@@ -4,6 +4,7 @@ import "server-only";
 // lease, so a bare id told a user how many events everyone else made between two of her reads.
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { appEnv } from "@/lib/env";
+import { canonicalKey } from "@/lib/ids";
 
 type Keys = { cipher: Buffer; mac: Buffer };
 
@@ -27,7 +28,7 @@ function keyring(): Keys[] {
   return [env.sessionPassword, ...previous].map(keys);
 }
 
-const tagOf = (k: Keys, leaseId: string) => createHmac("sha256", k.mac).update(leaseId.toLowerCase()).digest().subarray(0, 8);
+const tagOf = (k: Keys, leaseId: string) => createHmac("sha256", k.mac).update(canonicalKey(leaseId)).digest().subarray(0, 8);
 
 /**
  * One AES block (a pseudorandom permutation: the same event always gives the same cursor, and

@@ -8,6 +8,7 @@ import "server-only";
 // only recorded a refusal left the lease as the last writer did, which the stream already has.
 // Anything a notice cannot settle (no payload, a payload that does not parse) is a read.
 import { z } from "zod";
+import { canonicalKey } from "@/lib/ids";
 import { CLOSED_REASONS, EVENT_KINDS, LEASE_STATUSES } from "@/lib/lease-codes";
 import { LEASE_EVENTS_PAGE } from "./read";
 import type { LeaseView } from "./types";
@@ -50,7 +51,7 @@ export function parseLeaseNotice(payload: unknown): LeaseNotice | null {
  * event's time if that is later. Null if the notice is about another lease.
  */
 export function applyLeaseNotice(view: LeaseView, notice: LeaseNotice): LeaseView | null {
-  if (notice.lease_id.toLowerCase() !== view.id.toLowerCase()) return null;
+  if (canonicalKey(notice.lease_id) !== canonicalKey(view.id)) return null;
   const { event, lease } = notice;
   if (view.events.some((e) => e.id === event.id)) return view;
   const joined = [...view.events, { id: event.id, at: event.at, kind: event.kind, detail: event.detail ?? null }].sort(

@@ -5,6 +5,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import { invoiceLine } from "@/db/schema";
+import { canonicalKey } from "@/lib/ids";
 import type { PurposeDefinition, PurposeInput } from "./types";
 
 export type CategorizeContext = { accounts: { code: string; name: string; keywords: string[] }[] };
@@ -67,7 +68,7 @@ export const categorizeLinesPurpose: PurposeDefinition<Output, CategorizeContext
     const name = (code: string | null) =>
       code === null ? null : Object.hasOwn(current.accounts, code) ? `${code} ${current.accounts[code]}` : code;
     return output.lines.flatMap((proposed) => {
-      const line = current.lines.find((l) => l.id === proposed.line_id);
+      const line = current.lines.find((l) => l.id === canonicalKey(proposed.line_id));
       if (!line) return [];
       return [
         {
@@ -81,15 +82,15 @@ export const categorizeLinesPurpose: PurposeDefinition<Output, CategorizeContext
   },
   usable: (output, current) => {
     const known = new Set(current.lines.map((l) => l.id));
-    return output.lines.every((l) => known.has(l.line_id) && Object.hasOwn(current.accounts, l.category));
+    return output.lines.every((l) => known.has(canonicalKey(l.line_id)) && Object.hasOwn(current.accounts, l.category));
   },
   apply: async (tx, { invoiceId, output, accept, current }) => {
-    const chosen = output.lines.filter((l) => accept === undefined || accept.includes(l.line_id));
+    const chosen = output.lines.filter((l) => accept === undefined || accept.includes(canonicalKey(l.line_id)));
     const known = new Set(current.lines.map((l) => l.id));
     // A proposed line that is not the invoice's, or a code not in the chart: the proposal is unusable.
     // The chart's own keys only: `in` would also find "constructor" or "toString" on the object's
     // prototype, and the write would then fail on the foreign key instead of refusing.
-    if (chosen.some((l) => !known.has(l.line_id) || !Object.hasOwn(current.accounts, l.category)))
+    if (chosen.some((l) => !known.has(canonicalKey(l.line_id)) || !Object.hasOwn(current.accounts, l.category)))
       return { written: [], invoiceSet: {}, unusable: true };
     const written: string[] = [];
     for (const code of new Set(chosen.map((l) => l.category))) {

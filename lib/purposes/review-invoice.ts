@@ -14,6 +14,8 @@ import type { PurposeDefinition, PurposeInput } from "./types";
 export const DUE_SOON_DAYS = 7;
 /** A possible duplicate: same counterparty, currency and total, issued within this many days. */
 export const DUPLICATE_WINDOW_DAYS = 30;
+/** How many possible duplicates a finding names before it counts the rest. */
+const NAMED_DUPLICATES = 3;
 /** An amount this many times the counterparty's median (or below its inverse) is "far outside"; judged from this many invoices on. */
 export const UNUSUAL_FACTOR = 3;
 export const UNUSUAL_MIN_HISTORY = 3;
@@ -115,11 +117,19 @@ export function reviewFindings(input: PurposeInput, ctx: ReviewContext): ReviewF
     }
   }
   if (ctx.duplicates.length > 0) {
-    const numbers = ctx.duplicates.map((d) => `${d.number} (issued ${d.issued_on})`).join(", ");
+    // The first few by name and the rest counted, so the message stays within the schema's 400
+    // characters however many there are (a dozen used to fail the review as invalid_output).
+    const named = ctx.duplicates.slice(0, NAMED_DUPLICATES).map((d) => `${d.number} (issued ${d.issued_on})`);
+    const rest = ctx.duplicates.length - named.length;
+    const list = rest > 0 ? `${named.join(", ")} and ${rest} more` : named.join(", ");
+    const window = `the same counterparty and total, issued within ${DUPLICATE_WINDOW_DAYS} days`;
     add({
       code: "possible_duplicate",
       severity: "high",
-      message: `Possible duplicate: ${numbers} has the same counterparty and total, issued within ${DUPLICATE_WINDOW_DAYS} days.`,
+      message:
+        ctx.duplicates.length === 1
+          ? `Possible duplicate: ${list} has ${window}.`
+          : `Possible duplicate: ${ctx.duplicates.length} invoices have ${window}: ${list}.`,
       fields: ["counterparty", "total_cents"],
     });
   }

@@ -1,19 +1,25 @@
 // Walkthrough observation 10, for signing in and out and the invoice list: words a finance user understands,
 // and no demo logins outside development (the development page is checked by dev-server.spec.ts,
-// which runs `npm run dev`). The invoice page's own words: invoice-page scenarios.
+// which runs `npm run dev`). The invoice page's own words: invoice-page scenarios, and below, every
+// purpose's panel and history as rendered. Every sentence of every purpose: tests/unit/lease-words.test.ts.
 import { randomBytes } from "node:crypto";
-import type { Page } from "@playwright/test";
+import type { Locator, Page } from "@playwright/test";
+import { ALICE } from "./support/settings";
 import { expect, test } from "./support/fixtures";
 import { addInvoice, addLease, newUser } from "./support/list-data";
 import { InvoicePage, SignInPage } from "./support/pages";
-
-// Words of the machinery behind the page, which a finance user should never have to read.
-const DEVELOPER_WORDS =
-  /\b(lease|leases|SEED_PASSWORD|PGlite|PostgreSQL|Inngest|server action|stream|streaming|SSE|polling|push|model|API|HTTP|JSON|null|undefined|NaN|status code|token|session id|Connecting for updates|Updates arrive as they happen)\b/i;
+import { DEVELOPER_WORDS, doubledWord } from "./support/plain-words";
 
 async function expectPlainWords(page: Page, where: string) {
   const text = await page.locator("body").innerText();
   expect(text.match(DEVELOPER_WORDS)?.[0], `a developer's word on ${where}: ${text}`).toBeUndefined();
+}
+
+/** A part of the page in plain words, none said twice in a breath ("Review ready for review"). */
+async function expectReadable(part: Locator, where: string) {
+  const text = await part.innerText();
+  expect(text.match(DEVELOPER_WORDS)?.[0], `a developer's word on ${where}: ${text}`).toBeUndefined();
+  expect(doubledWord(text), `a word said twice on ${where}: ${text}`).toBeNull();
 }
 
 test("sign-in, sign-out and the invoice list speak a finance user's words; no demo logins in production", async ({
@@ -69,4 +75,39 @@ test("sign-in, sign-out and the invoice list speak a finance user's words; no de
   await page.getByRole("main").getByRole("button", { name: "Sign out" }).click();
   await expect(page.getByRole("status")).toHaveText("You have signed out.");
   await expectPlainWords(page, "the sign-in page after signing out");
+});
+
+test("every purpose's panel and the history read as plain words, ready and closed, none said twice", async ({
+  context,
+  signIn,
+  newInvoice,
+}) => {
+  const invoice = await newInvoice(ALICE);
+  await signIn(context, ALICE);
+  const inv = new InvoicePage(await context.newPage());
+  await inv.goto(invoice.id);
+  const review = inv.page.getByTestId("lease-panel-review_invoice");
+  const categories = inv.page.getByTestId("lease-panel-categorize_lines");
+  await review.getByRole("button", { name: "Review", exact: true }).click();
+  await expect(review).toHaveAttribute("data-display", "proposed");
+  await categories.getByRole("button", { name: "Suggest categories", exact: true }).click();
+  await expect(categories).toHaveAttribute("data-display", "proposed");
+  await expect(review.getByTestId("planned-change").first()).toBeVisible();
+  for (const [panel, where] of [
+    [review, "the review panel, ready"],
+    [categories, "the categories panel, ready"],
+  ] as const)
+    await expectReadable(panel, where);
+
+  await review.getByRole("button", { name: "Apply", exact: true }).click();
+  await expect(review).toHaveAttribute("data-display", "applied");
+  await categories.getByRole("button", { name: "Discard", exact: true }).click();
+  await expect(categories).toHaveAttribute("data-display", "rejected");
+  await inv.goto(invoice.id);
+  await expect(inv.attempts).toHaveCount(2);
+  await expectReadable(review, "the review panel, applied");
+  await expectReadable(categories, "the categories panel, discarded");
+  for (const attempt of await inv.attempts.all()) await expectReadable(attempt, "the history");
+  await expect(inv.attempts.first().locator('li[data-kind="proposed"]')).toHaveText(/Categories suggested, ready for review/);
+  await expect(inv.attempts.nth(1).locator('li[data-kind="proposed"]')).toHaveText(/Review findings ready to check/);
 });

@@ -93,7 +93,7 @@ test("each attempt in the history is named by its purpose; a review applied afte
   await expect(reviewAttempt).toHaveAttribute("data-attempt-purpose", "review_invoice");
   await expect(reviewAttempt.getByRole("heading")).toHaveText("Review attempt 2: Applied");
   await expect(reviewAttempt.locator('li[data-kind="opened"]')).toContainText("Review requested");
-  await expect(reviewAttempt.locator('li[data-kind="applied"]')).toContainText("Review applied to the invoice");
+  await expect(reviewAttempt.locator('li[data-kind="applied"]')).toContainText("Review notes applied to the invoice");
   // The summary's words as they were before there were purposes, and it is still the summary on the invoice.
   await expect(summaryAttempt).toHaveAttribute("data-attempt-purpose", "summarize_invoice");
   await expect(summaryAttempt.getByRole("heading")).toHaveText("Attempt 1: Applied (the summary on the invoice)");

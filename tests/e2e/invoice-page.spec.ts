@@ -43,7 +43,7 @@ test("an edit withdraws the waiting proposal at once, by push: out of date, what
   // The first tab is not reloaded and clicks nothing: the withdrawal is pushed to it.
   await one.expectDisplay("outdated");
   await expect(one.state).toHaveText(
-    "Out of date: the counterparty was changed after this summary was requested, so it was withdrawn. Nothing was changed on the invoice. Summarize again for a summary that matches the invoice.",
+    "Out of date: the counterparty was changed after this summary was requested, so it was withdrawn. Nothing was changed on the invoice. Summarize again for one that matches the invoice.",
   );
   await expect(one.apply).toHaveCount(0);
   await expect(one.discard).toHaveCount(0);

@@ -101,7 +101,7 @@ test("invoice edited in another tab while a proposal waits: withdrawn at once; a
 
   await expect(stale.apply).toBeVisible();
   await stale.apply.click();
-  const words = "This invoice was edited after the summary was requested, so the summary was not applied. Summarize again.";
+  const words = "This invoice was edited after the summary was requested, so it was not applied. Summarize again.";
   await expect(stale.message).toHaveText(words);
   await expect(stale.message).toHaveAttribute("role", "alert");
   await stale.expectDisplay("outdated");

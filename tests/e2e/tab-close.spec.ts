@@ -97,7 +97,7 @@ test.describe("with a short deadline", () => {
     await expect(reopened.state).toHaveText(/Time ran out before the summary was ready, so nothing was changed/);
     await expect(reopened.invoiceSummary).toHaveText("No summary yet.");
     await expect(reopened.timeline.locator('li[data-kind="late_completion"]')).toContainText(
-      "A summary arrived after the lease had closed",
+      "A summary arrived after this request had ended",
     );
     await expect(reopened.timeline.locator('li[data-kind="expired"]')).toContainText("Time ran out");
     await expect(reopened.apply).toHaveCount(0);

@@ -3,7 +3,7 @@
 // words that only its owner may summarize it.
 import { randomUUID } from "node:crypto";
 import { expect, expectAccessible, test } from "./support/fixtures";
-import { InvoiceListPage } from "./support/pages";
+import { InvoiceListPage, SignInPage } from "./support/pages";
 import { ALICE } from "./support/settings";
 
 test("an admin invites, the invitee signs up by the link and works with the team", async ({
@@ -65,6 +65,7 @@ test.describe("with JavaScript off", () => {
     context,
     signIn,
     newContext,
+    sql,
   }) => {
     await signIn(context, ALICE);
     await page.goto("/org");
@@ -106,5 +107,20 @@ test.describe("with JavaScript off", () => {
     // Finn's session ended with the removal.
     await finn.goto("/invoices");
     await expect(finn).toHaveURL(/\/sign-in/);
+
+    // Signing in again makes Finn no team of their own: the page says why, and nothing is made (0077).
+    const [before] = await sql<{ n: number }[]>`select count(*)::int as n from organization`;
+    const again = new SignInPage(finn);
+    await again.goto();
+    await again.email.fill(email);
+    await again.password.fill("finn's long passphrase");
+    await again.submit.click();
+    await expect(again.alert).toHaveText(/Your account is no longer part of any team, so there is nothing to sign in to\./);
+    await expect(finn).toHaveURL(/\/sign-in/);
+    const [after] = await sql<{ n: number }[]>`select count(*)::int as n from organization`;
+    expect(after!.n).toBe(before!.n);
+    const [memberships] = await sql<{ n: number }[]>`
+      select count(*)::int as n from membership m join app_user u on u.id = m.user_id where u.email = ${email}`;
+    expect(memberships!.n).toBe(0);
   });
 });

@@ -86,7 +86,7 @@ test("a teammate reads each purpose in flight in its own words, one line each, a
   await sql`update inference_lease set status = 'proposed', proposal = ${sql.json({ findings: [{ code: "overdue", severity: "high", message: "Alice's unreviewed finding", fields: ["due_on"] }], model: "local" })} where id = ${review!.id}`;
   await page.reload();
   await expect(lease.locator('[data-lease-purpose="review_invoice"]')).toContainText(
-    `A review by ${aliceName} waits for their review until `,
+    `A review by ${aliceName} waits for their decision until `,
   );
   expect(await page.content()).not.toContain("unreviewed finding");
 });

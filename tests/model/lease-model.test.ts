@@ -1717,7 +1717,8 @@ class ReadInvoice extends Step {
         if (p && "findings" in p && l.status !== "applied")
           expect(text.includes(p.findings[0]!.message), `${this.name()}: another's findings`).toBe(false);
       }
-      if (res.body.teammate_lease) expect(Object.keys(res.body.teammate_lease).sort()).toEqual(["deadline_at", "name", "status"]);
+      if (res.body.teammate_lease)
+        expect(Object.keys(res.body.teammate_lease).sort()).toEqual(["deadline_at", "name", "purpose", "status"]);
     }
     return { answer: http(res) };
   }

@@ -11,10 +11,14 @@ import {
   heldByWords,
   listStoppedWords,
   noticeOf,
+  PURPOSE_WORDS,
   type LeaseEventJson,
   type LeaseJson,
+  type NoticeCode,
 } from "@/app/_lib/lease-words";
-import { CLOSED_REASONS, displayOf, EVENT_KINDS, type EventKind } from "@/lib/lease-codes";
+import { TEAM_WORDS, TEAMMATE_WORDS } from "@/app/_lib/team-words";
+import { CLOSED_REASONS, displayOf, EVENT_KINDS, PURPOSES, type EventKind, type Purpose } from "@/lib/lease-codes";
+import { DEVELOPER_WORDS, doubledWord } from "../e2e/support/plain-words";
 
 const at = "2026-11-30T10:00:00.000Z";
 const event = (kind: EventKind, detail: unknown = null): LeaseEventJson => ({ at, kind, detail });
@@ -37,7 +41,7 @@ describe("eventWords", () => {
 
   it("says why a generation failed, from the event's own code; an unknown code adds nothing", () => {
     expect(eventWords(event("generation_failed", { code: "model_output_invalid" }))).toBe(
-      "The summary could not be written: the model's answer could not be used",
+      "The summary could not be written: the AI service's answer could not be used",
     );
     expect(eventWords(event("generation_failed", { code: "DROP TABLE" }))).toBe("The summary could not be written");
   });
@@ -158,5 +162,81 @@ describe("the rest of the panel's and list's words", () => {
     expect(plain(words)).toBe(true);
     expect(words).toContain("Alice Example");
     expect(words).not.toMatch(/reload/i);
+  });
+});
+
+/** Every notice an action sends (lib-side codes, as NoticeCode spells them), but the edit's: they name no purpose. */
+const NOTICES = [
+  ...["dispatch_failed", "lease_in_flight", "invoice_not_found", "forbidden", "not_signed_in", "purpose_not_allowed"].map(
+    (c) => `summarize.${c}`,
+  ),
+  ...["budget_exhausted", "invalid_request"].map((c) => `summarize.${c}`),
+  ...["invoice_changed", "lease_expired", "lease_applied", "lease_open", "lease_not_found", "lease_rejected"].map((c) => `apply.${c}`),
+  ...["proposal_unusable", "invalid_lines"].map((c) => `apply.${c}`),
+  ...CLOSED_REASONS.map((r) => `apply.lease_rejected.${r}`),
+  ...["lease_not_cancelable", "lease_not_found"].flatMap((c) => [`discard.${c}`, `cancel.${c}`]),
+] satisfies string[] as NoticeCode[];
+
+/** Every sentence a person can read about a lease of this purpose: its panel, its timeline, its refusals, a teammate's view. */
+function everySentence(purpose: Purpose): string[] {
+  const proposed = event("proposed");
+  const events = [
+    ...EVENT_KINDS.map((kind) => eventWords(event(kind), [], null, purpose)),
+    eventWords(event("cancelled"), [proposed], null, purpose),
+    eventWords(event("invoice_changed", { by: "edit", fields: ["due_on"] }), [], null, purpose),
+    ...["model_unavailable", "model_output_invalid", "invalid_output", "model_not_configured", "invoice_not_found", "internal_error"].map(
+      (code) => eventWords(event("generation_failed", { code }), [], null, purpose),
+    ),
+    ...["lease_open", "lease_proposed", "lease_applied", "lease_rejected", "lease_expired", "invoice_changed", "proposal_unusable"].map(
+      (code) => eventWords(event("apply_refused", { code }), [], null, purpose),
+    ),
+  ];
+  const closed = [
+    ...[[], [proposed]].map((earlier) => closedWords({ ...lease({ status: "expired", events: earlier }), purpose })),
+    closedWords({ ...lease({ status: "applied" }), purpose }),
+    ...[...CLOSED_REASONS, null].map((reason) => closedWords({ ...lease({ closed_reason: reason }), purpose })),
+    closedWords({ ...lease({ closed_reason: "cancelled", events: [proposed] }), purpose }),
+    closedWords({
+      ...lease({ closed_reason: "invoice_changed", events: [event("invoice_changed", { by: "edit", fields: ["due_on"] })] }),
+      purpose,
+    }),
+  ];
+  const notices = NOTICES.map((code) => noticeOf(code, null, undefined, purpose)?.text ?? `no words for ${code}`);
+  const writing = TEAMMATE_WORDS[purpose].writing("Alice Martin");
+  const teammate = [`${writing.before}1:12${writing.after}`, TEAMMATE_WORDS[purpose].review("Alice Martin", "14:32")];
+  // The teammate panel's line for no lease at all names every purpose: read with the summary's.
+  if (purpose === "summarize_invoice") teammate.push(TEAM_WORDS.noLease);
+  return [...Object.values(PURPOSE_WORDS[purpose]), ...events, ...closed, ...notices, ...teammate];
+}
+
+describe("every purpose's words, as a finance user reads them", () => {
+  it.each(PURPOSES)('%s: no word said twice in a breath (not "Review ready for review"), no code, no machinery', (purpose) => {
+    for (const words of everySentence(purpose)) {
+      expect(plain(words), words).toBe(true);
+      expect(doubledWord(words), words).toBeNull();
+      expect(words.match(DEVELOPER_WORDS)?.[0], words).toBeUndefined();
+    }
+  });
+
+  it.each(PURPOSES.filter((p) => p !== "summarize_invoice"))("%s speaks of itself, never of a summary", (purpose) => {
+    for (const words of everySentence(purpose)) expect(words, words).not.toMatch(/summar/i);
+  });
+
+  it("each purpose's timeline says it in its own words", () => {
+    expect(PURPOSES.map((p) => eventWords(event("proposed"), [], null, p))).toEqual([
+      "Summary ready for review",
+      "Review findings ready to check",
+      "Categories suggested, ready for review",
+    ]);
+    expect(closedWords({ ...lease({ closed_reason: "proposal_unusable" }), purpose: "categorize_lines" })).toMatch(
+      /^The category suggestion named a line or an account this invoice does not have, so it was not applied\./,
+    );
+  });
+
+  it("the rule finds a doubled word near, not far, and reads each sentence apart", () => {
+    expect(doubledWord("Review ready for review")).toEqual({ word: "review", sentence: "Review ready for review" });
+    expect(doubledWord("A review by Alice Martin waits for their review until 14:32")?.word).toBe("review");
+    expect(doubledWord("The review could not be written. Review again.")).toBeNull();
+    expect(doubledWord("Suggest categories for each line so the chart of accounts and the ledger stay aligned with categories")).toBeNull();
   });
 });

@@ -199,10 +199,15 @@ describe("the teammate's view of an invoice", () => {
         lease: null,
         latest_lease: null,
         lease_held_by: null,
-        teammate_lease: { name: "Alice Martin", status: "proposed", deadline_at: w.aliceLease.deadlineAt.toISOString() },
+        teammate_lease: {
+          name: "Alice Martin",
+          purpose: "summarize_invoice",
+          status: "proposed",
+          deadline_at: w.aliceLease.deadlineAt.toISOString(),
+        },
       });
       expect(res.body.lines).toHaveLength(2);
-      expect(Object.keys(res.body.teammate_lease).sort()).toEqual(["deadline_at", "name", "status"]);
+      expect(Object.keys(res.body.teammate_lease).sort()).toEqual(["deadline_at", "name", "purpose", "status"]);
       const text = JSON.stringify(res.body);
       for (const secret of [w.aliceLease.id, "Alice's private proposal", w.aliceLease.cursor]) expect(text).not.toContain(secret);
     }
@@ -226,9 +231,37 @@ describe("the teammate's view of an invoice", () => {
     const inv = await makeInvoice(t.db, w.alice.id);
     const open = await seedLease(w.alice.id, inv.id, "open", "");
     const read = async () => (await api("GET", `/api/invoices/${inv.id}`, { cookie: w.daveCookie })).body.teammate_lease;
-    expect(await read()).toEqual({ name: "Alice Martin", status: "open", deadline_at: open.deadlineAt.toISOString() });
+    expect(await read()).toEqual({
+      name: "Alice Martin",
+      purpose: "summarize_invoice",
+      status: "open",
+      deadline_at: open.deadlineAt.toISOString(),
+    });
     await t.db.update(inferenceLease).set({ status: "rejected", closedReason: "cancelled" }).where(eq(inferenceLease.id, open.id));
     expect(await read()).toBeNull();
+  });
+
+  it("teammate_lease names the purpose of the lease it reads, as the page's teammate panel does: a review reads as a review", async () => {
+    const w = await world();
+    const inv = await makeInvoice(t.db, w.alice.id);
+    const [review] = await t.db
+      .insert(inferenceLease)
+      .values({
+        actorId: w.alice.id,
+        invoiceId: inv.id,
+        purpose: "review_invoice",
+        status: "open",
+        deadlineAt: sql`now() + interval '10 minutes'`,
+      })
+      .returning();
+    const res = await api("GET", `/api/invoices/${inv.id}`, { cookie: w.daveCookie });
+    expect(res.body.teammate_lease).toEqual({
+      name: "Alice Martin",
+      purpose: "review_invoice",
+      status: "open",
+      deadline_at: review!.deadlineAt.toISOString(),
+    });
+    expect(JSON.stringify(res.body)).not.toContain(review!.id);
   });
 
   it("a teammate may not summarize (403 forbidden) nor, as approver or member, edit (403); nothing is written", async () => {

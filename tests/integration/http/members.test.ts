@@ -5,10 +5,11 @@
 import { randomUUID } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rowsOf } from "@/db/client";
 import { appSession, appUser, invitation, membership } from "@/db/schema";
 import { createOrganization, newToken } from "@/lib/members";
 import { api, cookieFrom, signInCookie, sink } from "../../support/api";
-import { eventKinds, joinOrgOf, leaseRow, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
+import { eventKinds, joinOrgOf, leaseRow, makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
 
 let t: TestDb;
 beforeAll(async () => {
@@ -395,6 +396,34 @@ describe("DELETE /api/org/members/:id", () => {
         .from(membership)
         .where(sql`${membership.userId} in (${alice.id}, ${dave.id}, ${bob.id})`),
     ).toHaveLength(3);
+  });
+
+  it("a removed member who signs in again gets no organization of their own: 403 no_organization, no session, nothing made (0062, 0077)", async () => {
+    const { dave, aliceCookie } = await team();
+    expect((await api("DELETE", `/api/org/members/${dave.id}`, { cookie: aliceCookie })).status).toBe(200);
+    const count = async () => {
+      const [row] = rowsOf<{ orgs: number; mine: number; live: number }>(
+        await t.db.execute(sql`
+          select (select count(*)::int from organization) as orgs,
+                 (select count(*)::int from membership where user_id = ${dave.id}) as mine,
+                 (select count(*)::int from app_session where user_id = ${dave.id} and revoked_at is null) as live`),
+      );
+      return row!;
+    };
+    const before = await count();
+    expect(before).toMatchObject({ mine: 0, live: 0 });
+    const res = await api("POST", "/api/session", { json: { email: dave.email, password: PASSWORD } });
+    expect(res).toMatchObject({ status: 403, body: { detail: "no_organization" } });
+    expect(res.headers.getSetCookie().some((c) => c.startsWith("claimcheck_session=") && !/Max-Age=0/i.test(c))).toBe(false);
+    expect(await count()).toEqual(before);
+    // The wrong password is the wrong password still: no word on whether the account is in a team.
+    expect(await api("POST", "/api/session", { json: { email: dave.email, password: "not the password" } })).toMatchObject({
+      status: 401,
+      body: { detail: "invalid_credentials" },
+    });
+    // A user made with only the contract's columns still gets an organization of their own on first need.
+    const fresh = await makeUser(t.db, "Fresh");
+    expect((await api("POST", "/api/session", { json: { email: fresh.email, password: PASSWORD } })).status).toBe(200);
   });
 
   it("an admin with another admin beside them may remove themself", async () => {

@@ -102,6 +102,15 @@ describe("categorize_lines", () => {
     expect(await categories(inv.id)).toEqual([null, "6200", null, null, "6400", null]);
   });
 
+  it("a line id in upper case names the same line as the page's (lib/ids.ts canonicalId): it is written, as the lease id in upper case finds the lease", async () => {
+    const { alice, inv, ids } = await setup();
+    const { leaseId } = await proposedLease(t.db, alice.id, inv.id, "categorize_lines");
+    const result = await applyLease(t.db, alice.id, leaseId.toUpperCase(), { accept: [ids[1]!.toUpperCase(), ids[4]!] });
+    expect(result).toMatchObject({ ok: true, invoiceVersion: inv.version + 1 });
+    expect(new Set((result as { written: string[] }).written)).toEqual(new Set([ids[1], ids[4]]));
+    expect(await categories(inv.id)).toEqual([null, "6200", null, null, "6400", null]);
+  });
+
   it("an invalid accept (none, an unknown id, another invoice's line, for a purpose that writes no lines): invalid_lines, nothing written", async () => {
     const { alice, inv, ids } = await setup();
     const other = await setup();

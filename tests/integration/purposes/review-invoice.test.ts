@@ -113,6 +113,25 @@ describe("review_invoice findings", () => {
       expect(codes(await findingsOn(alice.id, first.id))).toEqual(["possible_duplicate"]);
     });
 
+    it("many possible duplicates: one finding that names the first three and counts the rest, within the schema's 400 characters", async () => {
+      const alice = await makeUser(t.db, "Alice");
+      for (let i = 0; i < 12; i++)
+        await invoiceWith(t.db, alice.id, {
+          lines,
+          number: `DUP-LONG-NUMBER-${String(i).padStart(3, "0")}`,
+          issuedOn: plus(-12),
+          dueOn: plus(20),
+        });
+      const mine = await invoiceWith(t.db, alice.id, { lines, number: "MINE", issuedOn: plus(-10), dueOn: plus(20) });
+      const [finding, ...more] = await findingsOn(alice.id, mine.id);
+      expect(more).toEqual([]);
+      expect(finding).toMatchObject({ code: "possible_duplicate", severity: "high" });
+      expect(finding!.message.length).toBeLessThanOrEqual(400);
+      expect(finding!.message).toMatch(
+        /^Possible duplicate: 12 invoices have the same counterparty and total, issued within 30 days: .+ and 9 more\.$/,
+      );
+    });
+
     it("a teammate's invoice counts: the organization's, not only the owner's", async () => {
       const alice = await makeUser(t.db, "Alice");
       const bob = await makeUser(t.db, "Bob");

@@ -12,7 +12,7 @@
 // the page reads the rest as any render does.
 import { authedRoute, param, problem } from "@/app/_lib/http";
 import { eventStream, listenBeforeRead, oneReadAtATime, takeStreamSlot, type EventChannel, type StreamFeed } from "@/app/_lib/sse";
-import { isUuid } from "@/lib/ids";
+import { canonicalId } from "@/lib/ids";
 import { invoiceVersion } from "@/lib/invoices";
 import { subscribeInvoice } from "@/lib/lease-feed";
 import { log } from "@/lib/log";
@@ -21,8 +21,8 @@ import { resolveActor } from "@/lib/sessions";
 export const dynamic = "force-dynamic";
 
 export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
-  const invoiceId = param(params, "id");
-  if (!isUuid(invoiceId)) return "invoice_not_found";
+  const invoiceId = canonicalId(param(params, "id"));
+  if (!invoiceId) return "invoice_not_found";
   // Listening before the first read, so nothing committed after it is missed.
   let feed: StreamFeed<null>;
   try {
@@ -51,7 +51,7 @@ export const GET = authedRoute(async ({ req, db, actor, params, session }) => {
   const send = (version: number) => {
     if (version === lastSent) return;
     lastSent = version;
-    channel.send("invoice", { invoice_id: invoiceId.toLowerCase(), version });
+    channel.send("invoice", { invoice_id: invoiceId, version });
   };
   // An end the client must not reconnect after (EventSource would, and be refused): said first.
   const end = (reason: "not_signed_in" | "invoice_not_found") => {

@@ -12,7 +12,7 @@
 // lifetime); this one also ends once it has sent a terminal state (applied, rejected, expired).
 import { param, problem, sessionCheckedRoute } from "@/app/_lib/http";
 import { eventStream, listenBeforeRead, oneReadAtATime, takeStreamSlot, type EventChannel, type StreamFeed } from "@/app/_lib/sse";
-import { isUuid } from "@/lib/ids";
+import { canonicalId } from "@/lib/ids";
 import { subscribeLease } from "@/lib/lease-feed";
 import { isInFlight, isTerminal } from "@/lib/lease-codes";
 import { applyLeaseNotice, readLeaseForSession, type LeaseNotice, type LeaseView } from "@/lib/leases";
@@ -32,17 +32,14 @@ const DEADLINE_SLACK_MS = 250;
 const SESSION_RECHECK_MS = 10_000;
 
 export const GET = sessionCheckedRoute(async ({ req, db, actor, params }) => {
-  const leaseId = param(params, "id");
-  if (!isUuid(leaseId)) return "lease_not_found";
+  const leaseId = canonicalId(param(params, "id"));
+  if (!leaseId) return "lease_not_found";
   // Listening before the first read, so that read is the only one needed to start: anything
   // recorded after it is notified. A notification that comes before the stream has started
   // is remembered and read once the first state is sent.
   let feed: StreamFeed<LeaseNotice>;
   try {
-    feed = await listenBeforeRead<LeaseNotice>(
-      (onChange) => subscribeLease(leaseId.toLowerCase(), (_kind, notice) => onChange(notice)),
-      actor.sessionId,
-    );
+    feed = await listenBeforeRead<LeaseNotice>((onChange) => subscribeLease(leaseId, (_kind, notice) => onChange(notice)), actor.sessionId);
   } catch (error) {
     log.warn("lease stream unavailable", { lease_id: leaseId, error: String(error) });
     // The page falls back to polling GET /api/leases/:id.
