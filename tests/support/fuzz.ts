@@ -217,7 +217,11 @@ export function label(w: Write): string {
       return "ratelimit";
     case "app_user":
       // Only accepting an invitation makes a user (the fuzzer signs no one up otherwise).
-      return w.op === "INSERT" ? `user-new:${n.id}:${n.email}` : `bad:app_user-${w.op}`;
+      if (w.op === "INSERT") return `user-new:${n.id}:${n.email}`;
+      // A removal marks the user removed (0077: their next sign-in makes no organization), and nothing else.
+      if (w.op === "UPDATE" && n.removed_at !== null && same({ ...o, removed_at: null }, { ...n, removed_at: null }))
+        return `user-removed:${o.id}`;
+      return `bad:app_user-${w.op}`;
     case "membership": {
       if (w.op === "INSERT") return `member-join:${n.org_id}:${n.user_id}:${n.role}`;
       if (w.op === "DELETE") return `member-remove:${o.org_id}:${o.user_id}`;
@@ -1004,7 +1008,9 @@ export function applyWrites(
       problems.push(`wrote review notes that are not the proposal's`);
   } else {
     const proposed = (output.data as { lines: { line_id: string; category: string }[] }).lines;
-    const lines = Array.isArray(accept) ? [...new Set(accept as string[])] : proposed.map((l) => l.line_id);
+    // An id is the same line in any letter case (the contract), so `[ID, id]` names one line.
+    const sameId = (l: string) => (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(l) ? l.toLowerCase() : l);
+    const lines = Array.isArray(accept) ? [...new Set((accept as string[]).map(sameId))] : proposed.map((l) => l.line_id);
     expected.push(`bump:${inv}:${a}`, ...lines.map((l) => `category:${inv}:${l}`));
     written = lines;
     for (const w of writes.filter((w) => w.tbl === "invoice_line" && w.op === "UPDATE")) {
@@ -1110,7 +1116,9 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
     // and each of their leases in flight there closes with its event, as the answer lists.
     labels = labels.filter((l) => !matchesOneOf([l], [[`signout:*:${id}`]]));
     const revoked: string[] = Array.isArray(answer?.revoked) ? answer.revoked : [];
-    allowed = [[`member-remove:${org}:${id}`, ...revoked.flatMap((l) => [`revoke:${l}:${id}:*`, `event:revoked:${l}`])]];
+    allowed = [
+      [`member-remove:${org}:${id}`, `user-removed:${id}`, ...revoked.flatMap((l) => [`revoke:${l}:${id}:*`, `event:revoked:${l}`])],
+    ];
   } else if (route === "invitations" && method === "POST" && status === 201) {
     // One invitation of the actor's organization, by the actor, to the email as normalized and
     // the role sent; an earlier pending one of that email there is revoked (one link at a time).
