@@ -119,7 +119,7 @@ export function reviewFindings(input: PurposeInput, ctx: ReviewContext): ReviewF
   if (ctx.duplicates.length > 0) {
     // The first few by name and the rest counted, so the message stays within the schema's 400
     // characters however many there are (a dozen used to fail the review as invalid_output).
-    const named = ctx.duplicates.slice(0, NAMED_DUPLICATES).map((d) => `${d.number} (issued ${d.issued_on})`);
+    const named = ctx.duplicates.slice(0, NAMED_DUPLICATES).map((d) => `${d.number} (${d.issued_on})`);
     const rest = ctx.duplicates.length - named.length;
     const list = rest > 0 ? `${named.join(", ")} and ${rest} more` : named.join(", ");
     const window = `the same counterparty and total, issued within ${DUPLICATE_WINDOW_DAYS} days`;

@@ -8,6 +8,7 @@ import { applyLease } from "@/lib/leases";
 import * as rows from "../../support/db";
 import { makeUser, openTestDb, type TestDb } from "../../support/db";
 import { dbToday, invoiceWith, localOutput, openFor, proposedLease, type LineSpec } from "./purpose-support";
+import { doubledWord } from "../../e2e/support/plain-words";
 
 let t: TestDb;
 let plus: (days: number) => string;
@@ -105,10 +106,12 @@ describe("review_invoice findings", () => {
         {
           code: "possible_duplicate",
           severity: "high",
-          message: expect.stringContaining(`A-1 (issued ${first.issuedOn})`),
+          message: expect.stringContaining(`A-1 (${first.issuedOn})`),
           fields: ["counterparty", "total_cents"],
         },
       ]);
+      // Read by a finance user: no word said twice ("A-1 (issued …) … issued within" was).
+      expect(doubledWord(findings[0]!.message)).toBeNull();
       // And the other way round.
       expect(codes(await findingsOn(alice.id, first.id))).toEqual(["possible_duplicate"]);
     });
