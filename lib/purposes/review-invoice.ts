@@ -94,7 +94,7 @@ export function reviewFindings(input: PurposeInput, ctx: ReviewContext): ReviewF
     add({
       code: "due_before_issue",
       severity: "high",
-      message: `The due date ${inv.dueOn} is before the issue date ${inv.issuedOn}.`,
+      message: `Due on ${inv.dueOn}, before the issue date ${inv.issuedOn}.`,
       fields: ["due_on", "issued_on"],
     });
   }
