@@ -70,17 +70,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
           <h2 id="members-spend-heading">By member</h2>
           <div className="table-wrap">
             <table data-testid="members-spend">
-              <thead>
-                <tr>
-                  <th scope="col">Member</th>
-                  <th scope="col" className="num">
-                    Today
-                  </th>
-                  <th scope="col" className="num">
-                    This month
-                  </th>
-                </tr>
-              </thead>
+              <Head columns={["Member", { label: "Today", num: true }, { label: "This month", num: true }]} />
               <tbody>
                 {view.members.map((m) => (
                   <tr key={m.user_id}>
@@ -124,17 +114,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
         ) : (
           <div className="table-wrap">
             <table data-testid="by-day">
-              <thead>
-                <tr>
-                  <th scope="col">Day (UTC)</th>
-                  <th scope="col" className="num">
-                    Requests
-                  </th>
-                  <th scope="col" className="num">
-                    Cost
-                  </th>
-                </tr>
-              </thead>
+              <Head columns={["Day (UTC)", { label: "Requests", num: true }, { label: "Cost", num: true }]} />
               <tbody>
                 {view.by_day.map((d) => (
                   <tr key={d.day}>
@@ -156,20 +136,9 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
         ) : (
           <div className="table-wrap">
             <table data-testid="by-purpose">
-              <thead>
-                <tr>
-                  <th scope="col">Task</th>
-                  <th scope="col" className="num">
-                    Requests
-                  </th>
-                  <th scope="col" className="num">
-                    Today
-                  </th>
-                  <th scope="col" className="num">
-                    This month
-                  </th>
-                </tr>
-              </thead>
+              <Head
+                columns={["Task", { label: "Requests", num: true }, { label: "Today", num: true }, { label: "This month", num: true }]}
+              />
               <tbody>
                 {view.by_purpose.map((p) => (
                   <tr key={p.purpose}>
@@ -192,25 +161,19 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
         ) : (
           <div className="table-wrap">
             <table data-testid="calls">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  {whole ? <th scope="col">Who</th> : null}
-                  <th scope="col">Task</th>
-                  <th scope="col">Invoice</th>
-                  <th scope="col" className="num">
-                    Tokens in
-                  </th>
-                  <th scope="col" className="num">
-                    Tokens out
-                  </th>
-                  <th scope="col">Model</th>
-                  <th scope="col">How it ended</th>
-                  <th scope="col" className="num">
-                    Cost
-                  </th>
-                </tr>
-              </thead>
+              <Head
+                columns={[
+                  "When",
+                  ...(whole ? ["Who"] : []),
+                  "Task",
+                  "Invoice",
+                  { label: "Tokens in", num: true },
+                  { label: "Tokens out", num: true },
+                  "Model",
+                  "How it ended",
+                  { label: "Cost", num: true },
+                ]}
+              />
               <tbody>
                 {view.calls.map((call, index) => (
                   <tr key={`${call.at}-${index}`} data-testid="call" data-invoice-id={call.invoice_id}>
@@ -252,5 +215,26 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
         </nav>
       </section>
     </div>
+  );
+}
+
+/** A table's header row: each column a label, a number column right-aligned. */
+function Head({ columns }: { columns: (string | { label: string; num: true })[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) =>
+          typeof c === "string" ? (
+            <th key={c} scope="col">
+              {c}
+            </th>
+          ) : (
+            <th key={c.label} scope="col" className="num">
+              {c.label}
+            </th>
+          ),
+        )}
+      </tr>
+    </thead>
   );
 }
