@@ -16,16 +16,16 @@ export const CHANGE_WORDS = {
 
 /**
  * How the history names an attempt of each purpose, before its number: "Review attempt 2". The
- * summary's is the plain "Attempt" the history said before there were purposes. Numbers count
+ * summary's is "Summary attempt" (it was a bare "Attempt", which read oddly beside "Review attempt 2"). Numbers count
  * every attempt on the invoice, whatever its purpose, so each number names one attempt.
  */
 export const ATTEMPT_WORDS = {
-  summarize_invoice: "Attempt",
+  summarize_invoice: "Summary attempt",
   review_invoice: "Review attempt",
   categorize_lines: "Categories attempt",
 } as const satisfies Record<Purpose, string>;
 
-/** "Review attempt 2", "Attempt 3" (a summary's). */
+/** "Review attempt 2", "Summary attempt 3". */
 export const attemptWords = (purpose: Purpose, number: number) => `${ATTEMPT_WORDS[purpose]} ${number}`;
 
 /** The history's opening sentence, before the zone its times are in. */

@@ -39,7 +39,7 @@ test("an edit after apply flags the summary on the page and in the list; a secon
   const change = one.history.getByTestId("change").first();
   await expect(change.getByRole("heading")).toHaveText("Invoice edited");
   await expect(change.locator('li[data-field="counterparty"]')).toHaveText("Counterparty: Northwind Traders → Contoso Ltd");
-  await expect(one.attempts.first().getByRole("heading")).toHaveText("Attempt 1: Applied (the summary on the invoice)");
+  await expect(one.attempts.first().getByRole("heading")).toHaveText("Summary attempt 1: Applied (the summary on the invoice)");
   await expectAccessible(one.page, "invoice page with an out-of-date summary");
 
   // The second page follows without a reload.
@@ -96,7 +96,7 @@ test("each attempt in the history is named by its purpose; a review applied afte
   await expect(reviewAttempt.locator('li[data-kind="applied"]')).toContainText("Review notes applied to the invoice");
   // The summary's words as they were before there were purposes, and it is still the summary on the invoice.
   await expect(summaryAttempt).toHaveAttribute("data-attempt-purpose", "summarize_invoice");
-  await expect(summaryAttempt.getByRole("heading")).toHaveText("Attempt 1: Applied (the summary on the invoice)");
+  await expect(summaryAttempt.getByRole("heading")).toHaveText("Summary attempt 1: Applied (the summary on the invoice)");
   await expect(summaryAttempt.locator('li[data-kind="opened"]')).toContainText("Summary requested");
   await expect(inv.history).not.toContainText("Summary attempt");
   await expectAccessible(inv.page, "history with a summary and a review");

@@ -54,7 +54,7 @@ test("an edit withdraws the waiting proposal at once, by push: out of date, what
   expect(reads, "pushed, not polled").toEqual([]);
   // The rest of the page follows: the details as edited, the history with the withdrawal.
   await expect(one.page.getByRole("heading", { level: 1 })).toContainText("Contoso Ltd");
-  await expect(one.attempts.first().getByRole("heading")).toHaveText("Attempt 1: Withdrawn: the invoice changed");
+  await expect(one.attempts.first().getByRole("heading")).toHaveText("Summary attempt 1: Withdrawn: the invoice changed");
 
   expect(await leaseRow(sql, leaseId)).toMatchObject({ status: "rejected", closed_reason: "invoice_changed" });
   expect(await eventKinds(sql, leaseId)).toEqual(["opened", "proposed", "invoice_changed"]);
@@ -253,7 +253,7 @@ test.describe("in New York, in English (US)", () => {
     const moment = /^\d{2}\/\d{2}\/\d{4}, \d{1,2}:\d{2}:\d{2}\s[AP]M E[SD]T$/;
     await expect(inv.attempts).toHaveCount(5);
     await expect(inv.attempts.first()).toHaveAttribute("data-lease-id", latest);
-    await expect(inv.attempts.first().getByRole("heading")).toHaveText("Attempt 7: Applied (the summary on the invoice)");
+    await expect(inv.attempts.first().getByRole("heading")).toHaveText("Summary attempt 7: Applied (the summary on the invoice)");
     await expect(inv.attempts.first()).toContainText(`Requested by ${name} on`);
     await expect(inv.attempts.first().locator("time").first()).toHaveText(moment);
     await expect(inv.attempts.first().locator('li[data-kind="applied"]')).toContainText(`Summary applied to the invoice · ${name}`);
@@ -273,9 +273,9 @@ test.describe("in New York, in English (US)", () => {
     expect(await inv.attempts.evaluateAll((els) => els.map((el) => el.getAttribute("data-lease-id")))).toEqual(
       earlier.slice(0, 2).reverse(),
     );
-    await expect(inv.attempts.nth(0).getByRole("heading")).toHaveText("Attempt 2: Not applied");
+    await expect(inv.attempts.nth(0).getByRole("heading")).toHaveText("Summary attempt 2: Not applied");
     await expect(inv.attempts.nth(0).locator('li[data-kind="cancelled"]')).toContainText(`Summary discarded · ${name}`);
-    await expect(inv.attempts.nth(1).getByRole("heading")).toHaveText("Attempt 1: Expired");
+    await expect(inv.attempts.nth(1).getByRole("heading")).toHaveText("Summary attempt 1: Expired");
     await expect(inv.attempts.nth(1).locator('li[data-kind="expired"]')).toContainText("Time ran out");
     await expectAccessible(page, "invoice history, page 2");
 
