@@ -26,18 +26,8 @@ export function isTerminal(status: string): status is TerminalStatus {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
-/**
- * What a lease may be opened for (inference_lease.purpose, POST /api/leases `purpose`, the model
- * seam's request). Each is defined in lib/purposes/ (its reads, output, apply target, prompt,
- * roles); lib/purposes/index.ts holds a record keyed by these, so a name without a definition
- * fails `tsc`.
- */
-export const PURPOSES = ["summarize_invoice", "review_invoice", "categorize_lines"] as const;
-export type Purpose = (typeof PURPOSES)[number];
-
-export function isPurpose(value: unknown): value is Purpose {
-  return typeof value === "string" && (PURPOSES as readonly string[]).includes(value);
-}
+// What a lease may be opened for is not a code of this file: the purposes are the registry's keys
+// (lib/purposes/index.ts PURPOSES, Purpose, isPurpose), the one list of them (docs/decisions/0076).
 
 /** Why a lease left the in-flight statuses (inference_lease.closed_reason); null while in flight and once applied. */
 export const CLOSED_REASONS = [

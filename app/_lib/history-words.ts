@@ -1,9 +1,9 @@
 // The words a person reads about an invoice's own history and about a summary that went out of
 // date: each kind of change, each field, each value before and after, in the viewer's formats.
 // Keyed by the codes of lib/org-codes.ts; a kind without words here fails `tsc`. Client-safe.
-import type { Purpose } from "@/lib/lease-codes";
 import type { ChangeKind, FieldChange, InvoiceChanges } from "@/lib/org-codes";
 import { formatDate, formatMoney } from "./format";
+import type { PurposeWords } from "@/lib/purposes/types";
 
 /** What the history says a change was. */
 export const CHANGE_WORDS = {
@@ -15,18 +15,10 @@ export const CHANGE_WORDS = {
 } as const satisfies Record<ChangeKind, string>;
 
 /**
- * How the history names an attempt of each purpose, before its number: "Review attempt 2". The
- * summary's is "Summary attempt" (it was a bare "Attempt", which read oddly beside "Review attempt 2"). Numbers count
- * every attempt on the invoice, whatever its purpose, so each number names one attempt.
+ * "Review attempt 2", "Summary attempt 3": an attempt named by its purpose (its words' `attempt`).
+ * Numbers count every attempt on the invoice, whatever its purpose, so each number names one attempt.
  */
-export const ATTEMPT_WORDS = {
-  summarize_invoice: "Summary attempt",
-  review_invoice: "Review attempt",
-  categorize_lines: "Categories attempt",
-} as const satisfies Record<Purpose, string>;
-
-/** "Review attempt 2", "Summary attempt 3". */
-export const attemptWords = (purpose: Purpose, number: number) => `${ATTEMPT_WORDS[purpose]} ${number}`;
+export const attemptWords = (words: Pick<PurposeWords, "attempt">, number: number) => `${words.attempt} ${number}`;
 
 /** The history's opening sentence, before the zone its times are in. */
 export const HISTORY_INTRO =

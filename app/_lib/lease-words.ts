@@ -1,7 +1,9 @@
 // The words a person reads about a lease: plain words for a finance user, what its state, its
 // timeline and every refusal mean. Keyed by the codes of lib/lease-codes.ts (the strings the
 // machine reads), which this module never defines; a code without words here fails `tsc`.
-// Client-safe (no server imports): the lease panel and the server actions both use it.
+// Client-safe (no server imports): the lease panel and the server actions both use it. A
+// purpose's own words are its definition's (lib/purposes, PurposeWords), which this module never
+// imports: the page hands them to the panel, and they come here as an argument.
 import type { UpdateInvoiceResult } from "@/lib/invoices";
 import type {
   ApplyRefusal,
@@ -12,9 +14,9 @@ import type {
   LeaseDisplay,
   LeaseStatus,
   OpenRefusal,
-  Purpose,
 } from "@/lib/lease-codes";
 import { isClosedReason } from "@/lib/lease-codes";
+import type { PurposeWords } from "@/lib/purposes/types";
 import type { CapField } from "@/lib/spend/budget";
 import type { leaseJson } from "@/app/_lib/serialize";
 
@@ -32,17 +34,11 @@ export const BADGE_WORDS = {
   failed: "Failed",
 } as const satisfies Record<LeaseDisplay, string>;
 
-/** The lease panel's fixed sentences and headings. */
+/** The lease panel's fixed sentences and headings, the same for every purpose (a purpose's own are its PurposeWords). */
 export const PANEL_WORDS = {
-  heading: "AI summary",
-  none: "Ask for a summary of this invoice. You review it before anything is saved to the invoice.",
-  generating:
-    "Writing the summary… It will wait here for your review; nothing is saved to the invoice until you apply it. You can close this tab.",
-  proposed: "The summary is ready. Apply saves it to the invoice; Discard throws it away.",
   timeToFinish: "Time left to finish: ",
   timeToApply: "Time left to apply: ",
   timeUp: "Time is up. Checking with the server…",
-  proposalHeading: "Proposed summary",
   emptySummary: "(empty summary)",
   readingChanges: "Reading what will change…",
   timelineHeading: "What happened",
@@ -50,106 +46,41 @@ export const PANEL_WORDS = {
   earlierEventsFailed: "The earlier events could not be loaded. Try again in a moment.",
 } as const;
 
-/** What one purpose's panel says where the words differ from purpose to purpose. */
-export type PurposeWords = {
-  heading: string;
-  none: string;
-  generating: string;
-  proposed: string;
-  /** The badge of a proposed lease. */
-  ready: string;
-  applied: string;
-  changesHeading: string;
-  /** The button that opens a lease of this purpose, and again after one ended. */
-  open: string;
-  openAgain: string;
-  /** What the lease makes, in the sentences shared by every purpose ("summary", "review"). */
-  noun: string;
-  /** The timeline's line when it is ready ("Summary ready for review": not "Review ready for review"). */
-  readyEvent: string;
-  /** The timeline's line when it was applied. */
-  appliedEvent: string;
-  /** What was wrong with a proposal apply could not use, after the noun ("came back empty"). */
-  unusable: string;
-};
+export type { PurposeWords };
+
+/** The words of a purpose the shared sentences below use: its noun and phrases. */
+export type SentenceWords = Pick<PurposeWords, "noun" | "openAgain" | "readyEvent" | "appliedEvent" | "unusable" | "applied">;
 
 /**
- * Each purpose's words, keyed by the registry's codes: a purpose without words fails `tsc`. The
- * summary's are the panel's words from before there were purposes, unchanged.
+ * The noun and phrases the shared sentences of this module are written with: a summary's (they
+ * were written before there were purposes). A purpose's words replace them in each sentence;
+ * the summary's own words (lib/purposes/summarize-invoice.ts) are these, so its sentences pass
+ * unchanged (a unit test holds them equal).
  */
-export const PURPOSE_WORDS = {
-  summarize_invoice: {
-    heading: PANEL_WORDS.heading,
-    none: PANEL_WORDS.none,
-    generating: PANEL_WORDS.generating,
-    proposed: PANEL_WORDS.proposed,
-    ready: BADGE_WORDS.proposed,
-    applied: "The summary was applied to the invoice.",
-    changesHeading: PANEL_WORDS.proposalHeading,
-    open: "Summarize",
-    openAgain: "Summarize again",
-    noun: "summary",
-    readyEvent: "Summary ready for review",
-    appliedEvent: "Summary applied to the invoice",
-    unusable: "came back empty",
-  },
-  review_invoice: {
-    heading: "AI review",
-    none: "Ask for a review of this invoice: findings to check before payment. You see them before anything is saved to the invoice.",
-    generating:
-      "Reviewing the invoice… The findings will wait here for your review; nothing is saved to the invoice until you apply them. You can close this tab.",
-    proposed: "The findings are ready. Apply saves them to the invoice as review notes; Discard throws them away.",
-    ready: "Review ready",
-    applied: "The review notes were applied to the invoice.",
-    changesHeading: "What will change",
-    open: "Review",
-    openAgain: "Review again",
-    noun: "review",
-    readyEvent: "Review findings ready to check",
-    appliedEvent: "Review notes applied to the invoice",
-    unusable: "came back in a form that cannot be used",
-  },
-  categorize_lines: {
-    heading: "AI categories",
-    none: "Ask for a category from the chart of accounts for each line. You choose which ones are saved to the invoice.",
-    generating:
-      "Suggesting categories… They will wait here for your review; nothing is saved to the invoice until you apply them. You can close this tab.",
-    proposed:
-      "The suggested categories are ready. Untick a line to leave it as it is; Apply saves the ticked lines; Discard throws them all away.",
-    ready: "Categories ready",
-    applied: "The categories were applied to the invoice's lines.",
-    changesHeading: "What will change",
-    open: "Suggest categories",
-    openAgain: "Suggest categories again",
-    noun: "category suggestion",
-    readyEvent: "Categories suggested, ready for review",
-    appliedEvent: "Categories applied to the invoice's lines",
-    unusable: "named a line or an account this invoice does not have",
-  },
-} as const satisfies Record<Purpose, PurposeWords>;
-
-/** The words of a lease's purpose; a lease of no known purpose reads as a summary, as it did before purposes. */
-export function purposeWords(purpose: string | null | undefined): PurposeWords {
-  return purpose && Object.hasOwn(PURPOSE_WORDS, purpose) ? PURPOSE_WORDS[purpose as Purpose] : PURPOSE_WORDS.summarize_invoice;
-}
-
-const SUMMARY = PURPOSE_WORDS.summarize_invoice;
+export const WRITTEN_WITH = {
+  noun: "summary",
+  openAgain: "Summarize again",
+  readyEvent: "Summary ready for review",
+  appliedEvent: "Summary applied to the invoice",
+  unusable: "came back empty",
+  applied: "The summary was applied to the invoice.",
+} as const satisfies SentenceWords;
 
 /**
- * A sentence written for a summary, said of another purpose's proposal: its own phrases where the
+ * A sentence written with WRITTEN_WITH, said of a purpose's proposal: its own phrases where the
  * summary's would not read well of it (its timeline lines, what made a proposal unusable), then its
- * noun and its button in place of the summary's. The summary's own sentences pass unchanged.
+ * noun and its button in place of the summary's. No words: the sentence as written.
  */
-export function forPurpose(purpose: string | null | undefined, text: string): string {
-  const words = purposeWords(purpose);
-  if (words === SUMMARY) return text;
-  if (text === SUMMARY.readyEvent) return words.readyEvent;
-  if (text === SUMMARY.appliedEvent) return words.appliedEvent;
+export function forPurpose(words: SentenceWords | null | undefined, text: string): string {
+  if (!words) return text;
+  const base = WRITTEN_WITH;
+  if (text === base.readyEvent) return words.readyEvent;
+  if (text === base.appliedEvent) return words.appliedEvent;
   const noun = words.noun;
   return text
-    .replaceAll(SUMMARY.unusable, words.unusable)
-    .replaceAll("Summarize again", words.openAgain)
-    .replaceAll("summarize again", words.openAgain.toLowerCase())
+    .replaceAll(base.unusable, words.unusable)
+    .replaceAll(base.openAgain, words.openAgain)
+    .replaceAll(base.openAgain.toLowerCase(), words.openAgain.toLowerCase())
     .replaceAll("Summary", noun.charAt(0).toUpperCase() + noun.slice(1))
     .replaceAll("summary", noun);
 }
@@ -238,12 +169,13 @@ function wasProposed(lease: Pick<LeaseJson, "events"> & { proposal?: unknown }):
   return lease.events.some((e) => e.kind === "proposed") || (lease.proposal !== undefined && lease.proposal !== null);
 }
 
-/** One sentence saying where a closed lease stands and that the invoice was not touched, in its purpose's words. */
+/** One sentence saying where a closed lease stands and that the invoice was not touched, in its purpose's words (none: a summary's). */
 export function closedWords(
-  lease: Pick<LeaseJson, "status" | "closed_reason" | "events"> & { proposal?: unknown; purpose?: string | null },
+  lease: Pick<LeaseJson, "status" | "closed_reason" | "events"> & { proposal?: unknown },
+  words?: SentenceWords | null,
 ): string {
-  if (lease.status === "applied") return purposeWords(lease.purpose).applied;
-  return forPurpose(lease.purpose, summaryClosedWords(lease));
+  if (lease.status === "applied") return (words ?? WRITTEN_WITH).applied;
+  return forPurpose(words, summaryClosedWords(lease));
 }
 
 function summaryClosedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | "events"> & { proposal?: unknown }): string {
@@ -275,7 +207,7 @@ function summaryClosedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | 
     case "actor_mismatch":
       return "The summary was refused because it was written for a different user. Nothing was changed on the invoice.";
     case "proposal_unusable":
-      return `The summary ${SUMMARY.unusable}, so it was not applied. Nothing was changed on the invoice; summarize again for a new one.`;
+      return `The summary ${WRITTEN_WITH.unusable}, so it was not applied. Nothing was changed on the invoice; summarize again for a new one.`;
     // deadline_passed goes with status expired (above); a rejected lease without a reason was
     // closed by hand, outside the app.
     case "deadline_passed":
@@ -298,7 +230,7 @@ const APPLY_WORDS = {
   lease_open: "The summary is still being written. You can apply it once it appears.",
   lease_not_found: "We could not find this summary. Reload the page to see where things stand.",
   lease_rejected: "This summary was closed, so it cannot be applied. Nothing was changed on the invoice.",
-  proposal_unusable: `This summary ${SUMMARY.unusable}, so it was not applied. Nothing was changed on the invoice. Summarize again.`,
+  proposal_unusable: `This summary ${WRITTEN_WITH.unusable}, so it was not applied. Nothing was changed on the invoice. Summarize again.`,
   invalid_lines: "Choose at least one of the proposed lines to apply, or discard the proposal. Nothing was changed on the invoice.",
 } as const satisfies Record<ApplyRefusal, string>;
 
@@ -433,19 +365,19 @@ export type NoticeCode =
 
 const known = <T extends string>(table: Record<T, unknown>, code: string): code is T => Object.hasOwn(table, code);
 
-/** `purpose`: the panel the notice is for, whose words it speaks (the summary's by default). */
+/** `words`: those of the purpose whose panel the notice is for (none: a summary's). */
 export function noticeOf(
   param: string | undefined,
   lease: Pick<LeaseJson, "closed_reason"> | null,
   pattern?: string,
-  purpose?: Purpose,
+  words?: SentenceWords,
   more: { budget?: BudgetContext } = {},
 ): Notice | null {
   const found = summaryNoticeOf(param, lease, pattern);
   // The budget's words name no purpose: said as they are.
   if (found?.action === "summarize" && found.code === "budget_exhausted") return { ...found, text: budgetRefusal(more.budget) };
   const notice = found;
-  return notice && purpose && notice.action !== "edit" ? { ...notice, text: forPurpose(purpose, notice.text) } : notice;
+  return notice && words && notice.action !== "edit" ? { ...notice, text: forPurpose(words, notice.text) } : notice;
 }
 
 function summaryNoticeOf(param: string | undefined, lease: Pick<LeaseJson, "closed_reason"> | null, pattern?: string): Notice | null {
@@ -481,8 +413,8 @@ function summaryNoticeOf(param: string | undefined, lease: Pick<LeaseJson, "clos
 
 const EVENT_WORDS = {
   opened: "Summary requested",
-  proposed: SUMMARY.readyEvent,
-  applied: SUMMARY.appliedEvent,
+  proposed: WRITTEN_WITH.readyEvent,
+  applied: WRITTEN_WITH.appliedEvent,
   expired: "Time ran out",
   cancelled: "Summary discarded",
   revoked: "Stopped because you signed out",
@@ -494,21 +426,22 @@ const EVENT_WORDS = {
   dispatch_failed: "The AI service could not be reached",
   apply_refused: "Apply refused",
   cancel_refused: "Discard refused",
-  proposal_unusable: `Not applied: the summary ${SUMMARY.unusable}`,
+  proposal_unusable: `Not applied: the summary ${WRITTEN_WITH.unusable}`,
 } as const satisfies Record<EventKind, string>;
 
 /**
  * `earlier`: the events before this one, which some words depend on; `proposal`: the lease's,
  * when `earlier` may not reach back to its start (a page of a long timeline). A lease with a
- * proposal was proposed before it was cancelled: nothing proposes a closed lease.
+ * proposal was proposed before it was cancelled: nothing proposes a closed lease. `words`: its
+ * purpose's (none: a summary's).
  */
 export function eventWords(
   event: LeaseEventJson,
   earlier: readonly LeaseEventJson[] = [],
   proposal: unknown = null,
-  purpose: string | null = null,
+  words: SentenceWords | null = null,
 ): string {
-  return forPurpose(purpose, summaryEventWords(event, earlier, proposal));
+  return forPurpose(words, summaryEventWords(event, earlier, proposal));
 }
 
 function summaryEventWords(event: LeaseEventJson, earlier: readonly LeaseEventJson[], proposal: unknown): string {
@@ -549,7 +482,7 @@ const REFUSAL_SHORT = {
   lease_expired: "time had run out",
   lease_not_found: "the summary could not be found",
   invoice_changed: "the invoice had been edited",
-  proposal_unusable: `the summary ${SUMMARY.unusable}`,
+  proposal_unusable: `the summary ${WRITTEN_WITH.unusable}`,
   invalid_lines: "no proposed line was chosen",
 } as const satisfies Record<ApplyRefusal | `lease_${LeaseStatus}`, string>;
 
@@ -561,7 +494,7 @@ export const LIST_STOPPED_WORDS = {
   generation_failed: "The summary could not be written. Nothing was changed.",
   dispatch_failed: "The summary could not be started. Nothing was changed.",
   actor_mismatch: "The summary was refused. Nothing was changed.",
-  proposal_unusable: `The summary ${SUMMARY.unusable}. Nothing was changed.`,
+  proposal_unusable: `The summary ${WRITTEN_WITH.unusable}. Nothing was changed.`,
 } as const satisfies Record<Exclude<ClosedReason, "deadline_passed">, string>;
 
 export function listStoppedWords(reason: ClosedReason | null): string {

@@ -1,8 +1,9 @@
 import type { Invoice } from "@/db/schema";
 import type { InvoiceDetail, OwnedBy } from "@/lib/invoices";
-import { isInFlight, type Purpose } from "@/lib/lease-codes";
+import { isInFlight } from "@/lib/lease-codes";
 import { sealEventsCursor, type LeaseView } from "@/lib/leases";
 import type { Actor } from "@/lib/sessions";
+import type { Purpose } from "@/lib/purposes";
 
 // The API speaks snake_case JSON; the domain speaks camelCase. Mapped here, once.
 

@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { getDb } from "@/db/client";
-import { isPurpose } from "@/lib/lease-codes";
 import { purposeOf } from "@/lib/purposes";
 import { readBudget, usageView, type Caps } from "@/lib/spend";
 import { requireActor } from "@/app/_lib/actor";
@@ -10,6 +9,7 @@ import { BUDGET_WORDS, CAP_LABELS, CAP_ORDER, isBudgetNotice, OUTCOME_WORDS } fr
 import { getViewer } from "@/app/_lib/viewer";
 import { BudgetForm } from "./budget-form";
 import { dollarsOf } from "./dollars";
+import { isPurpose } from "@/lib/purposes";
 
 export const metadata: Metadata = { title: "Usage" };
 

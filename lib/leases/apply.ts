@@ -8,12 +8,13 @@ import type { Db } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
 import { canonicalKey, isUuid } from "@/lib/ids";
-import { isPurpose, type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
+import { type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
 import { currentValues, plannedChanges, purposeOf } from "@/lib/purposes";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { clockNow, expireDue, holdLiveSession, inFlight, judgedAt, recordEvent, sessionLiveNow } from "./shared";
+import { isPurpose } from "@/lib/purposes";
 
 export type ApplyResult =
   | { ok: true; invoiceVersion: number; /** The keys of the changes written (lib/purposes PlannedChange). */ written: string[] }
@@ -128,12 +129,11 @@ async function applyLeaseUntraced(
       const current = needsCurrent ? await currentValues(tx, lease.invoiceId, ownedInvoice(actorId)) : null;
       if (purpose.usable && !purpose.usable(parsed.data, current!)) return unusable();
       if (accept !== undefined) {
-        // Only a purpose that writes lines applies by line; any other takes its proposal whole. A
+        // Only a purpose that applies by line (its `byLine`) takes a choice; any other takes its proposal whole. A
         // partial apply names changes the page showed: each one of the proposal's, at least one.
         // A lease past its deadline is expired whatever it names: the state before the body.
         const keys = new Set((plannedChanges(lease.purpose, lease.proposal, current!) ?? []).map((c) => canonicalKey(c.key)));
-        const byLine = purpose.target.some((c) => c.startsWith("invoice_line."));
-        if (!byLine || accept.length === 0 || accept.some((key) => !keys.has(key))) {
+        if (!purpose.byLine || accept.length === 0 || accept.some((key) => !keys.has(key))) {
           return refuse((await expiredNow()) ? "lease_expired" : "invalid_lines");
         }
       }
@@ -166,7 +166,7 @@ async function applyLeaseUntraced(
         invoiceId: lease.invoiceId,
         version: inv.version,
         output: parsed.data,
-        current: current ?? { summary: null, reviewNotes: null, lines: [], accounts: {} },
+        current: current ?? { invoice: {}, summary: null, reviewNotes: null, lines: [], accounts: {} },
         accept,
       });
       if (write.unusable) throw new FailClosed("the proposal names what the invoice does not have", "proposal_unusable");

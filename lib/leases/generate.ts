@@ -4,13 +4,14 @@ import { rowsOf, type Db, type Tx } from "@/db/client";
 import { inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
-import type { GenerationFailureCode, LeaseProposal, LeaseStatus, Purpose } from "@/lib/lease-codes";
+import type { GenerationFailureCode, LeaseProposal, LeaseStatus } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
 import { contextSql, type PurposeInput } from "@/lib/purposes";
 import type { CallUsage, UsageOutcome } from "@/lib/spend";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
 import { clockNow, dbNow, expireDue, isOverdue, isPurpose, judgedAt, overdueInFlight, recordEvent } from "./shared";
+import type { Purpose } from "@/lib/purposes";
 
 export type GenerationInput =
   | {

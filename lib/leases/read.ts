@@ -5,10 +5,11 @@ import type { Db, Tx } from "@/db/client";
 import { inferenceLease, invoice, leaseEvent, appUser, type InferenceLease } from "@/db/schema";
 import { ownedInvoice, visibleInvoice, type Member } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
-import { isPurpose, type ClosedReason, type EventKind, type LeaseStatus, type Purpose } from "@/lib/lease-codes";
+import { type ClosedReason, type EventKind, type LeaseStatus } from "@/lib/lease-codes";
 import { and, asc, desc, eq, inArray, ne, not, sql } from "drizzle-orm";
 import { expireDue, inFlight, isOverdue, leaseWithNow, overdueInFlight } from "./shared";
 import { LeaseEventView, LeaseView } from "./types";
+import { isPurpose, type Purpose } from "@/lib/purposes";
 
 /**
  * The events a lease read returns at most: the latest ones, oldest first; `eventsBefore` says

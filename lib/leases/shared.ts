@@ -17,8 +17,6 @@ export const dbNow = sql`now()`;
  */
 export const clockNow = sql`clock_timestamp()`;
 
-export { isPurpose } from "@/lib/lease-codes";
-
 /**
  * The database clock read once, as text (microseconds kept), by the statement that makes a
  * transition: `judgedAt(deadline)` is that instant while it is before `deadline`, else null.
@@ -57,6 +55,7 @@ export async function expireDue(tx: Tx, where: SQL | undefined, by: string, at: 
 // Open and apply hold the session in their own transaction, and judge its end once their rows
 // are held; the action wrapper and the write routes do it for every transaction (sessionHeld).
 export { holdLiveSession, sessionLiveNow } from "@/lib/sessions";
+export { isPurpose } from "@/lib/purposes";
 
 export const leaseWithNow = { ...getTableColumns(inferenceLease), now: sql<Date>`now()`.mapWith(toDate) };
 

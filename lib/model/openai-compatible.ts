@@ -24,7 +24,7 @@
 // nothing that could be billed (an already-aborted signal, a refused connection, an HTTP error).
 import OpenAI from "openai";
 import { z } from "zod";
-import { purposeOf } from "@/lib/purposes";
+import { purposeOf, type Wire } from "@/lib/purposes";
 import { abortedError, estimateTokens, userMessage } from "./internal";
 import {
   ModelConfigError,
@@ -69,45 +69,12 @@ const CompletionSchema = z.object({
 
 /**
  * What the model is asked to answer for a purpose, and how its answer becomes the purpose's
- * output. Most purposes' answer is their output; categorize_lines answers line numbers (the
- * model sees lines numbered from 1, never their ids), so the lane maps them to the lines' ids.
+ * output: the purpose's own `wire` hook when it has one (categorize_lines answers line numbers,
+ * which its hook maps to the lines' ids), else its output schema, answered as it is.
  */
-type Wire = { answer: z.ZodType; toOutput(answer: unknown, request: ModelRequest): unknown };
-
-const CATEGORY_MAX = 20;
-const LINES_MAX = 1000;
-
 function wireOf(request: ModelRequest): Wire {
-  if (request.purpose === "categorize_lines") return categorizeWire(request);
-  return { answer: purposeOf(request.purpose).output, toOutput: (answer) => answer };
-}
-
-function categorizeWire(request: ModelRequest): Wire {
-  // The codes of the chart the model was given: a code outside it could never be applied.
-  const codes = accountCodes(request.context);
-  const category = codes ? z.enum(codes) : z.string().min(1).max(CATEGORY_MAX);
-  return {
-    answer: z.object({ lines: z.array(z.object({ line: z.int().min(1), category })).max(LINES_MAX) }),
-    toOutput: (answer, { invoice }) => ({
-      lines: (answer as { lines: { line: number; category: string }[] }).lines.map(({ line, category }) => {
-        const named = invoice.lines[line - 1];
-        if (!named) {
-          throw new ModelSchemaError(
-            `${PROVIDER} categorize_lines answer rejected: line ${line} names no line of the invoice (it has ${invoice.lines.length})`,
-          );
-        }
-        // A caller's line without an id is named by its number, as the local model names it.
-        return { line_id: named.id ?? String(line), category };
-      }),
-    }),
-  };
-}
-
-function accountCodes(context: ModelRequest["context"]): [string, ...string[]] | undefined {
-  const parsed = z.object({ accounts: z.array(z.object({ code: z.string() })).min(1) }).safeParse(context);
-  if (!parsed.success) return undefined;
-  const [first, ...rest] = parsed.data.accounts.map((a) => a.code);
-  return [first!, ...rest];
+  const purpose = purposeOf(request.purpose);
+  return purpose.wire ? purpose.wire(request) : { answer: purpose.output, toOutput: (answer) => answer };
 }
 
 const ActorSchema = z.looseObject({ actor_id: z.string().min(1, "actor_id is empty") });
@@ -139,10 +106,10 @@ function strictSubset(node: unknown): unknown {
   return out;
 }
 
-// A purpose whose answer does not depend on the request has one schema: built once.
+// A purpose without a wire hook answers its output, whatever the request: its schema is built once.
 const fixedSchemas = new Map<Purpose, Record<string, unknown>>();
 function responseSchemaFor(request: ModelRequest, wire: Wire): Record<string, unknown> {
-  if (request.purpose === "categorize_lines") return responseSchema(wire.answer);
+  if (purposeOf(request.purpose).wire) return responseSchema(wire.answer);
   let schema = fixedSchemas.get(request.purpose);
   if (!schema) fixedSchemas.set(request.purpose, (schema = responseSchema(wire.answer)));
   return schema;

@@ -1,7 +1,7 @@
 // The one seam between Claimcheck and a language model: purpose + invoice data + actor id
 // in, a proposal out. Nothing else crosses it: no cookie, no session, no secret.
 
-import type { Purpose } from "@/lib/lease-codes";
+import type { Purpose } from "@/lib/purposes";
 
 export type { Purpose };
 

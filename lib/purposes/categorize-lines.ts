@@ -6,7 +6,8 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import { invoiceLine } from "@/db/schema";
 import { canonicalKey } from "@/lib/ids";
-import type { PurposeDefinition, PurposeInput } from "./types";
+import { ModelSchemaError, type ModelRequest } from "@/lib/model/types";
+import type { PurposeDefinition, PurposeInput, Wire } from "./types";
 
 export type CategorizeContext = { accounts: { code: string; name: string; keywords: string[] }[] };
 
@@ -46,6 +47,41 @@ export function categorize(input: PurposeInput, ctx: CategorizeContext): Output 
   };
 }
 
+const CATEGORY_MAX = 20;
+const LINES_MAX = 1000;
+
+/**
+ * The openai-compatible lane's form: the model sees the lines numbered from 1, never their ids,
+ * and answers a number per line, mapped back to the line's id here; its category is one of the
+ * codes of the chart it was given (a code outside it could never be applied).
+ */
+function wire(request: ModelRequest): Wire {
+  const codes = accountCodes(request.context);
+  const category = codes ? z.enum(codes) : z.string().min(1).max(CATEGORY_MAX);
+  return {
+    answer: z.object({ lines: z.array(z.object({ line: z.int().min(1), category })).max(LINES_MAX) }),
+    toOutput: (answer, { invoice }) => ({
+      lines: (answer as { lines: { line: number; category: string }[] }).lines.map(({ line, category }) => {
+        const named = invoice.lines[line - 1];
+        if (!named) {
+          throw new ModelSchemaError(
+            `openai-compatible categorize_lines answer rejected: line ${line} names no line of the invoice (it has ${invoice.lines.length})`,
+          );
+        }
+        // A caller's line without an id is named by its number, as the local model names it.
+        return { line_id: named.id ?? String(line), category };
+      }),
+    }),
+  };
+}
+
+function accountCodes(context: ModelRequest["context"]): [string, ...string[]] | undefined {
+  const parsed = z.object({ accounts: z.array(z.object({ code: z.string() })).min(1) }).safeParse(context);
+  if (!parsed.success) return undefined;
+  const [first, ...rest] = parsed.data.accounts.map((a) => a.code);
+  return [first!, ...rest];
+}
+
 export const categorizeLinesPurpose: PurposeDefinition<Output, CategorizeContext> = {
   name: "categorize_lines",
   title: "Categories",
@@ -62,6 +98,28 @@ export const categorizeLinesPurpose: PurposeDefinition<Output, CategorizeContext
   ].join("\n"),
   output: Output,
   target: ["invoice_line.category"],
+  byLine: true,
+  words: {
+    heading: "AI categories",
+    none: "Ask for a category from the chart of accounts for each line. You choose which ones are saved to the invoice.",
+    generating:
+      "Suggesting categories… They will wait here for your review; nothing is saved to the invoice until you apply them. You can close this tab.",
+    proposed:
+      "The suggested categories are ready. Untick a line to leave it as it is; Apply saves the ticked lines; Discard throws them all away.",
+    ready: "Categories ready",
+    applied: "The categories were applied to the invoice's lines.",
+    changesHeading: "What will change",
+    open: "Suggest categories",
+    openAgain: "Suggest categories again",
+    noun: "category suggestion",
+    readyEvent: "Categories suggested, ready for review",
+    appliedEvent: "Categories applied to the invoice's lines",
+    unusable: "named a line or an account this invoice does not have",
+    attempt: "Categories attempt",
+    teammateWriting: "{name} is suggesting categories",
+    teammateReview: "Categories suggested by {name} wait for their review until {until}",
+  },
+  wire,
   context,
   local: categorize,
   changes: (output, current) => {

@@ -186,6 +186,27 @@ export const reviewInvoicePurpose: PurposeDefinition<Output, ReviewContext> = {
   ].join("\n"),
   output: Output,
   target: ["invoice.review_notes", "invoice.review_notes_version"],
+  byLine: false,
+  words: {
+    heading: "AI review",
+    none: "Ask for a review of this invoice: findings to check before payment. You see them before anything is saved to the invoice.",
+    generating:
+      "Reviewing the invoice… The findings will wait here for your review; nothing is saved to the invoice until you apply them. You can close this tab.",
+    proposed: "The findings are ready. Apply saves them to the invoice as review notes; Discard throws them away.",
+    ready: "Review ready",
+    applied: "The review notes were applied to the invoice.",
+    changesHeading: "What will change",
+    open: "Review",
+    openAgain: "Review again",
+    noun: "review",
+    readyEvent: "Review findings ready to check",
+    appliedEvent: "Review notes applied to the invoice",
+    unusable: "came back in a form that cannot be used",
+    attempt: "Review attempt",
+    teammateWriting: "{name} is reviewing the invoice",
+    // Not "waits for their review": the noun is the purpose's, the act of checking it its author's.
+    teammateReview: "A review by {name} waits for their decision until {until}",
+  },
   context,
   local: (input, ctx) => ({ findings: reviewFindings(input, ctx) }),
   changes: (output, current) => [

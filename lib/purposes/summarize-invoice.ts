@@ -46,6 +46,29 @@ export const summarizeInvoicePurpose: PurposeDefinition<Output, { history: Histo
   ].join("\n"),
   output: Output,
   target: ["invoice.summary", "invoice.summary_version"],
+  byLine: false,
+  // The panel's words from before there were purposes, unchanged; app/_lib/lease-words.ts writes
+  // the sentences every purpose shares with this noun and these phrases (WRITTEN_WITH), which the
+  // other purposes' words replace.
+  words: {
+    heading: "AI summary",
+    none: "Ask for a summary of this invoice. You review it before anything is saved to the invoice.",
+    generating:
+      "Writing the summary… It will wait here for your review; nothing is saved to the invoice until you apply it. You can close this tab.",
+    proposed: "The summary is ready. Apply saves it to the invoice; Discard throws it away.",
+    ready: "Ready for review",
+    applied: "The summary was applied to the invoice.",
+    changesHeading: "Proposed summary",
+    open: "Summarize",
+    openAgain: "Summarize again",
+    noun: "summary",
+    readyEvent: "Summary ready for review",
+    appliedEvent: "Summary applied to the invoice",
+    unusable: "came back empty",
+    attempt: "Summary attempt",
+    teammateWriting: "{name} is writing a summary",
+    teammateReview: "A summary by {name} waits for their review until {until}",
+  },
   context: history,
   local: ({ invoice: inv }, { history }) => {
     const base = summarizeInvoice(inv);

@@ -7,8 +7,7 @@
 import type { SQL } from "drizzle-orm";
 import type { z } from "zod";
 import type { Tx } from "@/db/client";
-import type { Purpose } from "@/lib/lease-codes";
-import type { InvoiceForModel } from "@/lib/model/types";
+import type { InvoiceForModel, ModelRequest } from "@/lib/model/types";
 import type { Role } from "@/lib/org-codes";
 
 /** A column apply may write: `table.column`. The model test holds every apply to its purpose's list. */
@@ -29,6 +28,11 @@ export type PlannedChange = { key: string; label: string; before: string | null;
 
 /** The current values of a purpose's targets on the invoice, read by the core before a diff or an apply. */
 export type CurrentValues = {
+  /**
+   * Every `invoice.<column>` that is some purpose's target, by its SQL name, as JSON: read from
+   * the registry, so a purpose with a new target column finds its value here with no change to the core.
+   */
+  invoice: Record<string, unknown>;
   summary: string | null;
   reviewNotes: unknown;
   lines: { id: string; position: number; description: string; category: string | null }[];
@@ -58,8 +62,51 @@ export type ApplyWrite = {
   unusable?: boolean;
 };
 
+/**
+ * What a person reads about a lease of this purpose where the words differ from purpose to
+ * purpose: plain data (no functions), so the server page hands them to the client panels as
+ * props, and the words modules of app/_lib take them as an argument. `{name}` and `{until}` are
+ * filled in by app/_lib/team-words.ts.
+ */
+export type PurposeWords = {
+  heading: string;
+  none: string;
+  generating: string;
+  proposed: string;
+  /** The badge of a proposed lease. */
+  ready: string;
+  applied: string;
+  changesHeading: string;
+  /** The button that opens a lease of this purpose, and again after one ended. */
+  open: string;
+  openAgain: string;
+  /** What the lease makes, in the sentences shared by every purpose ("summary", "review"). */
+  noun: string;
+  /** The timeline's line when it is ready ("Summary ready for review": not "Review ready for review"). */
+  readyEvent: string;
+  /** The timeline's line when it was applied. */
+  appliedEvent: string;
+  /** What was wrong with a proposal apply could not use, after the noun ("came back empty"). */
+  unusable: string;
+  /** The history's name of an attempt, before its number: "Review attempt" (2). */
+  attempt: string;
+  /** A teammate's line while it is being written, before its countdown: "{name} is reviewing the invoice". */
+  teammateWriting: string;
+  /** A teammate's line while it waits for its author: "A review by {name} waits for their decision until {until}". */
+  teammateReview: string;
+};
+
+/**
+ * How the openai-compatible lane (lib/model/openai-compatible.ts) asks for a purpose whose
+ * model answer is not its output: the answer's schema (sent as the strict JSON schema) and how
+ * an answer becomes the output; `toOutput` throws a ModelSchemaError for an answer that names
+ * what the request does not have.
+ */
+export type Wire = { answer: z.ZodType; toOutput(answer: unknown, request: ModelRequest): unknown };
+
 export interface PurposeDefinition<Output = unknown, Context extends Record<string, unknown> = Record<string, unknown>> {
-  name: Purpose;
+  /** Its code, the registry's key (lib/purposes/index.ts): inference_lease.purpose, POST /api/leases `purpose`. */
+  name: string;
   /** A finance user's name for it: the button and the panel's heading. */
   title: string;
   /** One sentence: what it proposes and where apply writes it. */
@@ -76,6 +123,19 @@ export interface PurposeDefinition<Output = unknown, Context extends Record<stri
   output: z.ZodType<Output>;
   /** Exactly the columns apply may write. */
   target: readonly TargetColumn[];
+  /**
+   * Applies by line: its changes are keyed by line id, the panel shows a box per change, and
+   * apply takes the ticked keys (`POST /api/leases/:id/apply` `{lines}`). Otherwise a proposal
+   * is applied whole and a `lines` body is refused (invalid_lines).
+   */
+  byLine: boolean;
+  /** Everything a person reads about it where purposes differ (PurposeWords). */
+  words: PurposeWords;
+  /**
+   * The openai-compatible lane's wire form, built per request (its schema may depend on the
+   * context, as categorize_lines' chart of accounts does). Absent: the model answers the output itself.
+   */
+  wire?(request: ModelRequest): Wire;
   /**
    * What it reads besides the invoice, as one JSON expression that the generate step's one read
    * statement evaluates (lib/leases/generate.ts), so a purpose adds no statement: it may refer to

@@ -8,8 +8,9 @@ import { z } from "zod";
 import { rowsOf, type Db, type Tx } from "@/db/client";
 import { orgBudget } from "@/db/schema";
 import { memberOf, type Member } from "@/lib/access";
-import { IN_FLIGHT_STATUSES, type Purpose } from "@/lib/lease-codes";
+import { IN_FLIGHT_STATUSES } from "@/lib/lease-codes";
 import { reservationCents } from "./price";
+import type { Purpose } from "@/lib/purposes";
 
 export const CAP_FIELDS = ["organization_daily_cents", "organization_monthly_cents", "member_daily_cents", "member_monthly_cents"] as const;
 export type Caps = Record<(typeof CAP_FIELDS)[number], number | null>;

@@ -6,8 +6,8 @@ import "server-only";
 // does not know can be priced.
 import { calcPrice } from "@pydantic/genai-prices";
 import { estimateTokens, modelPricing, type PricePerMtok } from "@/lib/model";
-import type { Purpose } from "@/lib/lease-codes";
 import { purposeOf } from "@/lib/purposes";
+import type { Purpose } from "@/lib/purposes";
 
 export type CallTokens = { inputTokens: number; outputTokens: number };
 

@@ -6,9 +6,10 @@
 // Money is counted in micro-cents (whole numbers: the database keeps cents to 6 places), so the
 // model's sums are exact and `spent + reserved < cap` is decided as the database decides it.
 import { estimateTokens } from "@/lib/model";
-import { isInFlight, type LeaseStatus, type Purpose } from "@/lib/lease-codes";
+import { isInFlight, type LeaseStatus } from "@/lib/lease-codes";
 import { purposeOf } from "@/lib/purposes";
 import { CAP_FIELDS, type Caps } from "@/lib/spend";
+import type { Purpose } from "@/lib/purposes";
 
 export type CapField = (typeof CAP_FIELDS)[number];
 export { CAP_FIELDS, type Caps };

@@ -58,7 +58,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
 import { account, appSession, inferenceLease, invoice, invoiceLine } from "@/db/schema";
 import { ROLES, type Role } from "@/lib/org-codes";
-import { FINDING_CODES, isInFlight, PURPOSES, type LeaseStatus, type Purpose } from "@/lib/lease-codes";
+import { FINDING_CODES, isInFlight, type LeaseStatus } from "@/lib/lease-codes";
 import { currentValues, plannedChanges, purposeOf, type PlannedChange } from "@/lib/purposes";
 import { expireOverdue, failGeneration, openLease, proposeLease, recordUsage, type LeaseDispatch } from "@/lib/leases";
 import { callCostCents, callKey, type CallUsage } from "@/lib/spend";
@@ -89,6 +89,7 @@ import {
   type Caps,
   type Tokens,
 } from "./budget-model";
+import { type Purpose, PURPOSES } from "@/lib/purposes";
 
 const onPostgres = inject("dbKind") === "postgres";
 const RUNS = Number(process.env.MODEL_RUNS || (onPostgres ? 500 : 100));

@@ -1,8 +1,8 @@
 // The model of a hostile request to the API, shared by tests/integration/hostile/fuzz-routes.test.ts
 // (through the route handlers) and fuzz-http.built-app.test.ts (over the wire to the built app).
 import fc from "fast-check";
-import { PURPOSES } from "@/lib/lease-codes";
 import { anyJson, EXTRA_KEYS, nastyDate, nastyNumber, nastyString, rawBytes, rawJson, ref, type ApiRoute, type Ref } from "./fuzz";
+import { PURPOSES } from "@/lib/purposes";
 
 /** Each route's path, given its id segment. */
 export const PATHS: Record<ApiRoute, (id: string) => string> = {

@@ -14,10 +14,11 @@ import fc from "fast-check";
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { inferenceLease } from "@/db/schema";
-import { isInFlight, isPurpose, type Purpose } from "@/lib/lease-codes";
+import { isInFlight } from "@/lib/lease-codes";
 import { cancelLease, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
 import { purposeOf } from "@/lib/purposes";
 import { USAGE_OUTCOMES } from "@/lib/spend/record";
+import { isPurpose, type Purpose } from "@/lib/purposes";
 
 // postgres.js returns an array; PGlite returns { rows }.
 export const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? (r as T[]) : ((r as { rows: T[] }).rows ?? []));

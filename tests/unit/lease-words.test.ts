@@ -11,14 +11,17 @@ import {
   heldByWords,
   listStoppedWords,
   noticeOf,
-  PURPOSE_WORDS,
   type LeaseEventJson,
   type LeaseJson,
   type NoticeCode,
 } from "@/app/_lib/lease-words";
-import { TEAM_WORDS, TEAMMATE_WORDS } from "@/app/_lib/team-words";
-import { CLOSED_REASONS, displayOf, EVENT_KINDS, PURPOSES, type EventKind, type Purpose } from "@/lib/lease-codes";
+import { TEAM_WORDS, teammateReviewWords, teammateWritingWords } from "@/app/_lib/team-words";
+import { CLOSED_REASONS, displayOf, EVENT_KINDS, type EventKind } from "@/lib/lease-codes";
 import { DEVELOPER_WORDS, doubledWord } from "../e2e/support/plain-words";
+import { type Purpose, PURPOSES, purposeOf } from "@/lib/purposes";
+
+/** A purpose's words, as the page hands them to its panels. */
+const wordsOf = (purpose: Purpose) => purposeOf(purpose).words;
 
 const at = "2026-11-30T10:00:00.000Z";
 const event = (kind: EventKind, detail: unknown = null): LeaseEventJson => ({ at, kind, detail });
@@ -181,32 +184,34 @@ const NOTICES = [
 function everySentence(purpose: Purpose): string[] {
   const proposed = event("proposed");
   const events = [
-    ...EVENT_KINDS.map((kind) => eventWords(event(kind), [], null, purpose)),
-    eventWords(event("cancelled"), [proposed], null, purpose),
-    eventWords(event("invoice_changed", { by: "edit", fields: ["due_on"] }), [], null, purpose),
+    ...EVENT_KINDS.map((kind) => eventWords(event(kind), [], null, wordsOf(purpose))),
+    eventWords(event("cancelled"), [proposed], null, wordsOf(purpose)),
+    eventWords(event("invoice_changed", { by: "edit", fields: ["due_on"] }), [], null, wordsOf(purpose)),
     ...["model_unavailable", "model_output_invalid", "invalid_output", "model_not_configured", "invoice_not_found", "internal_error"].map(
-      (code) => eventWords(event("generation_failed", { code }), [], null, purpose),
+      (code) => eventWords(event("generation_failed", { code }), [], null, wordsOf(purpose)),
     ),
     ...["lease_open", "lease_proposed", "lease_applied", "lease_rejected", "lease_expired", "invoice_changed", "proposal_unusable"].map(
-      (code) => eventWords(event("apply_refused", { code }), [], null, purpose),
+      (code) => eventWords(event("apply_refused", { code }), [], null, wordsOf(purpose)),
     ),
   ];
   const closed = [
-    ...[[], [proposed]].map((earlier) => closedWords({ ...lease({ status: "expired", events: earlier }), purpose })),
-    closedWords({ ...lease({ status: "applied" }), purpose }),
-    ...[...CLOSED_REASONS, null].map((reason) => closedWords({ ...lease({ closed_reason: reason }), purpose })),
-    closedWords({ ...lease({ closed_reason: "cancelled", events: [proposed] }), purpose }),
-    closedWords({
-      ...lease({ closed_reason: "invoice_changed", events: [event("invoice_changed", { by: "edit", fields: ["due_on"] })] }),
-      purpose,
-    }),
+    ...[[], [proposed]].map((earlier) => closedWords(lease({ status: "expired", events: earlier }), wordsOf(purpose))),
+    closedWords(lease({ status: "applied" }), wordsOf(purpose)),
+    ...[...CLOSED_REASONS, null].map((reason) => closedWords(lease({ closed_reason: reason }), wordsOf(purpose))),
+    closedWords(lease({ closed_reason: "cancelled", events: [proposed] }), wordsOf(purpose)),
+    closedWords(
+      lease({ closed_reason: "invoice_changed", events: [event("invoice_changed", { by: "edit", fields: ["due_on"] })] }),
+      wordsOf(purpose),
+    ),
   ];
-  const notices = NOTICES.map((code) => noticeOf(code, null, undefined, purpose)?.text ?? `no words for ${code}`);
-  const writing = TEAMMATE_WORDS[purpose].writing("Alice Martin");
-  const teammate = [`${writing.before}1:12${writing.after}`, TEAMMATE_WORDS[purpose].review("Alice Martin", "14:32")];
+  const notices = NOTICES.map((code) => noticeOf(code, null, undefined, wordsOf(purpose))?.text ?? `no words for ${code}`);
+  const writing = teammateWritingWords("Alice Martin", wordsOf(purpose));
+  const teammate = [`${writing.before}1:12${writing.after}`, teammateReviewWords("Alice Martin", "14:32", wordsOf(purpose))];
   // The teammate panel's line for no lease at all names every purpose: read with the summary's.
   if (purpose === "summarize_invoice") teammate.push(TEAM_WORDS.noLease);
-  return [...Object.values(PURPOSE_WORDS[purpose]), ...events, ...closed, ...notices, ...teammate];
+  // The teammate templates are read filled in (above), the history's attempt with its number.
+  const { teammateWriting: _writing, teammateReview: _review, attempt, ...panel } = wordsOf(purpose);
+  return [...Object.values(panel), `${attempt} 2`, ...events, ...closed, ...notices, ...teammate];
 }
 
 describe("every purpose's words, as a finance user reads them", () => {
@@ -223,12 +228,12 @@ describe("every purpose's words, as a finance user reads them", () => {
   });
 
   it("each purpose's timeline says it in its own words", () => {
-    expect(PURPOSES.map((p) => eventWords(event("proposed"), [], null, p))).toEqual([
+    expect(PURPOSES.map((p) => eventWords(event("proposed"), [], null, wordsOf(p)))).toEqual([
       "Summary ready for review",
       "Review findings ready to check",
       "Categories suggested, ready for review",
     ]);
-    expect(closedWords({ ...lease({ closed_reason: "proposal_unusable" }), purpose: "categorize_lines" })).toMatch(
+    expect(closedWords(lease({ closed_reason: "proposal_unusable" }), wordsOf("categorize_lines"))).toMatch(
       /^The category suggestion named a line or an account this invoice does not have, so it was not applied\./,
     );
   });

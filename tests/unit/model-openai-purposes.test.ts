@@ -5,12 +5,13 @@
 // form (ModelSchemaError: invalid_output), and the tokens it counts, aborted calls included.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { FINDING_CODES, PURPOSES, type Purpose } from "@/lib/lease-codes";
+import { FINDING_CODES } from "@/lib/lease-codes";
 import { estimateTokens, userMessage } from "@/lib/model/internal";
 import { createOpenAICompatibleProvider, promptUsage, usageOfError } from "@/lib/model/openai-compatible";
 import { ModelOutputError, ModelSchemaError, ModelUnavailableError, type ModelRequest } from "@/lib/model/types";
 import { PURPOSE_DEFINITIONS } from "@/lib/purposes";
 import { FAKE_CATEGORY, FAKE_SUMMARY, startFakeOpenAI, type FakeOpenAI } from "../harness/fake-openai";
+import { type Purpose, PURPOSES } from "@/lib/purposes";
 
 const ACTOR = "7b0c8d7e-1a52-4f43-9d7e-2f7f1f0a9c11";
 const MODEL = "fake-gpt";

@@ -10,7 +10,10 @@ import { getTableColumns } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { describe, expect, it } from "vitest";
 import { account, invoice, invoiceLine } from "@/db/schema";
-import { PURPOSE_DEFINITIONS, PURPOSES, purposeOf } from "@/lib/purposes";
+import { z } from "zod";
+import { WRITTEN_WITH } from "@/app/_lib/lease-words";
+import type { ModelRequest } from "@/lib/model/types";
+import { isPurpose, PURPOSE_DEFINITIONS, PURPOSES, purposeOf } from "@/lib/purposes";
 
 const ROOT = path.resolve(__dirname, "../..");
 const TABLES = { invoice, invoice_line: invoiceLine, account } as const;
@@ -114,5 +117,94 @@ describe("the purpose registry", () => {
       expect(purposeOf(name).target).not.toContain("invoice.updated_at");
       expect(purposeOf(name).target).not.toContain("invoice.id");
     }
+  });
+});
+
+/** A small request, for building a purpose's wire form as the openai-compatible lane would. */
+const sampleRequest = (purpose: (typeof PURPOSES)[number]): ModelRequest => ({
+  purpose,
+  actorId: "00000000-0000-4000-8000-000000000001",
+  invoice: {
+    id: "00000000-0000-4000-8000-0000000000ff",
+    number: "A-1",
+    counterparty: "Acme",
+    currency: "EUR",
+    totalCents: 1000,
+    issuedOn: "2026-11-01",
+    dueOn: "2026-12-01",
+    lines: [{ id: "00000000-0000-4000-8000-0000000000aa", description: "Laptop", quantity: 1, unitPriceCents: 1000 }],
+  },
+  context: { accounts: [{ code: "6000", name: "Hardware", keywords: ["laptop"] }] },
+});
+
+// A fourth purpose is its file and its line in the registry (docs/decisions/0076): whatever the
+// pages, the words modules and the model lane need of it is its definition's, so a definition
+// missing any of it fails here, not on a page or a model call.
+describe("every purpose's definition is complete", () => {
+  const WORD_KEYS = Object.keys(purposeOf("summarize_invoice").words).sort();
+
+  it.each(PURPOSES)("%s: every word a person reads about it, non-empty, its templates' placeholders known", (name) => {
+    const words = purposeOf(name).words as Record<string, unknown>;
+    expect(Object.keys(words).sort()).toEqual(WORD_KEYS);
+    for (const [key, value] of Object.entries(words)) {
+      expect(typeof value, `${name}.${key}`).toBe("string");
+      expect((value as string).trim(), `${name}.${key}`).not.toBe("");
+      expect(value, `${name}.${key}`).toBe((value as string).trim());
+      const placeholders = [...(value as string).matchAll(/\{(\w*)\}?/g)].map((m) => m[0]);
+      const allowed = key === "teammateWriting" ? ["{name}"] : key === "teammateReview" ? ["{name}", "{until}"] : [];
+      expect(placeholders.sort(), `${name}.${key}`).toEqual([...allowed].sort());
+    }
+  });
+
+  it("no two purposes share a heading, a button, a noun, an attempt's name or a timeline line: each panel and history entry says which it is", () => {
+    for (const key of ["heading", "open", "openAgain", "noun", "attempt", "readyEvent", "appliedEvent", "applied"] as const) {
+      const all = PURPOSES.map((name) => purposeOf(name).words[key]);
+      expect(new Set(all).size, key).toBe(all.length);
+    }
+  });
+
+  it("the summary's words are the ones the shared sentences are written with, so its sentences read as before", () => {
+    const summary = purposeOf("summarize_invoice").words;
+    for (const [key, value] of Object.entries(WRITTEN_WITH)) expect(summary[key as keyof typeof summary], key).toBe(value);
+  });
+
+  it.each(PURPOSES)("%s: applies by line exactly when its target is the lines' (its changes are keyed by line)", (name) => {
+    const { byLine, target } = purposeOf(name);
+    expect(typeof byLine).toBe("boolean");
+    expect(byLine, name).toBe(target.every((column) => column.startsWith("invoice_line.")));
+  });
+
+  it.each(PURPOSES)("%s: the openai-compatible lane can ask for it (its wire form, or its output, is a JSON object)", (name) => {
+    const purpose = purposeOf(name);
+    const wire = purpose.wire?.(sampleRequest(name));
+    if (purpose.wire) expect(typeof wire?.toOutput, name).toBe("function");
+    const schema = z.toJSONSchema(wire?.answer ?? purpose.output) as { type?: string };
+    expect(schema.type, name).toBe("object");
+  });
+
+  it.each(PURPOSES)("%s: its local answer is its own output, and the page can show it", (name) => {
+    const purpose = purposeOf(name);
+    const request = sampleRequest(name);
+    const context = { ...request.context, history: { count: 0, average_cents: null, last_issued_on: null, last_total_cents: null } };
+    const local = purpose.local(
+      { orgId: "o", invoice: { ...request.invoice, lines: request.invoice.lines.map((l) => ({ ...l, id: l.id! })) } },
+      { ...context, today: "2026-11-15", status: "open", duplicates: [], counterparty: { count: 0, median_cents: null } },
+    );
+    expect(purpose.output.safeParse(local).success, name).toBe(true);
+    const current = {
+      invoice: {},
+      summary: null,
+      reviewNotes: null,
+      lines: [{ id: request.invoice.lines[0]!.id!, position: 0, description: "Laptop", category: null }],
+      accounts: { "6000": "Hardware" },
+    };
+    expect(purpose.changes(local, current).length, name).toBeGreaterThan(0);
+  });
+
+  it("the list of purposes is the registry's keys, in its order, and isPurpose knows exactly them", () => {
+    expect([...PURPOSES]).toEqual(Object.keys(PURPOSE_DEFINITIONS));
+    for (const name of PURPOSES) expect(isPurpose(name)).toBe(true);
+    for (const other of ["", "constructor", "toString", "Summarize_invoice", "summarize_invoice "])
+      expect(isPurpose(other), other).toBe(false);
   });
 });

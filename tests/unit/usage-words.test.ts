@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { formatSpend } from "@/app/_lib/format";
 import { budgetRefusal, durationWords, noticeOf } from "@/app/_lib/lease-words";
 import { centsOf, dollarsOf } from "@/app/usage/dollars";
+import { purposeOf } from "@/lib/purposes";
 
 describe("formatSpend", () => {
   it("dollars with two to four decimals, and below a hundredth of a cent says so", () => {
@@ -68,7 +69,7 @@ describe("the budget refusal", () => {
   });
   it("is the Summarize notice's words, for every purpose's panel", () => {
     const budget = { cap: "organization_daily_cents", resets: "2026-12-04T00:00:00.000Z", now, locale: "en-US" };
-    expect(noticeOf("summarize.budget_exhausted", null, undefined, "review_invoice", { budget })?.text).toMatch(
+    expect(noticeOf("summarize.budget_exhausted", null, undefined, purposeOf("review_invoice").words, { budget })?.text).toMatch(
       /^Your team's AI budget for today is used up.*\(in 3 h 12 min\)/,
     );
   });

@@ -10,7 +10,6 @@ import { headers } from "next/headers";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { isUuid } from "@/lib/ids";
-import { isPurpose } from "@/lib/lease-codes";
 import { signInPath } from "@/lib/return-path";
 import { formOf, positiveInt4, text } from "@/lib/input";
 import { getInvoice, InvoicePatch } from "@/lib/invoices";
@@ -23,6 +22,7 @@ import { STATUS_REFUSAL_WORDS } from "@/app/_lib/status-words";
 import { StatusChange } from "@/lib/invoice-status";
 import { editRefusal, type NoticeCode } from "@/app/_lib/lease-words";
 import { localeFrom } from "@/app/_lib/viewer";
+import { isPurpose } from "@/lib/purposes";
 
 // Actions are callable by id over HTTP with any arguments: each one parses its FormData
 // with formOf (through the action wrapper), so a missing or foreign argument is a refusal,

@@ -9,6 +9,7 @@ import { formatDateTime, type Viewer } from "@/app/_lib/format";
 import { attemptWords, CHANGE_WORDS, changeLines, HISTORY_INTRO } from "@/app/_lib/history-words";
 import { eventWords } from "@/app/_lib/lease-words";
 import { CAUSED_BY_ACTOR, displayOf, isEventKind, type LeaseDisplay } from "@/lib/lease-codes";
+import { purposeOf } from "@/lib/purposes";
 
 export const HISTORY_PAGE_SIZE = 5;
 
@@ -153,6 +154,7 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
   const json = attempt.events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, detail: e.detail }));
   const display = displayOf({ status: attempt.status, closed_reason: attempt.closedReason });
   const anchor = attemptAnchor(attempt, number);
+  const words = purposeOf(attempt.purpose).words;
   return (
     <li
       id={anchor}
@@ -164,7 +166,7 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
       aria-labelledby={`${anchor}-heading`}
     >
       <h3 id={`${anchor}-heading`} className="attempt__heading">
-        {attemptWords(attempt.purpose, number)}: {STATUS_WORDS[display]}
+        {attemptWords(words, number)}: {STATUS_WORDS[display]}
         {attempt.id === appliedId ? <span className="attempt__current"> (the summary on the invoice)</span> : null}
       </h3>
       <p className="small attempt__who">
@@ -183,7 +185,7 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
           <li key={i} data-kind={event.kind}>
             <time dateTime={event.at}>{formatDateTime(event.at, viewer)}</time>
             <span>
-              {eventWords(event, json.slice(0, i), null, attempt.purpose)}
+              {eventWords(event, json.slice(0, i), null, words)}
               {isEventKind(event.kind) && CAUSED_BY_ACTOR[event.kind] ? <span className="muted"> · {attempt.actorName}</span> : null}
             </span>
           </li>

@@ -21,15 +21,15 @@ import {
   eventWords,
   heldByWords,
   PANEL_WORDS,
-  PURPOSE_WORDS,
   type LeaseEventJson,
   type LeaseJson,
   type Notice,
 } from "@/app/_lib/lease-words";
-import { displayOf, isInFlight, isTerminal, summaryOf, type Purpose } from "@/lib/lease-codes";
-import type { PlannedChange } from "@/lib/purposes/types";
+import { displayOf, isInFlight, isTerminal, summaryOf } from "@/lib/lease-codes";
+import type { PlannedChange, PurposeWords } from "@/lib/purposes/types";
 import { applyAction, cancelAction, discardAction, summarizeAction } from "./actions";
 import { newer, useDeadlineCheck, useLeaseFeed, useServerCountdown, type Channel } from "./lease-hooks";
+import type { Purpose } from "@/lib/purposes";
 
 /**
  * What applying a proposed lease would change, as the server read it for the page (lib/purposes
@@ -41,6 +41,8 @@ export type PanelChanges = { leaseId: string; items: PlannedChange[] | null };
 
 export function LeasePanel({
   purpose,
+  words,
+  byLine,
   invoiceId,
   initial,
   changes,
@@ -49,6 +51,10 @@ export function LeasePanel({
   notice,
 }: {
   purpose: Purpose;
+  /** Its purpose's words (its definition's, lib/purposes), handed over by the server page: this client module imports no definition. */
+  words: PurposeWords;
+  /** Its purpose applies by line: Apply lists a ticked box per planned change. */
+  byLine: boolean;
   invoiceId: string;
   changes: PanelChanges | null;
   initial: LeaseJson | null;
@@ -107,7 +113,6 @@ export function LeasePanel({
   // The lease's own buttons name it, its invoice and its purpose; the open button the invoice and the purpose.
   const leaseFields = view ? { lease_id: view.lease_id, invoice_id: invoiceId, purpose } : null;
   const invoiceFields = { invoice_id: invoiceId, purpose };
-  const words = PURPOSE_WORDS[purpose];
   // The summary's panel keeps the names the pages and tests have always known it by.
   const isSummary = purpose === "summarize_invoice";
   const headingId = isSummary ? "lease-heading" : `lease-heading-${purpose}`;
@@ -141,7 +146,7 @@ export function LeasePanel({
               ) : display === "proposed" ? (
                 <p>{words.proposed}</p>
               ) : (
-                <p>{closedWords(view)}</p>
+                <p>{closedWords(view, words)}</p>
               )}
             </div>
           )}
@@ -174,7 +179,7 @@ export function LeasePanel({
                 <ActionForm action={applyAction} fields={leaseFields!} label={BUTTON_WORDS.apply} />
                 <ActionForm action={discardAction} fields={leaseFields!} label={BUTTON_WORDS.discard} secondary />
               </div>
-              <h3>{PANEL_WORDS.proposalHeading}</h3>
+              <h3>{words.changesHeading}</h3>
               <div data-testid="planned-change" data-key="summary">
                 {shownChanges?.items?.[0] ? (
                   <p className="muted small">
@@ -196,7 +201,7 @@ export function LeasePanel({
             shownChanges ? (
               <>
                 <div className="actions">
-                  {purpose === "categorize_lines" && shownChanges.items ? (
+                  {byLine && shownChanges.items ? (
                     // One box per proposed line, ticked: the ones left ticked are what apply writes.
                     <ActionForm action={applyAction} fields={{ ...leaseFields!, lines_form: "1" }} label={BUTTON_WORDS.apply}>
                       <fieldset className="planned-changes">
@@ -218,7 +223,7 @@ export function LeasePanel({
                   )}
                   <ActionForm action={discardAction} fields={leaseFields!} label={BUTTON_WORDS.discard} secondary />
                 </div>
-                {purpose !== "categorize_lines" && shownChanges.items ? (
+                {!byLine && shownChanges.items ? (
                   <>
                     <h3>{words.changesHeading}</h3>
                     <ul className="planned-changes">
@@ -271,7 +276,7 @@ export function LeasePanel({
                 <time dateTime={event.at} suppressHydrationWarning>
                   {formatDateTime(event.at, viewer)}
                 </time>
-                <span>{eventWords(event, earlier.timeline.slice(0, index), view.proposal, view.purpose)}</span>
+                <span>{eventWords(event, earlier.timeline.slice(0, index), view.proposal, words)}</span>
               </li>
             ))}
           </ol>

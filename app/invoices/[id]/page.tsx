@@ -4,9 +4,9 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
 import { databaseToday } from "@/lib/invoice-status";
-import { displayOf, FINDING_SEVERITIES, isInFlight, isPurpose, PURPOSES, type Purpose } from "@/lib/lease-codes";
+import { displayOf, FINDING_SEVERITIES, isInFlight } from "@/lib/lease-codes";
 import { ownedInvoice } from "@/lib/access";
-import { currentValues, plannedChanges } from "@/lib/purposes";
+import { currentValues, plannedChanges, purposeOf } from "@/lib/purposes";
 import { may } from "@/lib/access";
 import { ownerChoices } from "@/lib/invoice-owner";
 import { appliedAttempt, invoiceTimeline, latestLeasesByPurpose, leaseHolderName, teammateLeasesInFlight } from "@/lib/leases";
@@ -30,6 +30,7 @@ import { StatusControls } from "./status-form";
 import { ForgetNotice } from "./forget-notice";
 import { TeammatePanel } from "./teammate-panel";
 import { ZoneSync } from "./zone-sync";
+import { isPurpose, type Purpose, PURPOSES } from "@/lib/purposes";
 
 export const metadata: Metadata = { title: "Invoice" };
 
@@ -76,7 +77,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
 
   // A lease notice is for the panel of its purpose (`?purpose=`, the summary's when absent).
   const noticePurpose: Purpose = isPurpose(one(query.purpose)) ? (one(query.purpose) as Purpose) : "summarize_invoice";
-  const notice = noticeOf(one(query.notice), leases[noticePurpose], pattern, noticePurpose, {
+  const notice = noticeOf(one(query.notice), leases[noticePurpose], pattern, purposeOf(noticePurpose).words, {
     budget: { cap: one(query.cap), resets: one(query.resets), now: new Date(), locale: viewer.locale },
   });
   const historyPage = Math.max(1, Math.min(10_000, Math.trunc(Number(one(query.history) ?? "1")) || 1));
@@ -128,6 +129,8 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
               <LeasePanel
                 key={`${purpose}:${leases[purpose]?.lease_id ?? "none"}`}
                 purpose={purpose}
+                words={purposeOf(purpose).words}
+                byLine={purposeOf(purpose).byLine}
                 invoiceId={invoice.id}
                 initial={leases[purpose]}
                 changes={changes[purpose] ?? null}
@@ -147,6 +150,10 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
                 status: t.status,
                 deadline_at: t.deadlineAt.toISOString(),
                 server_now: t.now.toISOString(),
+                words: {
+                  teammateWriting: purposeOf(t.purpose).words.teammateWriting,
+                  teammateReview: purposeOf(t.purpose).words.teammateReview,
+                },
               }))}
               viewer={viewer}
             />

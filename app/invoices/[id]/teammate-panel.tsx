@@ -10,12 +10,28 @@ import { useRouter } from "next/navigation";
 import { useEffect } from "react";
 import { formatDateTime, type Viewer } from "@/app/_lib/format";
 import { countdown } from "@/app/_lib/lease-words";
-import { onlyOwnerSummarizes, TEAM_WORDS, teammateReviewWords, teammateWritingWords } from "@/app/_lib/team-words";
-import type { Purpose } from "@/lib/lease-codes";
+import {
+  onlyOwnerSummarizes,
+  TEAM_WORDS,
+  teammateReviewWords,
+  teammateWritingWords,
+  type TeammatePurposeWords,
+} from "@/app/_lib/team-words";
 import { useServerCountdown } from "./lease-hooks";
+import type { Purpose } from "@/lib/purposes";
 
-/** Someone else's lease in flight (lib/leases/read.ts teammateLeasesInFlight), and the database's now it was read at. */
-export type TeammateLeaseView = { name: string; purpose: Purpose; status: string; deadline_at: string; server_now: string };
+/**
+ * Someone else's lease in flight (lib/leases/read.ts teammateLeasesInFlight), the database's now
+ * it was read at, and its purpose's words for a teammate (handed over by the server page).
+ */
+export type TeammateLeaseView = {
+  name: string;
+  purpose: Purpose;
+  status: string;
+  deadline_at: string;
+  server_now: string;
+  words: TeammatePurposeWords;
+};
 
 export function TeammatePanel({ owner, leases, viewer }: { owner: string; leases: TeammateLeaseView[]; viewer: Viewer }) {
   return (
@@ -55,7 +71,7 @@ function TeammateLine({ lease, viewer }: { lease: TeammateLeaseView; viewer: Vie
     );
   }
   if (lease.status === "open") {
-    const words = teammateWritingWords(lease.name, lease.purpose);
+    const words = teammateWritingWords(lease.name, lease.words);
     return (
       <p data-lease-purpose={lease.purpose} data-status={lease.status}>
         {words.before}
@@ -68,7 +84,7 @@ function TeammateLine({ lease, viewer }: { lease: TeammateLeaseView; viewer: Vie
   }
   return (
     <p data-lease-purpose={lease.purpose} data-status={lease.status} suppressHydrationWarning>
-      {teammateReviewWords(lease.name, formatDateTime(lease.deadline_at, viewer), lease.purpose)}
+      {teammateReviewWords(lease.name, formatDateTime(lease.deadline_at, viewer), lease.words)}
     </p>
   );
 }

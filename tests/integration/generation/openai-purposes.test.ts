@@ -9,11 +9,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vites
 import { account, invoiceLine } from "@/db/schema";
 import { generateLeaseProposal, recordGenerationFailure } from "@/inngest/generate-lease-proposal";
 import { openLease, type LeaseDispatch } from "@/lib/leases";
-import type { Purpose } from "@/lib/lease-codes";
 import * as rows from "../../support/db";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
 import { FAKE_CATEGORY, startFakeOpenAI, type FakeOpenAI } from "../../harness/fake-openai";
 import { opened } from "../../harness/step-data";
+import type { Purpose } from "@/lib/purposes";
 
 let t: TestDb;
 let model: FakeOpenAI;

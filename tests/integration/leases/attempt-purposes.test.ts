@@ -1,12 +1,12 @@
 // The history and the teammate view name each attempt's purpose: invoiceAttempts, the timeline
 // and teammateLeasesInFlight carry it, and appliedAttempt ("which attempt wrote the summary on
 // the invoice") is the summary's alone, however many reviews or categorizations were applied after.
-import type { Purpose } from "@/lib/lease-codes";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inferenceLease, leaseEvent } from "@/db/schema";
 import { appliedAttempt, invoiceAttempts, invoiceTimeline, teammateLeaseInFlight, teammateLeasesInFlight } from "@/lib/leases";
 import { asMember, joinOrgOf, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
+import type { Purpose } from "@/lib/purposes";
 
 let t: TestDb;
 beforeAll(async () => {

@@ -6,10 +6,10 @@ import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { invoice, invoiceLine } from "@/db/schema";
-import type { Purpose } from "@/lib/lease-codes";
 import { loadForGeneration, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
 import { createLocalProvider } from "@/lib/model";
 import { purposeOf } from "@/lib/purposes";
+import type { Purpose } from "@/lib/purposes";
 
 export type LineSpec = { description: string; quantity: number; unitPriceCents: number };
 

@@ -10,13 +10,13 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { inferenceLease } from "@/db/schema";
 import { generateLeaseProposal, recordGenerationFailure } from "@/inngest/generate-lease-proposal";
-import type { Purpose } from "@/lib/lease-codes";
 import { applyLease, openLease } from "@/lib/leases";
 import type { ModelProvider, ModelRequest } from "@/lib/model";
 import * as rows from "../../support/db";
 import { makeUser, openTestDb, type TestDb } from "../../support/db";
 import { opened } from "../../harness/step-data";
 import { invoiceWith } from "./purpose-support";
+import type { Purpose } from "@/lib/purposes";
 
 const model = vi.hoisted(() => ({ answer: (_request: ModelRequest): unknown => ({}), calls: 0 }));
 vi.mock("@/lib/model", async (importOriginal) => {

@@ -1,9 +1,9 @@
 // GET /api/leases/:id/changes – what applying the lease's proposal would change ("what will change").
 import { json, param, sessionCheckedRoute } from "@/app/_lib/http";
 import { ownedInvoice } from "@/lib/access";
-import { isPurpose } from "@/lib/lease-codes";
 import { readLeaseForSession } from "@/lib/leases";
 import { currentValues, plannedChanges } from "@/lib/purposes";
+import { isPurpose } from "@/lib/purposes";
 
 // The lease's actor only, as every lease route (another's lease is 404, as a missing one), and
 // only while it is proposed: before, there is nothing to show; after, nothing can be applied.
