@@ -13,7 +13,7 @@ import { account, invoice, invoiceLine } from "@/db/schema";
 import { z } from "zod";
 import { WRITTEN_WITH } from "@/app/_lib/lease-words";
 import type { ModelRequest } from "@/lib/model/types";
-import { isPurpose, PURPOSE_DEFINITIONS, PURPOSES, purposeOf } from "@/lib/purposes";
+import { isPurpose, PURPOSE_DEFINITIONS, PURPOSES, purposeOf, type Purpose } from "@/lib/purposes";
 
 const ROOT = path.resolve(__dirname, "../..");
 const TABLES = { invoice, invoice_line: invoiceLine, account } as const;
@@ -121,7 +121,7 @@ describe("the purpose registry", () => {
 });
 
 /** A small request, for building a purpose's wire form as the openai-compatible lane would. */
-const sampleRequest = (purpose: (typeof PURPOSES)[number]): ModelRequest => ({
+const sampleRequest = (purpose: Purpose): ModelRequest => ({
   purpose,
   actorId: "00000000-0000-4000-8000-000000000001",
   invoice: {
@@ -182,20 +182,27 @@ describe("every purpose's definition is complete", () => {
     expect(schema.type, name).toBe("object");
   });
 
+  // What each purpose's context reads, as its SQL would answer for the sample request (a new
+  // purpose without its entry fails tsc here, as in tests/unit/model-openai-purposes.test.ts).
+  const SAMPLE_CONTEXT: Record<Purpose, Record<string, unknown>> = {
+    summarize_invoice: { history: { count: 0, average_cents: null, last_issued_on: null, last_total_cents: null } },
+    review_invoice: { today: "2026-11-15", status: "open", duplicates: [], counterparty: { count: 0, median_cents: null } },
+    categorize_lines: { accounts: [{ code: "6000", name: "Hardware", keywords: ["laptop"] }] },
+  };
+
   it.each(PURPOSES)("%s: its local answer is its own output, and the page can show it", (name) => {
     const purpose = purposeOf(name);
-    const request = sampleRequest(name);
-    const context = { ...request.context, history: { count: 0, average_cents: null, last_issued_on: null, last_total_cents: null } };
+    const { invoice } = sampleRequest(name);
     const local = purpose.local(
-      { orgId: "o", invoice: { ...request.invoice, lines: request.invoice.lines.map((l) => ({ ...l, id: l.id! })) } },
-      { ...context, today: "2026-11-15", status: "open", duplicates: [], counterparty: { count: 0, median_cents: null } },
+      { orgId: "o", invoice: { ...invoice, lines: invoice.lines.map((l) => ({ ...l, id: l.id! })) } },
+      SAMPLE_CONTEXT[name],
     );
     expect(purpose.output.safeParse(local).success, name).toBe(true);
     const current = {
       invoice: {},
       summary: null,
       reviewNotes: null,
-      lines: [{ id: request.invoice.lines[0]!.id!, position: 0, description: "Laptop", category: null }],
+      lines: [{ id: invoice.lines[0]!.id!, position: 0, description: "Laptop", category: null }],
       accounts: { "6000": "Hardware" },
     };
     expect(purpose.changes(local, current).length, name).toBeGreaterThan(0);
