@@ -26,10 +26,10 @@ import {
   type Notice,
 } from "@/app/_lib/lease-words";
 import { displayOf, isInFlight, isTerminal, summaryOf } from "@/lib/lease-codes";
+import type { Purpose } from "@/lib/purposes";
 import type { PlannedChange, PurposeWords } from "@/lib/purposes/types";
 import { applyAction, cancelAction, discardAction, summarizeAction } from "./actions";
 import { newer, useDeadlineCheck, useLeaseFeed, useServerCountdown, type Channel } from "./lease-hooks";
-import type { Purpose } from "@/lib/purposes";
 
 /**
  * What applying a proposed lease would change, as the server read it for the page (lib/purposes

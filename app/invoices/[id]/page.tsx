@@ -6,7 +6,7 @@ import { getInvoice } from "@/lib/invoices";
 import { databaseToday } from "@/lib/invoice-status";
 import { displayOf, FINDING_SEVERITIES, isInFlight } from "@/lib/lease-codes";
 import { ownedInvoice } from "@/lib/access";
-import { currentValues, plannedChanges, purposeOf } from "@/lib/purposes";
+import { currentValues, isPurpose, plannedChanges, purposeOf, PURPOSES, type Purpose } from "@/lib/purposes";
 import { may } from "@/lib/access";
 import { ownerChoices } from "@/lib/invoice-owner";
 import { appliedAttempt, invoiceTimeline, latestLeasesByPurpose, leaseHolderName, teammateLeasesInFlight } from "@/lib/leases";
@@ -30,7 +30,6 @@ import { StatusControls } from "./status-form";
 import { ForgetNotice } from "./forget-notice";
 import { TeammatePanel } from "./teammate-panel";
 import { ZoneSync } from "./zone-sync";
-import { isPurpose, type Purpose, PURPOSES } from "@/lib/purposes";
 
 export const metadata: Metadata = { title: "Invoice" };
 

@@ -17,8 +17,8 @@ import {
   teammateWritingWords,
   type TeammatePurposeWords,
 } from "@/app/_lib/team-words";
-import { useServerCountdown } from "./lease-hooks";
 import type { Purpose } from "@/lib/purposes";
+import { useServerCountdown } from "./lease-hooks";
 
 /**
  * Someone else's lease in flight (lib/leases/read.ts teammateLeasesInFlight), the database's now
