@@ -134,6 +134,22 @@ describe("tampered with by hand, caught, naming the entry", () => {
     expect((await verdict(b.orgId)).failure).toMatchObject({ kind: "out_of_order", seq: seq + 1 });
   });
 
+  it("content rewritten in another JSON form, its hashes made to match: not canonical, at that entry", async () => {
+    const b = await busyOrganization(t.db);
+    const seq = await seqOf(b, "membership", "update");
+    const [row] = rowsOf<{ canonical: string; prev_sha256: string }>(
+      await t.db.execute(sql`select canonical, prev_sha256 from audit_entry where org_id = ${b.orgId} and seq = ${seq}`),
+    );
+    const reworded = JSON.stringify(JSON.parse(row!.canonical), null, 1);
+    const content = sha256(reworded);
+    await behindTheTriggers(
+      t.db,
+      sql`update audit_entry set canonical = ${reworded}, content_sha256 = ${content}, entry_sha256 = ${sha256(`${row!.prev_sha256}:${seq}:${content}`)}
+        where org_id = ${b.orgId} and seq = ${seq}`,
+    );
+    expect((await verdict(b.orgId)).failure).toMatchObject({ kind: "not_canonical", seq, source: "membership" });
+  });
+
   it("a column that disagrees with the entry's content (the actor): changed", async () => {
     const b = await busyOrganization(t.db);
     const seq = await seqOf(b, "org_budget");
