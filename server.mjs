@@ -25,6 +25,7 @@ import { parseArgs } from "node:util";
  * the build's routes and to Next.js's own OPTIONS answer for each.
  */
 const ROUTE_HANDLERS = {
+  "/api/audit/export": ["GET"],
   "/api/health": ["GET"],
   "/api/inngest": ["GET", "POST", "PUT"],
   "/api/invitations/[token]": ["GET", "POST"],

@@ -14,6 +14,7 @@ import {
   bigserial,
   boolean,
   numeric,
+  bigint,
 } from "drizzle-orm/pg-core";
 import {
   IN_FLIGHT_STATUSES,
@@ -354,6 +355,69 @@ export const orgBudget = pgTable(
   ],
 );
 
+// The audit trail (docs/decisions/0080): one hash chain per organization, appended by deferred
+// constraint triggers (audit_row_trigger, migration 0010) at the commit of what each entry records.
+// No foreign key: deleting an organization or a row leaves its entries. Append-only (a trigger
+// raises on UPDATE, DELETE and TRUNCATE); `npm run audit:verify` catches what gets past that.
+export const AUDIT_OPS = ["insert", "update", "delete"] as const;
+export type AuditOp = (typeof AUDIT_OPS)[number];
+export const auditEntry = pgTable(
+  "audit_entry",
+  {
+    orgId: uuid("org_id").notNull(),
+    seq: bigint("seq", { mode: "number" }).notNull(),
+    at: timestamp("at", { withTimezone: true })
+      .notNull()
+      .default(sql`clock_timestamp()`),
+    // The audited table, the row's key as text (its key columns joined by ':'), and what was done to it.
+    source: text("source").notNull(),
+    sourceKey: text("source_key").notNull(),
+    op: text("op").$type<AuditOp>().notNull(),
+    actorId: uuid("actor_id"),
+    // RFC 8785 text of {actor_id, at, before?, key, op, row, source}; the hashes are sha256 hex:
+    // content = sha256(canonical), entry = sha256(prev ':' seq ':' content).
+    canonical: text("canonical").notNull(),
+    contentSha256: text("content_sha256").notNull(),
+    prevSha256: text("prev_sha256").notNull(),
+    entrySha256: text("entry_sha256").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.seq] }),
+    check("audit_entry_op_check", sql`${t.op} in (${sqlCodes(AUDIT_OPS)})`),
+    index("audit_entry_org_at_idx").on(t.orgId, t.at),
+  ],
+);
+
+// Each organization's chain head: the last entry's seq and hash. Every append locks it (the last
+// lock a transaction takes, at its commit), so an organization's entries have one order.
+export const auditHead = pgTable("audit_head", {
+  orgId: uuid("org_id").primaryKey(),
+  seq: bigint("seq", { mode: "number" }).notNull(),
+  prevSha256: text("prev_sha256"),
+  entrySha256: text("entry_sha256").notNull(),
+});
+
+// Every export of the trail (GET /api/audit/export): who, which days [from_day, to_day), the format,
+// and the head when it was cut. Committed before the stream starts, and itself a chain entry.
+export const AUDIT_EXPORT_FORMATS = ["csv", "json"] as const;
+export const auditExport = pgTable(
+  "audit_export",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    orgId: uuid("org_id").notNull(),
+    actorId: uuid("actor_id").notNull(),
+    fromDay: date("from_day", { mode: "string" }).notNull(),
+    toDay: date("to_day", { mode: "string" }).notNull(),
+    format: text("format").$type<(typeof AUDIT_EXPORT_FORMATS)[number]>().notNull(),
+    headSeq: bigint("head_seq", { mode: "number" }).notNull(),
+    headSha256: text("head_sha256").notNull(),
+    at: timestamp("at", { withTimezone: true })
+      .notNull()
+      .default(sql`clock_timestamp()`),
+  },
+  (t) => [check("audit_export_format_check", sql`${t.format} in (${sqlCodes(AUDIT_EXPORT_FORMATS)})`)],
+);
+
 export type AppUser = typeof appUser.$inferSelect;
 export type Organization = typeof organization.$inferSelect;
 export type Membership = typeof membership.$inferSelect;
@@ -366,3 +430,5 @@ export type LeaseEvent = typeof leaseEvent.$inferSelect;
 export type Account = typeof account.$inferSelect;
 export type ModelUsage = typeof modelUsage.$inferSelect;
 export type OrgBudget = typeof orgBudget.$inferSelect;
+export type AuditEntry = typeof auditEntry.$inferSelect;
+export type AuditExport = typeof auditExport.$inferSelect;

@@ -60,6 +60,8 @@ export const ROLE_RULES = {
   create_for_others: ["admin"],
   /** Create and import invoices of one's own. */
   create_invoice: ROLES,
+  /** Export the organization's audit trail (GET /api/audit/export, decision 0080). */
+  read_audit: ["admin"],
 } as const satisfies Record<string, readonly Role[]>;
 export type OrgAct = keyof typeof ROLE_RULES;
 

@@ -11,6 +11,7 @@ import { z } from "zod";
 import type { Db, Tx } from "@/db/client";
 import { appUser, invitation, membership, organization } from "@/db/schema";
 import { isManagerRole, managersOf, memberMay, memberOf, type Member } from "./access";
+import { actAs } from "./audit/actor";
 import { isUuid } from "./ids";
 import { text } from "./input";
 import { revokeMemberSessions, tellClosed, type LeaseDispatch } from "./leases";
@@ -293,6 +294,8 @@ export async function changeRole(
     if (!held.ok) return held;
     const target = await holdTarget(tx, actor, memberId, held.managers, newRole);
     if (!target.ok) return target;
+    // The chain's entry for the membership names the admin who acted (decision 0080).
+    await actAs(tx, actor.id);
     await tx
       .update(membership)
       .set({ role: newRole })
@@ -323,6 +326,7 @@ export async function removeMember(
     if (!held.ok) return held;
     const target = await holdTarget(tx, actor, memberId, held.managers, null);
     if (!target.ok) return target;
+    await actAs(tx, actor.id);
     const revoked = await revokeMemberSessions(tx, { userId: target.userId, orgId: actor.orgId });
     await tx.delete(membership).where(and(eq(membership.orgId, actor.orgId), eq(membership.userId, target.userId)));
     // So their next sign-in finds no organization rather than making one of their own (0077).

@@ -19,6 +19,7 @@ import * as orgMemberRoute from "@/app/api/org/members/[id]/route";
 import * as invitationRoute from "@/app/api/invitations/[token]/route";
 import * as orgBudgetRoute from "@/app/api/org/budget/route";
 import * as usageRoute from "@/app/api/usage/route";
+import * as auditExportRoute from "@/app/api/audit/export/route";
 
 export const sink = () => (globalThis as { __eventSink?: Awaited<ReturnType<typeof startEventSink>> }).__eventSink!;
 
@@ -45,6 +46,7 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["invitation", /^\/api\/invitations\/(?<token>[^/]+)$/, invitationRoute as never],
   ["org-budget", /^\/api\/org\/budget$/, orgBudgetRoute as never],
   ["usage", /^\/api\/usage$/, usageRoute as never],
+  ["audit-export", /^\/api\/audit\/export$/, auditExportRoute as never],
 ];
 
 export type ApiResponse = { status: number; body: any; headers: Headers };

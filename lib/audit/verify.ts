@@ -1,0 +1,157 @@
+import "server-only";
+// `npm run audit:verify` (tools/audit-verify.ts): each organization's chain walked from its
+// genesis, 1,000 entries a page, then its audited rows held to their latest entries
+// (docs/decisions/0080). Names the first failure of each organization and stops there.
+import canonicalize from "canonicalize";
+import { sql } from "drizzle-orm";
+import { rowsOf, type Db } from "@/db/client";
+import { ChainWalker, genesisSha256, type ChainEntry, type ChainFailure } from "./chain";
+
+export type ChainReport = { orgId: string; entries: number; head: string | null; failure: ChainFailure | null };
+
+const PAGE = 1000;
+
+/**
+ * The columns of an entry as chain.ts reads them (`at` as the content writes it). `seq` comes out
+ * as text, so a query ordering by it must name `audit_entry.seq` (a bare `seq` would sort the text).
+ */
+export const ENTRY_COLUMNS = sql.raw(`seq::text as seq, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, source,
+  source_key, op, actor_id::text as actor_id, canonical, content_sha256, prev_sha256, entry_sha256`);
+
+export const entryOf = (r: ChainEntry): ChainEntry => ({ ...r, seq: Number(r.seq) });
+
+/** Every organization that has a chain (a head or an entry), or the one asked for. */
+async function organizations(db: Db, orgId?: string): Promise<string[]> {
+  if (orgId) return [orgId];
+  const rows = rowsOf<{ org_id: string }>(
+    await db.execute(
+      sql`select org_id::text as org_id from audit_head union select distinct org_id::text from audit_entry union select id::text from organization order by 1`,
+    ),
+  );
+  return rows.map((r) => r.org_id);
+}
+
+/** Verifies each organization's chain (all of them, or `orgId`'s); `sources: false` skips the audited rows. */
+export async function verifyChain(db: Db, opts: { orgId?: string; sources?: boolean } = {}): Promise<ChainReport[]> {
+  const reports: ChainReport[] = [];
+  for (const orgId of await organizations(db, opts.orgId)) reports.push(await verifyOrganization(db, orgId, opts.sources ?? true));
+  return reports;
+}
+
+async function verifyOrganization(db: Db, orgId: string, sources: boolean): Promise<ChainReport> {
+  const walk = new ChainWalker({ seq: 0, prev: genesisSha256(orgId) });
+  let after = 0;
+  for (;;) {
+    const page = rowsOf<ChainEntry>(
+      await db.execute(
+        sql`select ${ENTRY_COLUMNS} from audit_entry where org_id = ${orgId} and seq > ${after} order by audit_entry.seq limit ${PAGE}`,
+      ),
+    ).map(entryOf);
+    for (const e of page) if (!walk.push(e)) break;
+    if (walk.failure || page.length < PAGE) break;
+    after = page[page.length - 1]!.seq;
+  }
+  const [head] = rowsOf<{ seq: string; entry_sha256: string }>(
+    await db.execute(sql`select seq::text as seq, entry_sha256 from audit_head where org_id = ${orgId}`),
+  );
+  const failure =
+    walk.end(head ? { seq: Number(head.seq), entry_sha256: head.entry_sha256 } : null) ?? (sources ? await checkSources(db, orgId) : null);
+  return { orgId, entries: walk.count, head: head?.entry_sha256 ?? null, failure };
+}
+
+/**
+ * The audited rows (every table a trigger feeds into the chain, audit_sources()) against their
+ * latest entries: a row that says something else, or is gone, is `source_changed`, named by that
+ * entry; a row with no entry (or whose latest entry is its deletion) is `unrecorded`.
+ */
+async function checkSources(db: Db, orgId: string): Promise<ChainFailure | null> {
+  const found: ChainFailure[] = [];
+  const sourceList = rowsOf<{ source: string }>(await db.execute(sql`select source from audit_sources() order by source`));
+  for (const { source } of sourceList) {
+    const latest = new Map(
+      rowsOf<{ source_key: string; seq: string; op: string; canonical: string }>(
+        await db.execute(sql`select distinct on (source_key) source_key, seq::text as seq, op, canonical from audit_entry
+          where org_id = ${orgId} and source = ${source} order by source_key, audit_entry.seq desc`),
+      ).map((r) => [r.source_key, r]),
+    );
+    const rows = rowsOf<{ source_key: string; row_json: string }>(
+      await db.execute(sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid)`),
+    );
+    for (const row of rows) {
+      const entry = latest.get(row.source_key);
+      latest.delete(row.source_key);
+      if (!entry || entry.op === "delete") {
+        found.push({ kind: "unrecorded", seq: null, source, key: row.source_key, detail: "a row with no entry" });
+        continue;
+      }
+      const said = canonicalize((JSON.parse(entry.canonical) as { row: unknown }).row);
+      if (said !== row.row_json) {
+        found.push({
+          kind: "source_changed",
+          seq: Number(entry.seq),
+          source,
+          key: row.source_key,
+          detail: "the row is not what its latest entry says",
+        });
+      }
+    }
+    for (const [key, entry] of latest) {
+      if (entry.op !== "delete") {
+        found.push({
+          kind: "source_changed",
+          seq: Number(entry.seq),
+          source,
+          key,
+          detail: "the row is gone, and no entry says it was deleted",
+        });
+      }
+    }
+  }
+  // The earliest entry first; rows with none after them.
+  found.sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
+  return found[0] ?? null;
+}
+
+/** One line per organization: `ok, N entries, head <hash>` or the failure. */
+export function reportLine(r: ChainReport): string {
+  if (!r.failure) return `${r.orgId}: ok, ${r.entries} entries, head ${r.head ?? "none"}`;
+  const f = r.failure;
+  const at = [f.seq !== null ? `entry ${f.seq}` : null, f.source && `${f.source} ${f.key}`].filter(Boolean).join(", ");
+  return `${r.orgId}: ${f.kind}${at ? ` at ${at}` : ""}: ${f.detail}`;
+}
+
+/**
+ * An export held against the database (`--against`): the export checks out offline, and the
+ * database still holds each of its entries, and its head, with the same hashes. What catches a
+ * tail rewritten whole, hashes and head included, since the export was taken.
+ */
+export async function verifyAgainst(
+  db: Db,
+  doc: { org_id: string; entries: ChainEntry[]; head?: { seq: number; entry_sha256: string } },
+): Promise<ChainFailure | null> {
+  const head = doc.head && doc.head.seq > 0 ? doc.head : undefined;
+  const seqs = [...doc.entries.map((e) => e.seq), ...(head ? [head.seq] : [])];
+  if (seqs.length === 0) return null;
+  const held = new Map(
+    rowsOf<{ seq: string; entry_sha256: string }>(
+      await db.execute(sql`select seq::text as seq, entry_sha256 from audit_entry
+        where org_id = ${doc.org_id} and seq between ${Math.min(...seqs)} and ${Math.max(...seqs)}`),
+    ).map((r) => [Number(r.seq), r.entry_sha256]),
+  );
+  const expected: [number, string, ChainEntry | null][] = [
+    ...doc.entries.map((e) => [e.seq, e.entry_sha256, e] as [number, string, ChainEntry]),
+    ...(head ? [[head.seq, head.entry_sha256, null] as [number, string, null]] : []),
+  ];
+  for (const [seq, hash, e] of expected.sort((a, b) => a[0] - b[0])) {
+    const now = held.get(seq);
+    if (now === hash) continue;
+    return {
+      kind: now === undefined ? "deleted" : "changed",
+      seq,
+      source: e?.source ?? null,
+      key: e?.source_key ?? null,
+      detail: now === undefined ? "an exported entry is no longer in the database" : "the database's entry is not the exported one",
+    };
+  }
+  return null;
+}
