@@ -1,15 +1,17 @@
 // The organization's people through the real route handlers on a real database: invitations
 // (create, list, revoke, open, accept, and two accepts racing), the member list, role changes
-// and removal (the last admin kept, removal ending sessions and closing leases), every id of
-// another organization answered 404 as a missing one.
+// and removal (the last admin kept, removal ending sessions and closing leases), a removed member
+// invited back and accepting with their own password, every id of another organization answered
+// 404 as a missing one.
 import { randomUUID } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowsOf } from "@/db/client";
 import { appSession, appUser, invitation, membership } from "@/db/schema";
 import { createOrganization, newToken } from "@/lib/members";
+import { SIGN_IN_LIMITS } from "@/lib/rate-limit";
 import { api, cookieFrom, signInCookie, sink } from "../../support/api";
-import { eventKinds, joinOrgOf, leaseRow, makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
+import { asMember, eventKinds, joinOrgOf, leaseRow, makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
 
 let t: TestDb;
 beforeAll(async () => {
@@ -88,7 +90,7 @@ describe("POST /api/org/invitations", () => {
     expect(await invitationCount()).toBe(before);
   });
 
-  it("409 already_member for an email that has an account (in any organization); 422 for a bad email or role", async () => {
+  it("409 already_member for the email of a member (of this organization or another); 422 for a bad email or role", async () => {
     const { aliceCookie, bob, dave } = await team();
     const before = await invitationCount();
     for (const email of [bob.email, dave.email.toUpperCase()]) {
@@ -257,6 +259,158 @@ describe("GET and POST /api/invitations/:token", () => {
     const last = await api("GET", `/api/invitations/${token}`);
     expect(last).toMatchObject({ status: 429, body: { detail: "too_many_attempts" } });
     expect(Number(last.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+});
+
+describe("a removed member invited back (0062's existing user, 0077)", () => {
+  /** Alice's team after she removed Dave; Bob is the admin of an organization of his own. */
+  async function removedDave() {
+    const t0 = await team();
+    expect((await api("DELETE", `/api/org/members/${t0.dave.id}`, { cookie: t0.aliceCookie })).status).toBe(200);
+    return t0;
+  }
+
+  /** Everything an acceptance could write about `userId` and the invitation `id`. */
+  async function written(userId: string, id: string) {
+    const [row] = rowsOf<Record<string, unknown>>(
+      await t.db.execute(sql`
+        select (select json_agg(json_build_object('org', org_id, 'role', role)) from membership where user_id = ${userId}) as memberships,
+               (select count(*)::int from app_session where user_id = ${userId}) as sessions,
+               (select count(*)::int from organization) as orgs,
+               (select row_to_json(u) from (select name, password_hash, removed_at from app_user where id = ${userId}) u) as account,
+               (select row_to_json(i) from (select accepted_at, accepted_by, revoked_at from invitation where id = ${id}) i) as invitation`),
+    );
+    return row!;
+  }
+
+  it("invite a removed member: 201; the link says the email has an account; their own password makes them a member again with the invited role, signed in", async () => {
+    const { alice, dave, aliceCookie } = await removedDave();
+    const inv = await invite(aliceCookie, dave.email.toUpperCase(), "approver");
+    expect(await api("GET", `/api/invitations/${inv.token}`)).toMatchObject({
+      status: 200,
+      body: { org_name: "Alice", email: dave.email, role: "approver", has_account: true },
+    });
+    // A new person's link says so too.
+    const other = await invite(aliceCookie);
+    expect((await api("GET", `/api/invitations/${other.token}`)).body.has_account).toBe(false);
+
+    // No name, no new password: the account's own (any name sent is ignored).
+    const res = await api("POST", `/api/invitations/${inv.token}`, { json: { name: "Someone Else", password: PASSWORD } });
+    expect(res.status).toBe(201);
+    expect(res.body.actor).toEqual({ id: dave.id, email: dave.email, name: "Dave" });
+    const cookies = res.headers.getSetCookie().map((c) => c.split("=")[0]);
+    expect(cookies.sort()).toEqual(["claimcheck_device", "claimcheck_session"]);
+    const cookie = cookieFrom(res.headers);
+    const me = await api("GET", "/api/session", { cookie });
+    expect(me).toMatchObject({ status: 200, body: { actor: { id: dave.id, role: "approver", org: { name: "Alice" } } } });
+    const { orgId } = await asMember(t.db, alice);
+    expect(await written(dave.id, inv.id)).toMatchObject({
+      memberships: [{ org: orgId, role: "approver" }],
+      account: { name: "Dave", removed_at: null },
+      invitation: { accepted_by: dave.id, revoked_at: null },
+    });
+    // The link is used up; signing in works again, into the team.
+    expect(await api("GET", `/api/invitations/${inv.token}`)).toMatchObject({ status: 404, body: { detail: "invitation_not_found" } });
+    expect((await api("POST", `/api/invitations/${inv.token}`, { json: { password: PASSWORD } })).status).toBe(404);
+    const again = await api("GET", "/api/session", { cookie: await signInCookie(dave.email) });
+    expect(again.body.actor).toMatchObject({ org: { id: orgId }, role: "approver" });
+  });
+
+  it("the wrong password is 401 invalid_credentials and writes nothing; the link still works after", async () => {
+    const { dave, aliceCookie } = await removedDave();
+    const inv = await invite(aliceCookie, dave.email);
+    const before = await written(dave.id, inv.id);
+    for (const json of [{ password: "not the password" }, { name: "Dave", password: NEW_PASSWORD }]) {
+      expect(await api("POST", `/api/invitations/${inv.token}`, { json })).toMatchObject({
+        status: 401,
+        body: { detail: "invalid_credentials" },
+      });
+    }
+    // A body with no password at all is 422, as sign-in's.
+    for (const json of [{}, { name: "Dave" }, { password: "" }, { password: 5 }]) {
+      expect(await api("POST", `/api/invitations/${inv.token}`, { json })).toMatchObject({
+        status: 422,
+        body: { detail: "invalid_request" },
+      });
+    }
+    expect(await written(dave.id, inv.id)).toEqual(before);
+    expect((await api("GET", `/api/invitations/${inv.token}`)).status).toBe(200);
+    // Still no organization without the invitation being accepted (0077).
+    expect(await api("POST", "/api/session", { json: { email: dave.email, password: PASSWORD } })).toMatchObject({
+      status: 403,
+      body: { detail: "no_organization" },
+    });
+  });
+
+  it("wrong passwords on the link count against sign-in's limit for the email: then 429 there and at sign-in, even with the right password", async () => {
+    const { dave, aliceCookie } = await removedDave();
+    const inv = await invite(aliceCookie, dave.email);
+    const before = await written(dave.id, inv.id);
+    for (let i = 0; i < SIGN_IN_LIMITS.email.points; i++) {
+      expect((await api("POST", `/api/invitations/${inv.token}`, { json: { password: `wrong ${i}` } })).status).toBe(401);
+    }
+    const refused = await api("POST", `/api/invitations/${inv.token}`, { json: { password: PASSWORD } });
+    expect(refused).toMatchObject({ status: 429, body: { detail: "too_many_attempts" } });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await api("POST", "/api/session", { json: { email: dave.email, password: PASSWORD } })).toMatchObject({
+      status: 429,
+      body: { detail: "too_many_attempts" },
+    });
+    expect(await written(dave.id, inv.id)).toEqual(before);
+  });
+
+  it("the email of a member of another organization is refused (409 already_member), at the invitation and, if they joined since, at the link; nothing written", async () => {
+    const { dave, bob, aliceCookie, bobCookie } = await removedDave();
+    expect(await api("POST", "/api/org/invitations", { cookie: aliceCookie, json: { email: bob.email, role: "member" } })).toMatchObject({
+      status: 409,
+      body: { detail: "already_member" },
+    });
+    // Both teams invite Dave; he accepts Bob's first; Alice's link then refuses, and stays as it was.
+    const alices = await invite(aliceCookie, dave.email);
+    const bobs = await invite(bobCookie, dave.email, "admin");
+    expect((await api("POST", `/api/invitations/${bobs.token}`, { json: { password: PASSWORD } })).status).toBe(201);
+    const before = await written(dave.id, alices.id);
+    expect(await api("POST", `/api/invitations/${alices.token}`, { json: { password: PASSWORD } })).toMatchObject({
+      status: 409,
+      body: { detail: "already_member" },
+    });
+    expect(await written(dave.id, alices.id)).toEqual(before);
+    expect(before).toMatchObject({ memberships: [{ role: "admin" }], invitation: { accepted_at: null } });
+    // And now that he is a member, inviting him anywhere is refused.
+    expect(await api("POST", "/api/org/invitations", { cookie: aliceCookie, json: { email: dave.email, role: "member" } })).toMatchObject({
+      status: 409,
+      body: { detail: "already_member" },
+    });
+  });
+
+  it("two accepts of the link at once: one 201, one 404; one membership, one session", async () => {
+    const { dave, aliceCookie } = await removedDave();
+    const inv = await invite(aliceCookie, dave.email);
+    const both = await Promise.all([0, 1].map(() => api("POST", `/api/invitations/${inv.token}`, { json: { password: PASSWORD } })));
+    expect(both.map((r) => r.status).sort()).toEqual([201, 404]);
+    expect(await written(dave.id, inv.id)).toMatchObject({ memberships: [{ role: "member" }], invitation: { accepted_by: dave.id } });
+    const live = await t.db.execute(sql`select id from app_session where user_id = ${dave.id} and revoked_at is null`);
+    expect(rowsOf(live)).toHaveLength(1);
+  });
+
+  it("two teams' links accepted at once: one 201, one 409 already_member; a member of one organization", async () => {
+    const { dave, aliceCookie, bobCookie } = await removedDave();
+    const links = [await invite(aliceCookie, dave.email), await invite(bobCookie, dave.email)];
+    const both = await Promise.all(links.map((l) => api("POST", `/api/invitations/${l.token}`, { json: { password: PASSWORD } })));
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
+    const memberships = (await written(dave.id, links[0]!.id)).memberships as unknown[];
+    expect(memberships).toHaveLength(1);
+  });
+
+  it("a removed member's revoked or expired invitation is 404 and leaves them in no organization (403 no_organization)", async () => {
+    const { dave, aliceCookie } = await removedDave();
+    const inv = await invite(aliceCookie, dave.email);
+    await api("DELETE", `/api/org/invitations/${inv.id}`, { cookie: aliceCookie });
+    expect(await api("POST", `/api/invitations/${inv.token}`, { json: { password: PASSWORD } })).toMatchObject({
+      status: 404,
+      body: { detail: "invitation_not_found" },
+    });
+    expect((await api("POST", "/api/session", { json: { email: dave.email, password: PASSWORD } })).status).toBe(403);
   });
 });
 
