@@ -17,7 +17,9 @@ import { text } from "./input";
 import { revokeMemberSessions, tellClosed, type LeaseDispatch } from "./leases";
 import { INVITATION_TTL_DAYS, NEW_PASSWORD_MAX, NEW_PASSWORD_MIN } from "./member-rules";
 import { ROLES, type Role } from "./org-codes";
-import { hashPassword } from "./password";
+import { dummyPasswordHash, hashPassword, verifyPassword } from "./password";
+import { withNewDeviceToken, type DeviceToken } from "./device-cookie";
+import { admitSignIn, emailKey } from "./rate-limit";
 import { startSession, type Actor } from "./sessions";
 
 export { INVITATION_TTL_DAYS, NEW_PASSWORD_MIN, NEW_PASSWORD_MAX } from "./member-rules";
@@ -31,6 +33,12 @@ export const AcceptInput = z.object({
   name: text().trim().min(1).max(200),
   password: text().min(NEW_PASSWORD_MIN).max(NEW_PASSWORD_MAX),
 });
+/**
+ * What a link's POST may carry, before the invitation says which case it is: a new person's
+ * name and new password (AcceptInput), or, for an email that has an account, that account's
+ * own password (any stored one, as sign-in takes; a name is then not asked for and ignored).
+ */
+export const AcceptBody = z.object({ name: z.unknown().optional(), password: z.string().min(1).max(NEW_PASSWORD_MAX) });
 export const OrgInput = z.object({ name: text().trim().min(1).max(200), adminEmail: email });
 
 /** A link's secret and what is stored of it. The token itself is shown once and never kept. */
@@ -86,9 +94,11 @@ async function holdManagers(
 export type CreatedInvitation = { id: string; url: string; expiresAt: Date };
 
 /**
- * An admin invites `email` as `role`: 201 with the link, shown this once. An email that has an
- * account already is refused (a person belongs to one organization for now). An earlier pending
- * invitation of the same email to this organization is revoked, so one link works at a time.
+ * An admin invites `email` as `role`: 201 with the link, shown this once. The email of someone
+ * who is a member of an organization now (this one or another) is refused: a person belongs to
+ * one organization for now. An account with no membership (a member an admin removed, 0077) is
+ * invited like a new person, and accepts with its own password (acceptInvitation). An earlier
+ * pending invitation of the same email to this organization is revoked, so one link works at a time.
  */
 export async function createInvitation(
   db: Db,
@@ -105,8 +115,13 @@ export async function createInvitation(
     // first to commit, so its revoke below sees the first's link and exactly one stays pending.
     // (The admins' rows are only held FOR SHARE, which two creates hold together.)
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('invitation'), hashtext(${`${actor.orgId}:${input.email}`}))`);
-    const [existing] = await tx.select({ id: appUser.id }).from(appUser).where(eq(appUser.email, input.email));
-    if (existing) return { ok: false as const, code: "already_member" as const };
+    const [member] = await tx
+      .select({ id: appUser.id })
+      .from(appUser)
+      .innerJoin(membership, eq(membership.userId, appUser.id))
+      .where(eq(appUser.email, input.email))
+      .limit(1);
+    if (member) return { ok: false as const, code: "already_member" as const };
     await tx
       .update(invitation)
       .set({ revokedAt: sql`now()` })
@@ -195,38 +210,71 @@ export async function revokeInvitation(
   });
 }
 
-export type InvitationView = { orgName: string; email: string; role: Role; expiresAt: Date };
+/** `hasAccount`: the email has an account already, so the link is accepted with that account's password, not by signing up. */
+export type InvitationView = { orgName: string; email: string; role: Role; expiresAt: Date; hasAccount: boolean };
 
 /** What a live link invites to, for its sign-up page; null for an unknown, used, revoked or expired one alike. */
 export async function peekInvitation(db: Db, token: unknown): Promise<InvitationView | null> {
   if (!isToken(token)) return null;
   const [row] = await db
-    .select({ orgName: organization.name, email: invitation.email, role: invitation.role, expiresAt: invitation.expiresAt })
+    .select({
+      orgName: organization.name,
+      email: invitation.email,
+      role: invitation.role,
+      expiresAt: invitation.expiresAt,
+      hasAccount: sql<boolean>`exists (select 1 from ${appUser} where ${appUser.email} = ${invitation.email})`,
+    })
     .from(invitation)
     .innerJoin(organization, eq(organization.id, invitation.orgId))
     .where(and(eq(invitation.tokenSha256, tokenSha256(token)), pending));
   return row ?? null;
 }
 
+export type AcceptOutcome =
+  | { ok: true; actor: Actor; sessionId: string; device: DeviceToken[] | null }
+  | { ok: false; code: "invitation_not_found" | "already_member" | "invalid_request" | "invalid_credentials" }
+  | { ok: false; code: "too_many_attempts"; retryAfterSeconds: number };
+
 /**
- * The invitee signs up: the invitation is consumed by a conditional update (so of two accepts
- * racing, one finds it already used: not found), and the user, their membership in the invited
- * organization and a session are made in the same transaction. The password is hashed before,
- * so no lock waits on it.
+ * The invitee accepts a live link. An email with no account signs up (`name` and a new
+ * password: AcceptInput, else invalid_request); an email with an account (a removed member,
+ * 0077) signs in with that account's password instead (`rejoin`). Either way the invitation is
+ * consumed by a conditional update, so of two accepts racing one finds it used (not found), and
+ * the membership with the invited role and a session are made in the same transaction.
+ * `client` is what sign-in's limits count an existing account's attempt by (lib/rate-limit.ts).
  */
 export async function acceptInvitation(
   db: Db,
   token: unknown,
+  body: z.output<typeof AcceptBody>,
+  client: { address: string | null; device?: DeviceToken[] },
+): Promise<AcceptOutcome> {
+  const invited = await peekInvitation(db, token);
+  if (!invited) return { ok: false, code: "invitation_not_found" };
+  if (invited.hasAccount) return rejoin(db, token as string, invited.email, body.password, client);
+  const input = AcceptInput.safeParse(body);
+  if (!input.success) return { ok: false, code: "invalid_request" };
+  const result = await signUp(db, token as string, input.data);
+  return result.ok ? { ...result, device: null } : result;
+}
+
+/**
+ * A new person: the invitation consumed, then the user, their membership in the invited
+ * organization and a session, in one transaction. The password is hashed before, so no lock
+ * waits on it.
+ */
+async function signUp(
+  db: Db,
+  token: string,
   input: z.output<typeof AcceptInput>,
 ): Promise<{ ok: true; actor: Actor; sessionId: string } | { ok: false; code: "invitation_not_found" | "already_member" }> {
-  if (!(await peekInvitation(db, token))) return { ok: false, code: "invitation_not_found" };
   const passwordHash = await hashPassword(input.password);
   return db
     .transaction(async (tx) => {
       const [taken] = await tx
         .update(invitation)
         .set({ acceptedAt: sql`now()` })
-        .where(and(eq(invitation.tokenSha256, tokenSha256(token as string)), pending))
+        .where(and(eq(invitation.tokenSha256, tokenSha256(token)), pending))
         .returning({ id: invitation.id, orgId: invitation.orgId, email: invitation.email, role: invitation.role });
       if (!taken) return { ok: false as const, code: "invitation_not_found" as const };
       const [user] = await tx
@@ -242,16 +290,75 @@ export async function acceptInvitation(
       if (!session.ok) throw new Error("a session could not be started for a new member");
       return session;
     })
-    .catch((error: unknown) => {
-      if (error instanceof AlreadyMember) return { ok: false as const, code: "already_member" as const };
-      throw error;
-    });
+    .catch(alreadyMember);
 }
+
+/**
+ * An account comes back (0062's "add an existing user", for a member an admin removed): the
+ * account's own password, counted against sign-in's limits as a sign-in is (a wrong one is 401
+ * `invalid_credentials` and writes nothing; the right one takes its attempt back, and the browser
+ * gets a device token as at sign-in). Then one transaction: the person's lock (the one
+ * `user_home_org` takes, so two invitations accepted at once, or a first organization made
+ * meanwhile, wait for each other), the invitation consumed (conditional: a second accept of the
+ * same link finds it used, 404), the person still in no organization (else 409 `already_member`,
+ * and the invitation is left as it was), `removed_at` cleared on the password just verified,
+ * the membership with the invited role, and the session.
+ */
+async function rejoin(
+  db: Db,
+  token: string,
+  email: string,
+  password: string,
+  client: { address: string | null; device?: DeviceToken[] },
+): Promise<AcceptOutcome> {
+  const gate = await admitSignIn(db, { email, address: client.address, device: client.device });
+  if (!gate.ok) return { ok: false, code: "too_many_attempts", retryAfterSeconds: gate.retryAfterSeconds };
+  const [user] = await db.select({ id: appUser.id, passwordHash: appUser.passwordHash }).from(appUser).where(eq(appUser.email, email));
+  const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
+  if (!user || !valid) return { ok: false, code: "invalid_credentials" };
+  await gate.succeeded();
+  const result = await db
+    .transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('user_home_org'), hashtext(${user.id}))`);
+      const [taken] = await tx
+        .update(invitation)
+        .set({ acceptedAt: sql`now()`, acceptedBy: user.id })
+        .where(and(eq(invitation.tokenSha256, tokenSha256(token)), eq(invitation.email, email), pending))
+        .returning({ orgId: invitation.orgId, role: invitation.role });
+      if (!taken) return { ok: false as const, code: "invitation_not_found" as const };
+      const [member] = await tx.select({ orgId: membership.orgId }).from(membership).where(eq(membership.userId, user.id)).limit(1);
+      // In an organization now (this one or another): the invitation's consumption is undone.
+      if (member) throw new AlreadyMember();
+      const [back] = await tx
+        .update(appUser)
+        .set({ removedAt: null })
+        .where(and(eq(appUser.id, user.id), eq(appUser.passwordHash, user.passwordHash)))
+        .returning({ id: appUser.id });
+      // The password was changed since it was verified: the one typed is no longer the account's.
+      if (!back) throw new PasswordChanged();
+      await tx.insert(membership).values({ orgId: taken.orgId, userId: user.id, role: taken.role });
+      const session = await startSession(tx, user);
+      if (!session.ok) throw new Error("a session could not be started for a returning member");
+      return session;
+    })
+    .catch((error: unknown) => {
+      if (error instanceof PasswordChanged) return { ok: false as const, code: "invalid_credentials" as const };
+      return alreadyMember(error);
+    });
+  if (!result.ok) return result;
+  return { ...result, device: withNewDeviceToken(client.device ?? [], emailKey(email)) };
+}
+
+class AlreadyMember extends Error {}
+class PasswordChanged extends Error {}
+
+const alreadyMember = (error: unknown) => {
+  if (error instanceof AlreadyMember) return { ok: false as const, code: "already_member" as const };
+  throw error;
+};
 
 // ---------------------------------------------------------------------------------------
 // Members
-
-class AlreadyMember extends Error {}
 
 export type MemberView = { id: string; name: string; email: string; role: Role };
 

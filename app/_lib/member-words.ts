@@ -27,6 +27,7 @@ export type MemberNotice =
   | "invitation_not_found"
   | "last_admin"
   | "already_member"
+  | "invalid_credentials"
   | "invalid_request"
   | "too_many_attempts"
   | "password_mismatch";
@@ -40,7 +41,8 @@ export const MEMBER_WORDS = {
   member_not_found: "That person is no longer on the team.",
   invitation_not_found: "That invitation link is not valid: it was used, withdrawn or has run out. Ask your admin for a new one.",
   last_admin: "The team needs at least one admin. Make someone else an admin first.",
-  already_member: "That email already has a Claimcheck account. A person can belong to one team for now.",
+  already_member: "That email belongs to someone who is on a team already (this one or another). A person can belong to one team for now.",
+  invalid_credentials: "That password does not match the account for this email.",
   invalid_request: "Check the form: enter a valid email address and pick a role.",
   too_many_attempts: "Too many attempts with this link. Wait a few minutes and try again.",
   password_mismatch: "The two passwords are not the same.",
@@ -48,7 +50,15 @@ export const MEMBER_WORDS = {
 
 export const SIGN_UP_WORDS = {
   invalid: `Enter your name and a password of at least ${NEW_PASSWORD_MIN} characters.`,
+  /** The password form for an email that has an account (a member removed before, invited back). */
+  invalidPassword: "Enter your password.",
 } as const;
+
+/** Sign-in's limit reached on an invitation's page, in words: the wait, in minutes. */
+export function tooManySignInAttempts(retryAfterSeconds: number): string {
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  return `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
+}
 
 export function isMemberNotice(value: unknown): value is MemberNotice {
   return typeof value === "string" && Object.hasOwn(MEMBER_WORDS, value);

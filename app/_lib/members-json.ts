@@ -21,6 +21,7 @@ export const invitationViewJson = (i: InvitationView) => ({
   email: i.email,
   role: i.role,
   expires_at: i.expiresAt.toISOString(),
+  has_account: i.hasAccount,
 });
 
 /** The app's public origin for a link: APP_URL when set, else the scheme and Host the request came with. */

@@ -2,7 +2,8 @@ import { getDb } from "@/db/client";
 import { json, problem, publicRoute, readBody } from "@/app/_lib/http";
 import { invitationViewJson } from "@/app/_lib/members-json";
 import { actorJson } from "@/app/_lib/serialize";
-import { AcceptInput, acceptInvitation, isToken, peekInvitation, tokenSha256 } from "@/lib/members";
+import { deviceTokens, requestDevice } from "@/lib/device-cookie";
+import { AcceptBody, acceptInvitation, isToken, peekInvitation, tokenSha256 } from "@/lib/members";
 import { admitInvitation, clientAddress } from "@/lib/rate-limit";
 import { requestSession } from "@/lib/sessions";
 
@@ -32,20 +33,29 @@ export const GET = publicRoute(async (req) => {
   return view ? json(invitationViewJson(view)) : problem("invitation_not_found");
 });
 
-// POST /api/invitations/:token – the invitee signs up {name, password}: 201 {actor} and a session cookie.
+// POST /api/invitations/:token – the invitee signs up {name, password}, or, when the email has an
+// account (a removed member), signs in with its {password}: 201 {actor} and a session cookie.
 export const POST = publicRoute(async (req, res) => {
   const token = tokenOf(req);
   if (!isToken(token)) return problem("invitation_not_found");
   const refused = await admitted(req, token);
   if (refused) return refused;
-  const body = await readBody(req, AcceptInput);
+  const body = await readBody(req, AcceptBody);
   if (!body.ok) return problem(body.code);
   const db = await getDb();
-  const result = await acceptInvitation(db, token, body.value);
+  const device = await requestDevice(req, res);
+  const result = await acceptInvitation(db, token, body.value, { address: clientAddress(req.headers), device: deviceTokens(device) });
+  if (!result.ok && result.code === "too_many_attempts") {
+    return problem(result.code, new Headers({ "retry-after": String(result.retryAfterSeconds) }));
+  }
   if (!result.ok) return problem(result.code);
   const session = await requestSession(req, res);
   session.sid = result.sessionId;
   session.uid = result.actor.id;
   await session.save();
+  if (result.device) {
+    device.tokens = result.device;
+    await device.save();
+  }
   return json({ actor: actorJson(result.actor) }, 201, res.headers);
 });
