@@ -122,5 +122,23 @@ test.describe("with JavaScript off", () => {
     const [memberships] = await sql<{ n: number }[]>`
       select count(*)::int as n from membership m join app_user u on u.id = m.user_id where u.email = ${email}`;
     expect(memberships!.n).toBe(0);
+
+    // Invited back, Finn joins with the password the account already has: no new account (0062, 0077).
+    await page.goto("/org");
+    await inviteForm.getByLabel("Email").fill(email);
+    await inviteForm.getByLabel("Role", { exact: true }).selectOption("member");
+    await inviteForm.getByRole("button", { name: "Invite" }).click();
+    const back = await inviteForm.getByTestId("invite-link").inputValue();
+    await finn.goto(new URL(back).pathname);
+    await expect(finn.getByText("You already have a Claimcheck account with this email")).toBeVisible();
+    await expect(finn.getByLabel("Your name")).toHaveCount(0);
+    await finn.getByLabel("Your password").fill("not finn's password");
+    await finn.getByRole("button", { name: "Sign in and join" }).click();
+    await expect(finn.getByTestId("sign-up-message")).toHaveText("That password does not match the account for this email.");
+    await finn.getByLabel("Your password").fill("finn's long passphrase");
+    await finn.getByRole("button", { name: "Sign in and join" }).click();
+    await expect(finn).toHaveURL(/\/invoices$/);
+    await page.goto("/org");
+    await expect(page.getByTestId("member").filter({ hasText: "Finn" }).getByTestId("member-role")).toHaveText("Member");
   });
 });

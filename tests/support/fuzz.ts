@@ -230,6 +230,8 @@ export function label(w: Write): string {
       // A removal marks the user removed (0077: their next sign-in makes no organization), and nothing else.
       if (w.op === "UPDATE" && n.removed_at !== null && same({ ...o, removed_at: null }, { ...n, removed_at: null }))
         return `user-removed:${o.id}`;
+      // A removed member back by an invitation (lib/members.ts rejoin): removed_at cleared, and nothing else.
+      if (w.op === "UPDATE" && n.removed_at === null && same({ ...o, removed_at: null }, n)) return `user-back:${o.id}`;
       return `bad:app_user-${w.op}`;
     case "membership": {
       if (w.op === "INSERT") return `member-join:${n.org_id}:${n.user_id}:${n.role}`;
@@ -249,6 +251,10 @@ export function label(w: Write): string {
       if (only("revoked_at") && o.accepted_at === null) return `invite-revoke:${o.id}:${o.org_id}:${o.email}`;
       if (only("accepted_at") && o.revoked_at === null) return `invite-accept:${o.id}:${o.org_id}:${o.email}:${o.role}:${o.token_sha256}`;
       if (only("accepted_by") && o.accepted_at !== null) return `invite-accepted-by:${o.id}:${n.accepted_by}`;
+      // An existing account's acceptance (rejoin) sets both at once.
+      const both = same({ ...o, accepted_at: null, accepted_by: null }, { ...n, accepted_at: null, accepted_by: null });
+      if (both && o.accepted_at === null && o.revoked_at === null && n.accepted_at !== null && n.accepted_by !== null)
+        return `invite-accept:${o.id}:${o.org_id}:${o.email}:${o.role}:${o.token_sha256}|${n.accepted_by}`;
       return "bad:invitation-update";
     }
     default:
@@ -1181,15 +1187,23 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   } else if (route === "invitationLink" && method === "POST" && status === 201) {
     // The invitation the token names is consumed; its email becomes a user, with a membership
     // of its organization in its role, and a session.
+    // Or, for an email with an account in no organization (a removed member), that user back:
+    // removed_at cleared, the invitation accepted by them in one write, the membership, a session.
     const user = answer?.actor?.id;
     allowed = [
       [`user-new:${user}:*`, `member-join:*:${user}:*`, `invite-accept:*:*:*:*:*`, `invite-accepted-by:*:${user}`, `session:${user}`],
+      [`user-back:${user}`, `member-join:*:${user}:*`, `invite-accept:*:*:*:*:*|${user}`, `session:${user}`],
     ];
-    const parts = (prefix: string) => labels.find((l) => l.startsWith(prefix))?.split(":") ?? [];
+    const parts = (prefix: string) =>
+      labels
+        .find((l) => l.startsWith(prefix))
+        ?.split("|")[0]!
+        .split(":") ?? [];
     const [, invId, invOrg, invEmail, invRole, invHash] = parts("invite-accept:");
     const [, joinOrg, , joinRole] = parts("member-join:");
-    const [, , userEmail] = parts("user-new:");
-    const [, byId] = parts("invite-accepted-by:");
+    const back = labels.some((l) => l === `user-back:${user}`);
+    const [, , userEmail] = back ? [null, null, answer?.actor?.email] : parts("user-new:");
+    const [, byId] = back ? [null, invId] : parts("invite-accepted-by:");
     const token = createHash("sha256").update(ctx.param).digest("hex");
     if (invHash !== token) problems.push(`accepted an invitation the token ${JSON.stringify(ctx.param)} does not name`);
     if (!same([joinOrg, joinRole, userEmail, byId], [invOrg, invRole, invEmail, invId]))

@@ -1,7 +1,17 @@
 // The pure parts of lib/members.ts: the link's token and what is stored of it, and the inputs.
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { AcceptInput, InvitationInput, invitationUrl, isToken, newToken, OrgInput, RoleInput, tokenSha256 } from "@/lib/members";
+import {
+  AcceptBody,
+  AcceptInput,
+  InvitationInput,
+  invitationUrl,
+  isToken,
+  newToken,
+  OrgInput,
+  RoleInput,
+  tokenSha256,
+} from "@/lib/members";
 import { MEMBER_WORDS, isMemberNotice } from "@/app/_lib/member-words";
 import { ERROR_STATUS } from "@/app/_lib/http";
 
@@ -50,6 +60,14 @@ describe("inputs", () => {
     expect(AcceptInput.safeParse({ name: "   ", password: "x".repeat(12) }).success).toBe(false);
     expect(OrgInput.safeParse({ name: "Acme", adminEmail: "a@acme.test" }).success).toBe(true);
   });
+
+  it("a link's body before the invitation is known: a password of 1 to 1024 characters (an account's own may be short), any name", () => {
+    expect(AcceptBody.safeParse({ password: "x" }).success).toBe(true);
+    expect(AcceptBody.safeParse({ name: 5, password: "x" }).success).toBe(true);
+    for (const bad of [{}, { name: "Erin" }, { password: "" }, { password: "x".repeat(1025) }, { password: 5 }]) {
+      expect(AcceptBody.safeParse(bad).success).toBe(false);
+    }
+  });
 });
 
 describe("words", () => {
@@ -60,6 +78,7 @@ describe("words", () => {
       "invitation_not_found",
       "last_admin",
       "already_member",
+      "invalid_credentials",
       "too_many_attempts",
     ] as const) {
       expect(ERROR_STATUS[code]).toBeGreaterThanOrEqual(400);
