@@ -20,12 +20,16 @@
 // RemoveMember (DELETE /api/org/members/:id: their sessions end, their leases in flight close as
 // at sign-out everywhere) and InviteAndAccept (POST /api/org/invitations, then the invitee's POST
 // /api/invitations/:token: a new person of that organization and role, signed in; at most
-// MAX_PEOPLE people). The model predicts each answer: 401 from a dead session, 403 forbidden for
+// MAX_PEOPLE people) and ReinviteAndAccept (an admin invites someone the model knows: a member of
+// either organization is 409 already_member; someone removed is 201, and accepts with their own
+// password, back in the organization they were removed from with the invited role and signed in,
+// or with a wrong one, 401 invalid_credentials and nothing written; someone removed from the other
+// organization is only ever given a wrong one, so nobody moves between organizations). The model predicts each answer: 401 from a dead session, 403 forbidden for
 // a non-admin, 404 for another organization's member or invoice (or an id nobody has), 409
 // last_admin for a change that would leave an organization without an admin, 422 for an owner who
 // is not a member of the invoice's organization. A removed person stays in the model (their
-// sessions dead, their invoices still theirs, a target like any other) but is never picked to act
-// again: no command signs them in (sign-in would give them an organization of their own).
+// sessions dead, their invoices still theirs, a target like any other) and is never picked to act
+// again until an invitation brings them back: no command signs them in (it would be 403 no_organization).
 // Invoices also come in by Import (POST /api/invoices/import, any member: created and skipped
 // counts predicted, a re-run skips all), and join the model.
 //
@@ -63,7 +67,7 @@ import { currentValues, plannedChanges, purposeOf, type PlannedChange } from "@/
 import { expireOverdue, failGeneration, openLease, proposeLease, recordUsage, type LeaseDispatch } from "@/lib/leases";
 import { callCostCents, callKey, type CallUsage } from "@/lib/spend";
 import { api, sessionCookieFrom, signInCookie, sink } from "../support/api";
-import { joinOrgOf, makeInvoice, makeUser, openTestDb, type TestDb } from "../support/db";
+import { joinOrgOf, makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../support/db";
 import {
   checkHistory,
   checkInvariants,
@@ -128,7 +132,17 @@ type Inv = {
  * A person, in the one organization they belong to (the model moves nobody between them), with
  * their role there; `removed` once an admin removed them (they are never picked to act again).
  */
-type Person = { id: string; email: string; name: string; org: number; role: Role; removed?: boolean; password?: string };
+type Person = {
+  id: string;
+  email: string;
+  name: string;
+  org: number;
+  role: Role;
+  removed?: boolean;
+  password?: string;
+  /** Wrong passwords given on an invitation's link (each counts against sign-in's limit for the email: kept under it). */
+  misses?: number;
+};
 type Lease = {
   id: string;
   actor: number;
@@ -1582,6 +1596,110 @@ class InviteAndAccept extends Step {
   }
 }
 
+/** What an acceptance could write of a person: their account, memberships, sessions, and the invitations to their email. */
+async function personRows(r: Real, id: string) {
+  const result = await r.db.db.execute(sql`select
+      (select row_to_json(u)::text from app_user u where u.id = ${id}) as account,
+      (select count(*)::int from membership where user_id = ${id}) as memberships,
+      (select count(*)::int from app_session where user_id = ${id}) as sessions,
+      (select json_agg(i order by i.id)::text from invitation i where i.email = (select email from app_user where id = ${id})) as invitations`);
+  return rowsOf<Record<string, unknown>>(result);
+}
+
+/** Wrong passwords the model gives one person on invitation links, at most: well under sign-in's limit for an email (10). */
+const MAX_MISSES = 3;
+
+/**
+ * POST /api/org/invitations for someone the model knows (`target` picks anyone), by anyone. A
+ * member of either organization: 409 already_member. Someone removed: 201, then they accept with
+ * their own password (POST /api/invitations/:token {password}: 201, back in the organization they
+ * were removed from with the invited role, and signed in), or, with `wrong`, with a wrong one
+ * (401 invalid_credentials, nothing written, the link left pending). Someone removed from the
+ * other organization only ever gets a wrong one: the model moves nobody between organizations.
+ * Past MAX_MISSES wrong ones for a person, the link is made and not used ("201").
+ */
+class ReinviteAndAccept extends Step {
+  /** The session the person got back (act sets it, predict reads it). */
+  private back: Omit<Session, "actor"> | null = null;
+  constructor(
+    readonly session: number,
+    readonly target: number,
+    readonly role: Role,
+    readonly wrong: boolean,
+  ) {
+    super();
+  }
+  name() {
+    return `reinviteAndAccept(session ${this.session}, person ${this.target}, as ${this.role}${this.wrong ? ", wrong password" : ""})`;
+  }
+  /** Who is invited, and with which password they answer (null: the link is not used). */
+  plan(m: Model, s: Session): { person: number; password: string | null; right: boolean } {
+    const person = this.target % m.actors.length;
+    const p = m.actors[person]!;
+    const right = !this.wrong && p.org === m.actors[s.actor]!.org;
+    if (right) return { person, password: p.password ?? PASSWORD, right };
+    return { person, password: (p.misses ?? 0) < MAX_MISSES ? "not their password" : null, right };
+  }
+  predict(m: Model): Prediction {
+    const s = actingSession(m, this.session);
+    if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
+    if (m.actors[s.actor]!.role !== "admin") return { answer: "403 forbidden", effect: () => {} };
+    const { person, password, right } = this.plan(m, s);
+    if (!m.actors[person]!.removed) return { answer: "409 already_member", effect: () => {} };
+    if (password === null) return { answer: "201", effect: () => {} };
+    if (!right) {
+      return {
+        answer: "201, then 401 invalid_credentials",
+        effect: (next) => void (next.actors[person]!.misses = (next.actors[person]!.misses ?? 0) + 1),
+      };
+    }
+    const back = this.back;
+    return {
+      answer: "201, then 201",
+      effect: (next) => {
+        const p = next.actors[person]!;
+        p.removed = false;
+        p.role = this.role;
+        p.misses = 0;
+        if (back) next.sessions.push({ ...back, actor: person });
+      },
+    };
+  }
+  async act(m: Model, r: Real) {
+    this.back = null;
+    const s = actingSession(m, this.session);
+    const { person, password } = this.plan(m, s);
+    const p = m.actors[person]!;
+    const invited = await api("POST", "/api/org/invitations", { cookie: s.cookie, json: { email: p.email, role: this.role } });
+    if (invited.status !== 201 || password === null) return { answer: http(invited) };
+    const token = new URL(invited.body.url as string).pathname.split("/").pop()!;
+    const link = await api("GET", `/api/invitations/${token}`);
+    expect(link.body?.has_account, `${this.name()}: the link knows the account`).toBe(true);
+    const before = await personRows(r, p.id);
+    const accepted = await api("POST", `/api/invitations/${token}`, { json: { password } });
+    if (accepted.status !== 201) {
+      expect(await personRows(r, p.id), `${this.name()}: a refusal writes nothing`).toEqual(before);
+      return { answer: `201, then ${http(accepted)}` };
+    }
+    expect(accepted.body.actor, `${this.name()}: the same account`).toEqual({ id: p.id, email: p.email, name: p.name });
+    const cookie = sessionCookieFrom(accepted.headers);
+    const [me, inviter] = await Promise.all([api("GET", "/api/session", { cookie }), api("GET", "/api/session", { cookie: s.cookie })]);
+    expect({ status: me.status, org: me.body?.actor?.org?.id, role: me.body?.actor?.role }, `${this.name()}: back`).toEqual({
+      status: 200,
+      org: inviter.body.actor.org.id,
+      role: this.role,
+    });
+    const [row] = await r.db.db
+      .select({ id: appSession.id })
+      .from(appSession)
+      .where(eq(appSession.userId, p.id))
+      .orderBy(desc(appSession.createdAt))
+      .limit(1);
+    this.back = { id: row!.id, cookie, live: true };
+    return { answer: "201, then 201" };
+  }
+}
+
 /**
  * POST /api/invoices/import by anyone's session: a CSV of one to three invoices of one line each,
  * their numbers from a small pool (IMP-1..3), so a number the organization already holds is
@@ -2073,6 +2191,10 @@ const commandArbs = [
     w(
       1,
       fc.tuple(any, fc.constantFrom(...ROLES)).map(([s, role]) => new InviteAndAccept(s, role)),
+    ),
+    w(
+      1,
+      fc.tuple(any, any, fc.constantFrom(...ROLES), fc.boolean()).map(([s, t, role, wrong]) => new ReinviteAndAccept(s, t, role, wrong)),
     ),
     w(
       1,
