@@ -1610,7 +1610,7 @@ async function personRows(r: Real, id: string) {
 const MAX_MISSES = 3;
 
 /**
- * POST /api/org/invitations for someone the model knows (`target` picks anyone), by anyone. A
+ * POST /api/org/invitations for someone the model knows (`target` picks mostly someone removed, else anyone), by anyone. A
  * member of either organization: 409 already_member. Someone removed: 201, then they accept with
  * their own password (POST /api/invitations/:token {password}: 201, back in the organization they
  * were removed from with the invited role, and signed in), or, with `wrong`, with a wrong one
@@ -1634,7 +1634,13 @@ class ReinviteAndAccept extends Step {
   }
   /** Who is invited, and with which password they answer (null: the link is not used). */
   plan(m: Model, s: Session): { person: number; password: string | null; right: boolean } {
-    const person = this.target % m.actors.length;
+    // Mostly someone removed, when anyone is (and then mostly of the actor's organization): anyone else is a 409.
+    const org = m.actors[s.actor]!.org;
+    const removed = m.actors.map((a, i) => ({ a, i })).filter(({ a }) => a.removed);
+    const near = removed.filter(({ a }) => a.org === org);
+    const pool = this.target % 3 === 0 || near.length === 0 ? removed : near;
+    const person =
+      this.target % 5 !== 0 && pool.length ? pool[Math.floor(this.target / 5) % pool.length]!.i : this.target % m.actors.length;
     const p = m.actors[person]!;
     const right = !this.wrong && p.org === m.actors[s.actor]!.org;
     if (right) return { person, password: p.password ?? PASSWORD, right };
@@ -2193,7 +2199,7 @@ const commandArbs = [
       fc.tuple(any, fc.constantFrom(...ROLES)).map(([s, role]) => new InviteAndAccept(s, role)),
     ),
     w(
-      1,
+      2,
       fc.tuple(any, any, fc.constantFrom(...ROLES), fc.boolean()).map(([s, t, role, wrong]) => new ReinviteAndAccept(s, t, role, wrong)),
     ),
     w(
@@ -2397,6 +2403,8 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       "removeMember -> 409 last_admin",
       "inviteAndAccept -> 201, then 201",
       "inviteAndAccept -> 403 forbidden",
+      "reinviteAndAccept -> 201, then 201",
+      "reinviteAndAccept -> 409 already_member",
       "import -> created some",
       "import -> skipped some",
       "import -> 401 not_signed_in",
