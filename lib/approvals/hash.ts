@@ -1,7 +1,7 @@
 // The proposal's hash the four-eyes lane binds an approval to (docs/decisions/0078): the sha256,
 // in hex, of the RFC 8785 canonical JSON (the `canonicalize` package) of the lease's proposal as
 // stored, `model` included. Taken at submit and again by approve from the proposal it is about to
-// write; the approver's body must carry the same. Client-safe: a page can show what it hashes.
+// write; the approver's body must carry the same.
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 

@@ -26,7 +26,13 @@ async function statusOf(approvalId: string) {
   const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { now: unknown }[];
   const v = rows[0]!.now;
   const now = v instanceof Date ? v : new Date(String(v));
-  return approvalStatus({ decision: request.decision, leaseStatus: lease.status, closedReason: lease.closedReason, deadlineAt: lease.deadlineAt, now });
+  return approvalStatus({
+    decision: request.decision,
+    leaseStatus: lease.status,
+    closedReason: lease.closedReason,
+    deadlineAt: lease.deadlineAt,
+    now,
+  });
 }
 
 const queueIds = async (cookie: string) => (await api("GET", "/api/approvals", { cookie })).body.map((e: { id: string }) => e.id);
@@ -37,7 +43,10 @@ it("the window passes on the database clock: the queue drops it, approve records
   const { inv, leaseId, approvalId, hash } = await submitted(t.db, tm);
   expect(await statusOf(approvalId)).toBe("pending");
   // The window's end, moved into the past by the database's own clock (a test cannot wait an hour).
-  await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
+  await t.db
+    .update(inferenceLease)
+    .set({ deadlineAt: sql`now() - interval '1 second'` })
+    .where(eq(inferenceLease.id, leaseId));
   expect(await statusOf(approvalId)).toBe("expired");
   expect(await queueIds(tm.cookies.carol)).not.toContain(approvalId);
   expect(await approve(tm, "carol", approvalId, hash)).toMatchObject({ status: 409, body: { detail: "approval_expired" } });
@@ -51,7 +60,10 @@ it("the sweep expires a request whose window passed", async () => {
   const tm = await team(t.db);
   await fourEyes(tm);
   const { leaseId, approvalId } = await submitted(t.db, tm);
-  await t.db.update(inferenceLease).set({ deadlineAt: sql`now() - interval '1 second'` }).where(eq(inferenceLease.id, leaseId));
+  await t.db
+    .update(inferenceLease)
+    .set({ deadlineAt: sql`now() - interval '1 second'` })
+    .where(eq(inferenceLease.id, leaseId));
   await expireOverdue(t.db, 1000);
   expect((await leaseRow(t.db, leaseId)).status).toBe("expired");
   expect(await statusOf(approvalId)).toBe("expired");

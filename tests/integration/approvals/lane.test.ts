@@ -160,12 +160,23 @@ describe("the queue and the decision", () => {
     expect((await invoiceRow(t.db, inv.id)).version).toBe(inv.version);
 
     const ok = await approve(tm, "carol", approvalId, hash.toUpperCase(), "Checked against the contract.");
-    expect(ok).toMatchObject({ status: 200, body: { status: "approved", approval_id: approvalId, lease_id: leaseId, invoice_version: inv.version + 1 } });
+    expect(ok).toMatchObject({
+      status: 200,
+      body: { status: "approved", approval_id: approvalId, lease_id: leaseId, invoice_version: inv.version + 1 },
+    });
     const lease = await leaseRow(t.db, leaseId);
     expect(lease.status).toBe("applied");
     const written = await invoiceRow(t.db, inv.id);
-    expect(written).toMatchObject({ version: inv.version + 1, summary: (lease.proposal as { summary: string }).summary, summaryVersion: inv.version + 1 });
-    expect(await requestRow(t.db, approvalId)).toMatchObject({ decision: "approved", approverId: tm.carol.id, comment: "Checked against the contract." });
+    expect(written).toMatchObject({
+      version: inv.version + 1,
+      summary: (lease.proposal as { summary: string }).summary,
+      summaryVersion: inv.version + 1,
+    });
+    expect(await requestRow(t.db, approvalId)).toMatchObject({
+      decision: "approved",
+      approverId: tm.carol.id,
+      comment: "Checked against the contract.",
+    });
     const events = await leaseEvents(t.db, leaseId);
     expect(events.at(-1)).toMatchObject({ kind: "applied", detail: { approval_id: approvalId, approver_id: tm.carol.id } });
 
@@ -216,14 +227,23 @@ describe("the queue and the decision", () => {
     await expect(insert).rejects.toThrow();
     expect((await requestRow(t.db, approvalId)).decision).toBeNull();
 
-    await t.db.update(approvalRequest).set({ decision: "approved", approverId: tm.carol.id, decidedAt: sql`now()` }).where(eq(approvalRequest.id, approvalId));
+    await t.db
+      .update(approvalRequest)
+      .set({ decision: "approved", approverId: tm.carol.id, decidedAt: sql`now()` })
+      .where(eq(approvalRequest.id, approvalId));
     await expect(
-      t.db.update(approvalRequest).set({ decision: "declined", approverId: tm.ada.id, comment: "no" }).where(eq(approvalRequest.id, approvalId)),
+      t.db
+        .update(approvalRequest)
+        .set({ decision: "declined", approverId: tm.ada.id, comment: "no" })
+        .where(eq(approvalRequest.id, approvalId)),
     ).rejects.toThrow(/already decided/);
     // Nor may a pending request's frozen columns change.
     const other = await submitted(t.db, tm);
     await expect(
-      t.db.update(approvalRequest).set({ proposalSha256: "0".repeat(64) }).where(eq(approvalRequest.id, other.approvalId)),
+      t.db
+        .update(approvalRequest)
+        .set({ proposalSha256: "0".repeat(64) })
+        .where(eq(approvalRequest.id, other.approvalId)),
     ).rejects.toThrow(/frozen/);
   });
 
@@ -241,7 +261,11 @@ describe("the queue and the decision", () => {
     const res = await decline(tm, "carol", approvalId, "The total does not match the PO.");
     expect(res).toMatchObject({ status: 200, body: { status: "declined", approval_id: approvalId, lease_id: leaseId } });
     expect(await leaseRow(t.db, leaseId)).toMatchObject({ status: "rejected", closedReason: "declined" });
-    expect(await requestRow(t.db, approvalId)).toMatchObject({ decision: "declined", approverId: tm.carol.id, comment: "The total does not match the PO." });
+    expect(await requestRow(t.db, approvalId)).toMatchObject({
+      decision: "declined",
+      approverId: tm.carol.id,
+      comment: "The total does not match the PO.",
+    });
     expect((await eventKinds(t.db, leaseId)).at(-1)).toBe("declined");
     expect((await invoiceRow(t.db, inv.id)).version).toBe(inv.version);
     expect(await approve(tm, "ada", approvalId, hash)).toMatchObject({ status: 409, body: { detail: "approval_declined" } });

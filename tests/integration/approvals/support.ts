@@ -36,7 +36,10 @@ export type Team = Awaited<ReturnType<typeof team>>;
 
 /** Ada puts `purpose` under four_eyes (the route, as an admin does). */
 export async function fourEyes(t: Team, purpose: Purpose = "summarize_invoice", reviewHours = 24) {
-  const res = await api("PUT", `/api/org/policies/${purpose}`, { cookie: t.cookies.ada, json: { apply: "four_eyes", review_hours: reviewHours } });
+  const res = await api("PUT", `/api/org/policies/${purpose}`, {
+    cookie: t.cookies.ada,
+    json: { apply: "four_eyes", review_hours: reviewHours },
+  });
   if (res.status !== 200) throw new Error(`policy: ${res.status} ${JSON.stringify(res.body)}`);
 }
 
