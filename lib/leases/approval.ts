@@ -209,8 +209,6 @@ async function lockRequest(tx: Tx, approver: Acting, requestId: string): Promise
     for update of r, l
     for share of m`);
   const [row] = rowsOf<LockedRequest>(result);
-  // jsonb comes back parsed from both drivers; be sure, since its hash is taken from it.
-  if (row && typeof row.proposal === "string") row.proposal = JSON.parse(row.proposal);
   return row ?? null;
 }
 
