@@ -993,7 +993,9 @@ export type ApiRoute =
   | "purposes"
   | "budget"
   | "usage"
-  | "changes";
+  | "changes"
+  | "policy"
+  | "approvals";
 export const AUTHED: Record<ApiRoute, boolean> = {
   session: true, // GET and DELETE; POST is sign-in
   invoices: true,
@@ -1014,6 +1016,8 @@ export const AUTHED: Record<ApiRoute, boolean> = {
   budget: true,
   usage: true,
   changes: true,
+  policy: true,
+  approvals: true,
   // The invitation link's routes are open without a session by nature (a 201 there signs someone up).
   invitationLink: false,
 };
@@ -1183,6 +1187,11 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
       )
     )
       problems.push(`answered caps ${JSON.stringify(answer)}`);
+  } else if (route === "policy" && method === "PUT" && status === 200) {
+    // The actor's organization's policy for that purpose, as sent, by the actor (an admin: anyone else's is 403).
+    allowed = [[`policy:${org}:${id}:${a}:${ctx.input?.apply}:${ctx.input?.review_hours}`]];
+    if (answer?.purpose !== id || answer?.apply !== ctx.input?.apply || answer?.review_hours !== ctx.input?.review_hours)
+      problems.push(`answered policy ${JSON.stringify(answer)}`);
   } else if (route === "member" && method === "PATCH" && status === 200) {
     // That membership's role, to the role sent (the same again is still a write of it), and nothing else.
     allowed = [[`member-role:${org}:${id}:*->${ctx.input?.role}`]];
