@@ -129,7 +129,7 @@ export async function submitLease(
           sessionLiveNow(actor.sessionId),
         ),
       )
-      .returning({ deadlineAt: inferenceLease.deadlineAt });
+      .returning({ id: inferenceLease.id });
     if (!moved) return { ok: false, code: (await expiredNow()) ? "lease_expired" : "not_signed_in" };
     const [request] = await tx
       .insert(approvalRequest)
@@ -146,7 +146,8 @@ export async function submitLease(
         invoiceVersion: inv.version,
         accept: accept ? [...accept] : null,
         submittedAt: clockNow,
-        expiresAt: moved.deadlineAt,
+        // The lease's new deadline to the microsecond (a Date would keep milliseconds).
+        expiresAt: sql`(select l.deadline_at from inference_lease l where l.id = ${lease.id}::uuid)`,
       })
       .returning(answerColumns);
     await recordEvent(tx, lease.id, "submitted", {
