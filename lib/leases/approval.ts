@@ -145,7 +145,8 @@ export async function submitLease(
         proposalSha256: proposalSha256(lease.proposal),
         invoiceVersion: inv.version,
         accept: accept ? [...accept] : null,
-        submittedAt: clockNow,
+        // The moment the window was measured from: its end less review_hours, exactly.
+        submittedAt: sql`(select l.deadline_at from inference_lease l where l.id = ${lease.id}::uuid) - make_interval(hours => ${inv.reviewHours}::integer)`,
         // The lease's new deadline to the microsecond (a Date would keep milliseconds).
         expiresAt: sql`(select l.deadline_at from inference_lease l where l.id = ${lease.id}::uuid)`,
       })
