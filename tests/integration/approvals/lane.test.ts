@@ -6,7 +6,7 @@
 // a trigger, whatever SQL writes the row).
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { approvalPolicy, approvalRequest } from "@/db/schema";
+import { approvalPolicy, approvalRequest, invoiceLine } from "@/db/schema";
 import { api, signInCookie } from "../../support/api";
 import { eventKinds, invoiceRow, joinOrgOf, leaseEvents, leaseRow, makeUser, openTestDb, type TestDb } from "../../support/db";
 import { approve, count, decline, fourEyes, proposed, requestRow, sha256Of, submitted, team } from "./support";
@@ -302,5 +302,31 @@ describe("the queue and the decision", () => {
     expect((await requestRow(t.db, approvalId)).decision).toBeNull();
     // The id in any letter case is the same request.
     expect(await approve(tm, "carol", approvalId.toUpperCase(), hash)).toMatchObject({ status: 200 });
+  });
+});
+
+describe("categorize_lines under four_eyes", () => {
+  it("submit freezes the ticked lines; the approval writes exactly those; lines the proposal lacks are 422 invalid_lines", async () => {
+    const tm = await team(t.db);
+    await fourEyes(tm, "categorize_lines");
+    const { inv, leaseId } = await proposed(t.db, tm.dave, "categorize_lines");
+    const lines = await t.db.select().from(invoiceLine).where(eq(invoiceLine.invoiceId, inv.id)).orderBy(invoiceLine.position);
+    const bad = await api("POST", `/api/leases/${leaseId}/submit`, { cookie: tm.cookies.dave, json: { lines: [] } });
+    expect(bad).toMatchObject({ status: 422, body: { detail: "invalid_lines" } });
+    const stranger = "00000000-0000-4000-8000-000000000000";
+    expect(await api("POST", `/api/leases/${leaseId}/submit`, { cookie: tm.cookies.dave, json: { lines: [stranger] } })).toMatchObject({
+      status: 422,
+      body: { detail: "invalid_lines" },
+    });
+    expect(await count(t.db, `approval_request where lease_id = '${leaseId}'`)).toBe(0);
+
+    const first = lines[0]!.id;
+    const res = await api("POST", `/api/leases/${leaseId}/submit`, { cookie: tm.cookies.dave, json: { lines: [first.toUpperCase()] } });
+    expect(res.status).toBe(200);
+    expect((await requestRow(t.db, res.body.approval_id)).accept).toEqual([first]);
+    expect(await approve(tm, "carol", res.body.approval_id, res.body.proposal_sha256)).toMatchObject({ status: 200 });
+    const after = await t.db.select().from(invoiceLine).where(eq(invoiceLine.invoiceId, inv.id)).orderBy(invoiceLine.position);
+    expect(after[0]!.category).not.toBeNull();
+    expect(after.slice(1).map((l) => l.category)).toEqual(lines.slice(1).map(() => null));
   });
 });
