@@ -9,7 +9,8 @@ import { z } from "zod";
 import { rowsOf, type Db } from "@/db/client";
 import { approvalPolicy } from "@/db/schema";
 import { memberMay, memberOf, type Member } from "@/lib/access";
-import { APPLY_POLICIES, PURPOSES, REVIEW_HOURS, isPurpose, type ApplyPolicy, type Purpose } from "@/lib/lease-codes";
+import { APPLY_POLICIES, REVIEW_HOURS, type ApplyPolicy } from "@/lib/lease-codes";
+import { PURPOSES, isPurpose, type Purpose } from "@/lib/purposes";
 
 /** PUT /api/org/policies/:purpose's body: both fields, nothing else. */
 export const PolicyInput = z.strictObject({

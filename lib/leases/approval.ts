@@ -14,16 +14,9 @@ import { memberMay, ownedInvoice, ROLE_RULES } from "@/lib/access";
 import { endedRefusal } from "@/lib/approvals/status";
 import { proposalSha256 } from "@/lib/approvals/hash";
 import { canonicalKey, isUuid } from "@/lib/ids";
-import {
-  isPurpose,
-  type ApprovalDecision,
-  type ClosedReason,
-  type DecisionRefusal,
-  type LeaseStatus,
-  type SubmitRefusal,
-} from "@/lib/lease-codes";
+import { type ApprovalDecision, type ClosedReason, type DecisionRefusal, type LeaseStatus, type SubmitRefusal } from "@/lib/lease-codes";
 import { log } from "@/lib/log";
-import { currentValues, purposeOf } from "@/lib/purposes";
+import { currentValues, isPurpose, purposeOf } from "@/lib/purposes";
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import { acceptable, closeChanged, FailClosed, lockInvoiceForApply, writeProposal, type LockedLease } from "./apply";
 import { clockNow, expireDue, holdLiveSession, recordEvent, sessionLiveNow, toDate } from "./shared";

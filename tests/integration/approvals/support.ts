@@ -7,7 +7,7 @@ import canonicalize from "canonicalize";
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { approvalRequest } from "@/db/schema";
-import type { Purpose } from "@/lib/lease-codes";
+import type { Purpose } from "@/lib/purposes";
 import { api, signInCookie } from "../../support/api";
 import { joinOrgOf, makeInvoice, makeUser } from "../../support/db";
 import { proposedLease } from "../purposes/purpose-support";
