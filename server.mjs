@@ -26,6 +26,7 @@ import { parseArgs } from "node:util";
  */
 const ROUTE_HANDLERS = {
   "/api/approvals": ["GET"],
+  "/api/approvals/[id]": ["GET"],
   "/api/approvals/[id]/approve": ["POST"],
   "/api/approvals/[id]/decline": ["POST"],
   "/api/audit/export": ["GET"],

@@ -24,6 +24,7 @@ import * as submitRoute from "@/app/api/leases/[id]/submit/route";
 import * as policiesRoute from "@/app/api/org/policies/route";
 import * as policyRoute from "@/app/api/org/policies/[purpose]/route";
 import * as approvalsRoute from "@/app/api/approvals/route";
+import * as approvalRoute from "@/app/api/approvals/[id]/route";
 import * as approveRoute from "@/app/api/approvals/[id]/approve/route";
 import * as declineRoute from "@/app/api/approvals/[id]/decline/route";
 
@@ -57,6 +58,7 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["org-policies", /^\/api\/org\/policies$/, policiesRoute as never],
   ["org-policy", /^\/api\/org\/policies\/(?<purpose>[^/]+)$/, policyRoute as never],
   ["approvals", /^\/api\/approvals$/, approvalsRoute as never],
+  ["approval", /^\/api\/approvals\/(?<id>[^/]+)$/, approvalRoute as never],
   ["approve", /^\/api\/approvals\/(?<id>[^/]+)\/approve$/, approveRoute as never],
   ["decline", /^\/api\/approvals\/(?<id>[^/]+)\/decline$/, declineRoute as never],
 ];

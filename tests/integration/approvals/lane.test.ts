@@ -305,6 +305,44 @@ describe("the queue and the decision", () => {
   });
 });
 
+describe("GET /api/approvals/:id", () => {
+  it("the requester and those who may approve read it with what approving would change; anyone else 404", async () => {
+    const tm = await team(t.db);
+    await fourEyes(tm);
+    const { inv, leaseId, approvalId, hash } = await submitted(t.db, tm);
+    const summary = ((await leaseRow(t.db, leaseId)).proposal as { summary: string }).summary;
+    for (const who of ["carol", "ada", "dave"] as const) {
+      const res = await api("GET", `/api/approvals/${approvalId}`, { cookie: tm.cookies[who] });
+      expect(res, who).toMatchObject({
+        status: 200,
+        body: { id: approvalId, lease_id: leaseId, invoice_id: inv.id, status: "pending", proposal_sha256: hash, decision: null },
+      });
+      expect(
+        res.body.changes.find((c: { after: string }) => c.after === summary),
+        who,
+      ).toMatchObject({ before: null, after: summary });
+    }
+    const mo = await makeUser(t.db, "Mo");
+    await joinOrgOf(t.db, mo, tm.ada, "member");
+    for (const cookie of [await signInCookie(mo.email), tm.cookies.bea]) {
+      expect(await api("GET", `/api/approvals/${approvalId}`, { cookie })).toMatchObject({
+        status: 404,
+        body: { detail: "approval_not_found" },
+      });
+    }
+    expect(await api("GET", "/api/approvals/nope", { cookie: tm.cookies.carol })).toMatchObject({ status: 404 });
+    expect(await approve(tm, "carol", approvalId, hash, "Fine.")).toMatchObject({ status: 200 });
+    const after = await api("GET", `/api/approvals/${approvalId}`, { cookie: tm.cookies.dave });
+    expect(after.body).toMatchObject({
+      status: "approved",
+      decision: "approved",
+      approver: { id: tm.carol.id, name: "Carol" },
+      comment: "Fine.",
+      changes: null,
+    });
+  });
+});
+
 describe("categorize_lines under four_eyes", () => {
   it("submit freezes the ticked lines; the approval writes exactly those; lines the proposal lacks are 422 invalid_lines", async () => {
     const tm = await team(t.db);
