@@ -103,3 +103,22 @@ it("an approval racing an edit: the first to take the lease wins, and the loser 
     expect(seen.at(-1), `round ${round}`).toBe(approveFirst ? "approve-first" : "edit-first");
   }
 });
+
+it("an approver demoted while their approval waits: judged by the role at the moment of approval, 403 forbidden, nothing written", async () => {
+  const tm = await team(t.db);
+  await fourEyes(tm);
+  const { inv, leaseId, approvalId, hash } = await submitted(t.db, tm);
+  const held = holder.hold(`select 1 from inference_lease where id = '${leaseId}' for update`);
+  await held.isLocked;
+  // Carol's approval read the request (and her role) before the demotion commits; it waits on the lease.
+  const approval = approve(tm, "carol", approvalId, hash);
+  await appsWaiting(1);
+  const demoted = await api("PATCH", `/api/org/members/${tm.carol.id}`, { cookie: tm.cookies.ada, json: { role: "member" } });
+  expect(demoted.status).toBe(200);
+  held.release();
+  await held.done;
+  expect(await approval).toMatchObject({ status: 403, body: { detail: "forbidden" } });
+  expect((await requestRow(t.db, approvalId)).decision).toBeNull();
+  expect((await leaseRow(t.db, leaseId)).status).toBe("proposed");
+  expect((await invoiceRow(t.db, inv.id)).version).toBe(inv.version);
+});
