@@ -6,9 +6,11 @@
 // a trigger, whatever SQL writes the row).
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rowsOf } from "@/db/client";
 import { approvalPolicy, approvalRequest, invoiceLine } from "@/db/schema";
+import { verifyChain } from "@/lib/audit/verify";
 import { api, signInCookie } from "../../support/api";
-import { eventKinds, invoiceRow, joinOrgOf, leaseEvents, leaseRow, makeUser, openTestDb, type TestDb } from "../../support/db";
+import { asMember, eventKinds, invoiceRow, joinOrgOf, leaseEvents, leaseRow, makeUser, openTestDb, type TestDb } from "../../support/db";
 import { approve, count, decline, fourEyes, proposed, requestRow, sha256Of, submitted, team } from "./support";
 
 let t: TestDb;
@@ -195,6 +197,21 @@ describe("the queue and the decision", () => {
     expect(await decline(tm, "ada", approvalId, "Too late")).toMatchObject({ status: 409, body: { detail: "approval_approved" } });
     expect((await api("GET", "/api/approvals", { cookie: tm.cookies.carol })).body).toEqual([]);
     expect((await invoiceRow(t.db, inv.id)).version).toBe(inv.version + 1);
+
+    // The audit chain (0080) records the policy, the request and its decision, and verifies.
+    const { orgId } = await asMember(t.db, tm.ada);
+    const [report] = await verifyChain(t.db, { orgId });
+    expect(report!.failure).toBeNull();
+    const sources = rowsOf<{ source: string; op: string; source_key: string }>(
+      await t.db.execute(
+        sql`select source, op, source_key from audit_entry where org_id = ${orgId} and source like 'approval%' order by seq`,
+      ),
+    );
+    expect(sources).toEqual([
+      { source: "approval_policy", op: "insert", source_key: `${orgId}:summarize_invoice` },
+      { source: "approval_request", op: "insert", source_key: approvalId },
+      { source: "approval_request", op: "update", source_key: approvalId },
+    ]);
   });
 
   it("the requester approving or declining their own request is 403 same_person, an admin too; nothing written", async () => {
