@@ -25,6 +25,10 @@ import { parseArgs } from "node:util";
  * the build's routes and to Next.js's own OPTIONS answer for each.
  */
 const ROUTE_HANDLERS = {
+  "/api/approvals": ["GET"],
+  "/api/approvals/[id]": ["GET"],
+  "/api/approvals/[id]/approve": ["POST"],
+  "/api/approvals/[id]/decline": ["POST"],
   "/api/audit/export": ["GET"],
   "/api/health": ["GET"],
   "/api/inngest": ["GET", "POST", "PUT"],
@@ -42,11 +46,14 @@ const ROUTE_HANDLERS = {
   "/api/leases/[id]/cancel": ["POST"],
   "/api/leases/[id]/changes": ["GET"],
   "/api/leases/[id]/events": ["GET"],
+  "/api/leases/[id]/submit": ["POST"],
   "/api/org/budget": ["GET", "PUT"],
   "/api/org/invitations": ["GET", "POST"],
   "/api/org/invitations/[id]": ["DELETE"],
   "/api/org/members": ["GET"],
   "/api/org/members/[id]": ["DELETE", "PATCH"],
+  "/api/org/policies": ["GET"],
+  "/api/org/policies/[purpose]": ["PUT"],
   "/api/purposes": ["GET"],
   "/api/ready": ["GET"],
   "/api/session": ["DELETE", "GET", "POST"],

@@ -17,8 +17,12 @@ import {
   bigint,
 } from "drizzle-orm/pg-core";
 import {
+  APPLY_POLICIES,
+  APPROVAL_DECISIONS,
   IN_FLIGHT_STATUSES,
   LEASE_STATUSES,
+  type ApplyPolicy,
+  type ApprovalDecision,
   type ClosedReason,
   type EventKind,
   type LeaseProposal,
@@ -418,6 +422,83 @@ export const auditExport = pgTable(
   (t) => [check("audit_export_format_check", sql`${t.format} in (${sqlCodes(AUDIT_EXPORT_FORMATS)})`)],
 );
 
+// How an organization applies a purpose's proposals (docs/decisions/0078): by the lease's owner
+// (`self`, also when there is no row) or after another person approves (`four_eyes`), within a
+// review window of `review_hours` on the database clock. One row per organization and purpose.
+export const approvalPolicy = pgTable(
+  "approval_policy",
+  {
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    purpose: text("purpose").notNull(),
+    apply: text("apply").$type<ApplyPolicy>().notNull(),
+    reviewHours: integer("review_hours").notNull().default(24),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedBy: uuid("updated_by").references(() => appUser.id, { onDelete: "set null" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.purpose] }),
+    check("approval_policy_apply_check", sql`${t.apply} in (${sqlCodes(APPLY_POLICIES)})`),
+    check("approval_policy_review_hours_check", sql`${t.reviewHours} between 1 and 720`),
+  ],
+);
+
+// A proposal submitted for approval under a four_eyes policy (docs/decisions/0078): frozen at
+// submit (the proposal's sha256, the invoice version, the accepted lines), then decided once, by
+// someone other than the requester (the CHECK below, whatever SQL writes it; a trigger of the
+// migration allows only a first decision and keeps the frozen columns frozen). Its status is
+// derived from the decision and its lease (lib/approvals/status.ts), never stored.
+export const approvalRequest = pgTable(
+  "approval_request",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    leaseId: uuid("lease_id")
+      .notNull()
+      .unique()
+      .references(() => inferenceLease.id, { onDelete: "cascade" }),
+    invoiceId: uuid("invoice_id")
+      .notNull()
+      .references(() => invoice.id, { onDelete: "cascade" }),
+    purpose: text("purpose").notNull(),
+    requesterId: uuid("requester_id")
+      .notNull()
+      .references(() => appUser.id, { onDelete: "cascade" }),
+    requesterSessionId: uuid("requester_session_id"),
+    // sha256 hex of the RFC 8785 canonical JSON of the lease's proposal as stored.
+    proposalSha256: text("proposal_sha256").notNull(),
+    invoiceVersion: integer("invoice_version").notNull(),
+    // categorize_lines: the line ids the requester ticked; null: the whole proposal.
+    accept: text("accept").array(),
+    submittedAt: timestamp("submitted_at", { withTimezone: true })
+      .notNull()
+      .default(sql`clock_timestamp()`),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    decision: text("decision").$type<ApprovalDecision>(),
+    // No ON DELETE action: a decided row never changes (the trigger), so its approver stays.
+    approverId: uuid("approver_id").references(() => appUser.id),
+    approverSessionId: uuid("approver_session_id"),
+    decidedAt: timestamp("decided_at", { withTimezone: true }),
+    comment: text("comment"),
+  },
+  (t) => [
+    // Four eyes, in the database: no row can hold a self-approval, whatever writes it.
+    check("approval_request_four_eyes", sql`${t.approverId} <> ${t.requesterId}`),
+    check("approval_request_decision_check", sql`${t.decision} in (${sqlCodes(APPROVAL_DECISIONS)})`),
+    check("approval_request_decided_check", sql`(${t.decision} is null) = (${t.decidedAt} is null)`),
+    check("approval_request_comment_check", sql`char_length(${t.comment}) between 1 and 2000`),
+    check("approval_request_decline_comment_check", sql`${t.decision} is distinct from 'declined' or ${t.comment} is not null`),
+    check("approval_request_sha256_check", sql`${t.proposalSha256} ~ '^[0-9a-f]{64}$'`),
+    // The queue: an organization's undecided requests.
+    index("approval_request_queue_idx")
+      .on(t.orgId, t.submittedAt)
+      .where(sql`decision is null`),
+  ],
+);
+
 export type AppUser = typeof appUser.$inferSelect;
 export type Organization = typeof organization.$inferSelect;
 export type Membership = typeof membership.$inferSelect;
@@ -432,3 +513,5 @@ export type ModelUsage = typeof modelUsage.$inferSelect;
 export type OrgBudget = typeof orgBudget.$inferSelect;
 export type AuditEntry = typeof auditEntry.$inferSelect;
 export type AuditExport = typeof auditExport.$inferSelect;
+export type ApprovalPolicy = typeof approvalPolicy.$inferSelect;
+export type ApprovalRequest = typeof approvalRequest.$inferSelect;

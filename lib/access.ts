@@ -62,6 +62,10 @@ export const ROLE_RULES = {
   create_invoice: ROLES,
   /** Export the organization's audit trail (GET /api/audit/export, decision 0080). */
   read_audit: ["admin"],
+  /** Approve or decline another member's request under a four-eyes policy (never one's own: docs/decisions/0078). */
+  approve: ["admin", "approver"],
+  /** Set a purpose's approval policy (PUT /api/org/policies/:purpose). */
+  set_policy: ["admin"],
 } as const satisfies Record<string, readonly Role[]>;
 export type OrgAct = keyof typeof ROLE_RULES;
 

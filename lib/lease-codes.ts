@@ -39,6 +39,8 @@ export const CLOSED_REASONS = [
   "generation_failed",
   "dispatch_failed",
   "proposal_unusable",
+  // An approver declined the request the owner submitted (the four-eyes lane, docs/decisions/0078).
+  "declined",
 ] as const;
 export type ClosedReason = (typeof CLOSED_REASONS)[number];
 
@@ -59,6 +61,9 @@ export const EVENT_KINDS = [
   "apply_refused",
   "cancel_refused",
   "proposal_unusable",
+  // The four-eyes lane (docs/decisions/0078): the owner submitted the proposal for approval; an approver declined it.
+  "submitted",
+  "declined",
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -84,6 +89,8 @@ export const LEAVES_OPEN: Record<EventKind, boolean> = {
   apply_refused: false,
   cancel_refused: false,
   proposal_unusable: true,
+  submitted: true,
+  declined: true,
 };
 
 /**
@@ -106,6 +113,9 @@ export const CAUSED_BY_ACTOR: Record<EventKind, boolean> = {
   apply_refused: true,
   cancel_refused: true,
   proposal_unusable: false,
+  submitted: true,
+  // The approver's act, not the lease's actor's.
+  declined: false,
 };
 
 export function isEventKind(value: unknown): value is EventKind {
@@ -178,6 +188,10 @@ export const APPLY_REFUSALS = [
   "proposal_unusable",
   // categorize_lines: an accepted line that is not one of the proposal's.
   "invalid_lines",
+  // The four-eyes lane (docs/decisions/0078): the purpose's policy asks for an approval (submit
+  // instead), or a request for this lease already waits for one.
+  "approval_required",
+  "approval_pending",
 ] as const;
 export type ApplyRefusal = (typeof APPLY_REFUSALS)[number];
 
@@ -228,6 +242,7 @@ const FAILURES: Record<ClosedReason, boolean> = {
   generation_failed: true,
   dispatch_failed: true,
   proposal_unusable: true,
+  declined: false,
 };
 
 export function displayOf(lease: { status: LeaseStatus; closed_reason: ClosedReason | null }): LeaseDisplay {
@@ -267,3 +282,57 @@ const _everyListState: [Exclude<ListState, (typeof LIST_STATES)[number]>] extend
 export function listStateOf(lease: { status: LeaseStatus; closed_reason: ClosedReason | null }): Exclude<ListState, "none"> {
   return LIST_STATE_OF[displayOf(lease)];
 }
+
+/** approval_policy.apply: how an organization's purpose is applied: by its owner (`self`) or after a second person approves. */
+export const APPLY_POLICIES = ["self", "four_eyes"] as const;
+export type ApplyPolicy = (typeof APPLY_POLICIES)[number];
+
+/** approval_request.decision, once made (null while none is). */
+export const APPROVAL_DECISIONS = ["approved", "declined"] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+
+/**
+ * Where an approval request stands, derived, never stored (lib/approvals/status.ts): its decision,
+ * or `pending` while its lease is proposed in time, `expired` once the window passed, `withdrawn`
+ * once the lease was closed otherwise (the lease's closed_reason says why).
+ */
+export const APPROVAL_STATUSES = ["pending", "approved", "declined", "expired", "withdrawn"] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+
+/** The review window's bounds, in hours, and the window of an organization that set no policy. */
+export const REVIEW_HOURS = { min: 1, max: 720, default: 24 } as const;
+
+/** Why submit (POST /api/leases/:id/submit) was refused. */
+export const SUBMIT_REFUSALS = [
+  "lease_not_found",
+  "lease_open",
+  "lease_applied",
+  "lease_rejected",
+  "lease_expired",
+  "invoice_changed",
+  "proposal_unusable",
+  "invalid_lines",
+  // The purpose's policy is `self`: Apply, not Submit.
+  "approval_not_required",
+  "not_signed_in",
+] as const;
+export type SubmitRefusal = (typeof SUBMIT_REFUSALS)[number];
+
+/** Why an approve or a decline was refused. Every end of a request answers its own 409. */
+export const DECISION_REFUSALS = [
+  "approval_not_found",
+  // The requester may not decide their own request (admins included).
+  "same_person",
+  // The approver's role does not approve (a member, or demoted since seeing the request).
+  "forbidden",
+  "approval_approved",
+  "approval_declined",
+  "approval_expired",
+  "approval_withdrawn",
+  "invoice_changed",
+  // The proposal's hash is not the one the approver was shown.
+  "proposal_changed",
+  "proposal_unusable",
+  "not_signed_in",
+] as const;
+export type DecisionRefusal = (typeof DECISION_REFUSALS)[number];

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   not_signed_in: 401,
   invoice_not_found: 404,
   lease_not_found: 404,
+  // An approval request unknown, another organization's, or not visible to the caller: all the same.
+  approval_not_found: 404,
   member_not_found: 404,
   // An invitation link unknown, used, revoked or expired: all the same.
   invitation_not_found: 404,
@@ -31,6 +33,8 @@ export const ERROR_STATUS = {
   forbidden: 403,
   // Sign-in with the right password of a user removed from their organization and in no other (0077).
   no_organization: 403,
+  // The requester deciding their own approval request (the four-eyes lane: admins included).
+  same_person: 403,
   lease_open: 409,
   lease_applied: 409,
   lease_rejected: 409,
@@ -44,6 +48,16 @@ export const ERROR_STATUS = {
   // The change would leave the organization without an admin.
   last_admin: 409,
   proposal_unusable: 409,
+  // The four-eyes lane (docs/decisions/0078): apply under four_eyes; apply of a submitted lease;
+  // submit under self; the approver's hash is not the proposal's; a request already ended.
+  approval_required: 409,
+  approval_pending: 409,
+  approval_not_required: 409,
+  proposal_changed: 409,
+  approval_approved: 409,
+  approval_declined: 409,
+  approval_expired: 409,
+  approval_withdrawn: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_attempts: 429,

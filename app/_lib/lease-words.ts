@@ -208,6 +208,8 @@ function summaryClosedWords(lease: Pick<LeaseJson, "status" | "closed_reason" | 
       return "The summary was refused because it was written for a different user. Nothing was changed on the invoice.";
     case "proposal_unusable":
       return `The summary ${WRITTEN_WITH.unusable}, so it was not applied. Nothing was changed on the invoice; summarize again for a new one.`;
+    case "declined":
+      return "An approver declined this summary. Nothing was changed on the invoice.";
     // deadline_passed goes with status expired (above); a rejected lease without a reason was
     // closed by hand, outside the app.
     case "deadline_passed":
@@ -232,6 +234,10 @@ const APPLY_WORDS = {
   lease_rejected: "This summary was closed, so it cannot be applied. Nothing was changed on the invoice.",
   proposal_unusable: `This summary ${WRITTEN_WITH.unusable}, so it was not applied. Nothing was changed on the invoice. Summarize again.`,
   invalid_lines: "Choose at least one of the proposed lines to apply, or discard the proposal. Nothing was changed on the invoice.",
+  approval_required:
+    "This task needs a second person's approval in your organization: submit it for approval instead. Nothing was changed on the invoice.",
+  approval_pending:
+    "This summary waits for an approver's decision, so only an approver can apply it now. Nothing was changed on the invoice.",
 } as const satisfies Record<ApplyRefusal, string>;
 
 /** Why Apply was refused. A rejected lease says why it was closed (discarded elsewhere, signed out...). */
@@ -427,6 +433,8 @@ const EVENT_WORDS = {
   apply_refused: "Apply refused",
   cancel_refused: "Discard refused",
   proposal_unusable: `Not applied: the summary ${WRITTEN_WITH.unusable}`,
+  submitted: "Submitted for approval",
+  declined: "Declined by an approver",
 } as const satisfies Record<EventKind, string>;
 
 /**
@@ -484,6 +492,8 @@ const REFUSAL_SHORT = {
   invoice_changed: "the invoice had been edited",
   proposal_unusable: `the summary ${WRITTEN_WITH.unusable}`,
   invalid_lines: "no proposed line was chosen",
+  approval_required: "it needs an approver's approval",
+  approval_pending: "it waits for an approver's decision",
 } as const satisfies Record<ApplyRefusal | `lease_${LeaseStatus}`, string>;
 
 /** The invoice list's line for a stopped (rejected) lease, by why it was closed. */
@@ -495,6 +505,7 @@ export const LIST_STOPPED_WORDS = {
   dispatch_failed: "The summary could not be started. Nothing was changed.",
   actor_mismatch: "The summary was refused. Nothing was changed.",
   proposal_unusable: `The summary ${WRITTEN_WITH.unusable}. Nothing was changed.`,
+  declined: "Summary declined by an approver. Nothing was changed.",
 } as const satisfies Record<Exclude<ClosedReason, "deadline_passed">, string>;
 
 export function listStoppedWords(reason: ClosedReason | null): string {

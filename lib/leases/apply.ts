@@ -4,17 +4,18 @@ import "server-only";
 // the invoice is as it was. The deadline is judged once the rows are locked, on the clock of that
 // moment (docs/decisions/0045). What is written is the purpose's `apply` of the proposal as its
 // schema parses it, exactly what its `changes` showed; the version is bumped once, fenced.
-import type { Db } from "@/db/client";
-import { inferenceLease, invoice } from "@/db/schema";
+// The write path (lockInvoiceForApply, closeChanged, writeProposal) is shared with an approval
+// of the four-eyes lane (./approval.ts, docs/decisions/0078), which writes the same way.
+import type { Db, Tx } from "@/db/client";
+import { approvalPolicy, inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
 import { canonicalKey, isUuid } from "@/lib/ids";
-import { type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
-import { currentValues, plannedChanges, purposeOf } from "@/lib/purposes";
+import { REVIEW_HOURS, type ApplyPolicy, type ApplyRefusal, type ClosedReason } from "@/lib/lease-codes";
+import { currentValues, isPurpose, plannedChanges, purposeOf } from "@/lib/purposes";
 import { log } from "@/lib/log";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { clockNow, expireDue, holdLiveSession, inFlight, judgedAt, recordEvent, sessionLiveNow } from "./shared";
-import { isPurpose } from "@/lib/purposes";
 
 export type ApplyResult =
   | { ok: true; invoiceVersion: number; /** The keys of the changes written (lib/purposes PlannedChange). */ written: string[] }
@@ -25,8 +26,10 @@ export type ApplyResult =
       /** Why a lease_rejected lease was closed, so the page can say it without reading again. */
       closedReason?: ClosedReason | null;
     };
+type Refused = Exclude<ApplyResult, { ok: true }>;
 
-class FailClosed extends Error {
+/** Thrown after a write, so the transaction rolls back whatever it wrote; answered with `code`. */
+export class FailClosed extends Error {
   constructor(
     message: string,
     readonly code: "invoice_changed" | "lease_expired" | "proposal_unusable" = "invoice_changed",
@@ -34,6 +37,20 @@ class FailClosed extends Error {
     super(message);
   }
 }
+
+/** The lease as apply and approve hold it: locked FOR UPDATE, with whether a request was submitted for it. */
+export type LockedLease = {
+  id: string;
+  status: string;
+  invoiceId: string;
+  invoiceVersion: number | null;
+  closedReason: ClosedReason | null;
+  proposal: unknown;
+  purpose: string;
+};
+
+/** A column of the lease's lock: whether an approval request was submitted for it (0078). */
+export const hasRequest = sql<boolean>`exists (select 1 from approval_request r where r.lease_id = "inference_lease"."id")`;
 
 /**
  * With `sessionId`, the session must be live (checked first, in this transaction, and held
@@ -73,13 +90,15 @@ async function applyLeaseUntraced(
           closedReason: inferenceLease.closedReason,
           proposal: inferenceLease.proposal,
           purpose: inferenceLease.purpose,
+          // The four-eyes lane costs the lifecycle a column, not a statement (0078).
+          hasRequest,
         })
         .from(inferenceLease)
         .where(and(eq(inferenceLease.id, leaseId), eq(inferenceLease.actorId, actorId)))
         .for("update");
       if (!lease) return { ok: false, code: "lease_not_found" };
 
-      const refuse = async (code: Exclude<ApplyResult, { ok: true }>["code"]) => {
+      const refuse = async (code: Refused["code"]) => {
         await recordEvent(tx, lease.id, "apply_refused", { code });
         return { ok: false as const, code, ...(code === "lease_rejected" ? { closedReason: lease.closedReason } : {}) };
       };
@@ -90,111 +109,17 @@ async function applyLeaseUntraced(
       // Withdrawn by an edit (withdrawOutdated): the answer says why, as it did when apply found it.
       if (lease.status === "rejected" && lease.closedReason === "invoice_changed") return refuse("invoice_changed");
       if (lease.status !== "proposed") return refuse(`lease_${lease.status}`);
+      // Submitted for approval: only an approver writes it now, whatever the policy says since.
+      if (lease.hasRequest) return refuse((await expiredNow()) ? "lease_expired" : "approval_pending");
 
-      const [inv] = await tx
-        .select({ version: invoice.version })
-        .from(invoice)
-        .where(and(eq(invoice.id, lease.invoiceId), ownedInvoice(actorId)))
-        .for("update");
+      const inv = await lockInvoiceForApply(tx, lease, actorId, "update");
       if (!inv || inv.version !== lease.invoiceVersion) {
         if (await expiredNow()) return refuse("lease_expired");
-        await tx
-          .update(inferenceLease)
-          .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: clockNow })
-          .where(eq(inferenceLease.id, lease.id));
-        await recordEvent(tx, lease.id, "invoice_changed", {
-          by: "apply",
-          lease_version: lease.invoiceVersion,
-          invoice_version: inv?.version ?? null,
-        });
-        return { ok: false, code: "invoice_changed" };
+        return closeChanged(tx, lease, inv?.version ?? null);
       }
-      // Only a lease seeded by hand (or a model's blank answer) holds no proposal its purpose's
-      // schema accepts: its own reason, not invoice_changed, since the invoice is as it was.
-      const unusable = async () => {
-        if (await expiredNow()) return refuse("lease_expired");
-        await tx
-          .update(inferenceLease)
-          .set({ status: "rejected", closedReason: "proposal_unusable", updatedAt: clockNow })
-          .where(eq(inferenceLease.id, lease.id));
-        await recordEvent(tx, lease.id, "proposal_unusable", { by: "apply" });
-        return { ok: false as const, code: "proposal_unusable" as const };
-      };
-      if (!isPurpose(lease.purpose)) return unusable();
-      const purpose = purposeOf(lease.purpose);
-      const parsed = purpose.output.safeParse(lease.proposal);
-      if (!parsed.success) return unusable();
-      // The invoice's targets as they are now, under the locks: read only where a purpose needs them.
-      const needsCurrent = accept !== undefined || purpose.usable !== undefined;
-      const current = needsCurrent ? await currentValues(tx, lease.invoiceId, ownedInvoice(actorId)) : null;
-      if (purpose.usable && !purpose.usable(parsed.data, current!)) return unusable();
-      if (accept !== undefined) {
-        // Only a purpose that applies by line (its `byLine`) takes a choice; any other takes its proposal whole. A
-        // partial apply names changes the page showed: each one of the proposal's, at least one.
-        // A lease past its deadline is expired whatever it names: the state before the body.
-        const keys = new Set((plannedChanges(lease.purpose, lease.proposal, current!) ?? []).map((c) => canonicalKey(c.key)));
-        if (!purpose.byLine || accept.length === 0 || accept.some((key) => !keys.has(key))) {
-          return refuse((await expiredNow()) ? "lease_expired" : "invalid_lines");
-        }
-      }
-
-      // The first write, on rows this transaction already holds, so it waits for nothing and
-      // its conditions are judged now. (A condition of a statement that waits for a row is not
-      // judged again after the wait unless the holder changed the row.)
-      const [applied] = await tx
-        .update(inferenceLease)
-        .set({ status: "applied", closedReason: null, updatedAt: clockNow })
-        .where(
-          and(
-            eq(inferenceLease.id, lease.id),
-            eq(inferenceLease.status, "proposed"),
-            sql`${inferenceLease.deadlineAt} > ${clockNow}`,
-            opts.sessionId === undefined ? undefined : sessionLiveNow(opts.sessionId),
-          ),
-        )
-        // The instant it was judged in time, which dates the `applied` event (not the later insert).
-        .returning({ id: inferenceLease.id, inTimeAt: judgedAt(inferenceLease.deadlineAt) });
-      // The deadline passed in the microseconds between the condition and RETURNING: undone, refused.
-      if (applied && !applied.inTimeAt) throw new FailClosed("the deadline passed as apply wrote", "lease_expired");
-      if (!applied) {
-        if (await expiredNow()) return refuse("lease_expired");
-        if (opts.sessionId !== undefined) return { ok: false, code: "not_signed_in" };
-        throw new FailClosed("the locked lease changed meanwhile");
-      }
-
-      const write = await purpose.apply(tx, {
-        invoiceId: lease.invoiceId,
-        version: inv.version,
-        output: parsed.data,
-        current: current ?? { invoice: {}, summary: null, reviewNotes: null, lines: [], accounts: {} },
-        accept,
-      });
-      if (write.unusable) throw new FailClosed("the proposal names what the invoice does not have", "proposal_unusable");
-      const written = await tx
-        .update(invoice)
-        .set({ ...write.invoiceSet, version: sql`${invoice.version} + 1`, updatedAt: clockNow })
-        .where(and(eq(invoice.id, lease.invoiceId), ownedInvoice(actorId), eq(invoice.version, inv.version)))
-        .returning({ version: invoice.version });
-      // Thrown, so the lease's update above rolls back with the transaction.
-      if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);
-      // The invoice's other purposes read nothing any purpose writes (lib/purposes: no target is
-      // read), so their proposals made against the version before this write still hold: they
-      // follow the invoice to its new version instead of failing as out of date.
-      await tx
-        .update(inferenceLease)
-        .set({ invoiceVersion: written[0]!.version })
-        .where(
-          and(
-            eq(inferenceLease.invoiceId, lease.invoiceId),
-            ne(inferenceLease.id, lease.id),
-            eq(inferenceLease.invoiceVersion, inv.version),
-            inFlight,
-          ),
-        );
-
-      const changed = accept === undefined ? {} : { written: write.written.length };
-      await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version, ...changed }, applied.inTimeAt!);
-      return { ok: true, invoiceVersion: written[0]!.version, written: write.written };
+      // The purpose's policy asks for a second person: the owner submits instead (0078).
+      if (inv.apply === "four_eyes") return refuse((await expiredNow()) ? "lease_expired" : "approval_required");
+      return await writeProposal(tx, { lease, actorId, version: inv.version, accept, sessionId: opts.sessionId, refuse, expiredNow });
     });
   } catch (error) {
     if (error instanceof FailClosed) {
@@ -203,4 +128,170 @@ async function applyLeaseUntraced(
     }
     throw error;
   }
+}
+
+/**
+ * The lease's invoice, locked (`update` to write it, `share` to hold it still), owned by
+ * `actorId` (the lease's actor) in an organization they belong to, with the policy of the
+ * lease's purpose there: left-joined, so `self` with no row and no statement more; `OF invoice`
+ * locks nothing but the invoice. Null when the invoice is no longer the actor's.
+ */
+export async function lockInvoiceForApply(
+  tx: Tx,
+  lease: Pick<LockedLease, "invoiceId" | "purpose">,
+  actorId: string,
+  strength: "update" | "share",
+): Promise<{ version: number; orgId: string; apply: ApplyPolicy; reviewHours: number } | null> {
+  const [inv] = await tx
+    .select({
+      version: invoice.version,
+      orgId: invoice.orgId,
+      apply: sql<ApplyPolicy>`coalesce(${approvalPolicy.apply}, 'self')`,
+      reviewHours: sql<number>`coalesce(${approvalPolicy.reviewHours}, ${sql.raw(String(REVIEW_HOURS.default))})`.mapWith(Number),
+    })
+    .from(invoice)
+    .leftJoin(approvalPolicy, and(eq(approvalPolicy.orgId, invoice.orgId), eq(approvalPolicy.purpose, lease.purpose)))
+    .where(and(eq(invoice.id, lease.invoiceId), ownedInvoice(actorId)))
+    .for(strength, { of: invoice });
+  return inv ?? null;
+}
+
+/** The invoice changed since the proposal (or changed hands): the lease is closed as out of date, and refused. */
+export async function closeChanged(
+  tx: Tx,
+  lease: Pick<LockedLease, "id" | "invoiceVersion">,
+  invoiceVersion: number | null,
+): Promise<Refused & { code: "invoice_changed" }> {
+  await tx
+    .update(inferenceLease)
+    .set({ status: "rejected", closedReason: "invoice_changed", updatedAt: clockNow })
+    .where(eq(inferenceLease.id, lease.id));
+  await recordEvent(tx, lease.id, "invoice_changed", {
+    by: "apply",
+    lease_version: lease.invoiceVersion,
+    invoice_version: invoiceVersion,
+  });
+  return { ok: false, code: "invoice_changed" };
+}
+
+/**
+ * The write itself, once the lease and its invoice are locked and the fence held: the proposal
+ * parsed by its purpose, the lease `applied` (deadline and the acting session judged on the clock
+ * now), the purpose's target written on the invoice fenced by owner and version, the other
+ * purposes' leases carried forward, the `applied` event. `actorId` is the lease's actor, whose
+ * invoice it must still be; `sessionId` the acting session (the owner's, or the approver's);
+ * `approval` names the decision an approval writes under. A refusal after the first write throws
+ * FailClosed, so nothing is written.
+ */
+export async function writeProposal(
+  tx: Tx,
+  input: {
+    lease: LockedLease;
+    actorId: string;
+    version: number;
+    accept?: readonly string[];
+    sessionId?: string;
+    approval?: { requestId: string; approverId: string };
+    refuse: (code: Refused["code"]) => Promise<Refused>;
+    expiredNow: () => Promise<boolean>;
+  },
+): Promise<ApplyResult> {
+  const { lease, actorId, accept, refuse, expiredNow } = input;
+  // Only a lease seeded by hand (or a model's blank answer) holds no proposal its purpose's
+  // schema accepts: its own reason, not invoice_changed, since the invoice is as it was.
+  const unusable = async () => {
+    if (await expiredNow()) return refuse("lease_expired");
+    await tx
+      .update(inferenceLease)
+      .set({ status: "rejected", closedReason: "proposal_unusable", updatedAt: clockNow })
+      .where(eq(inferenceLease.id, lease.id));
+    await recordEvent(tx, lease.id, "proposal_unusable", { by: input.approval ? "approve" : "apply" });
+    return { ok: false as const, code: "proposal_unusable" as const };
+  };
+  if (!isPurpose(lease.purpose)) return unusable();
+  const purpose = purposeOf(lease.purpose);
+  const parsed = purpose.output.safeParse(lease.proposal);
+  if (!parsed.success) return unusable();
+  // The invoice's targets as they are now, under the locks: read only where a purpose needs them.
+  const needsCurrent = accept !== undefined || purpose.usable !== undefined;
+  const current = needsCurrent ? await currentValues(tx, lease.invoiceId, ownedInvoice(actorId)) : null;
+  if (purpose.usable && !purpose.usable(parsed.data, current!)) return unusable();
+  if (accept !== undefined && !acceptable(lease, accept, current!)) {
+    // A lease past its deadline is expired whatever it names: the state before the body.
+    return refuse((await expiredNow()) ? "lease_expired" : "invalid_lines");
+  }
+
+  // The first write, on rows this transaction already holds, so it waits for nothing and
+  // its conditions are judged now. (A condition of a statement that waits for a row is not
+  // judged again after the wait unless the holder changed the row.)
+  const [applied] = await tx
+    .update(inferenceLease)
+    .set({ status: "applied", closedReason: null, updatedAt: clockNow })
+    .where(
+      and(
+        eq(inferenceLease.id, lease.id),
+        eq(inferenceLease.status, "proposed"),
+        sql`${inferenceLease.deadlineAt} > ${clockNow}`,
+        input.sessionId === undefined ? undefined : sessionLiveNow(input.sessionId),
+      ),
+    )
+    // The instant it was judged in time, which dates the `applied` event (not the later insert).
+    .returning({ id: inferenceLease.id, inTimeAt: judgedAt(inferenceLease.deadlineAt) });
+  // The deadline passed in the microseconds between the condition and RETURNING: undone, refused.
+  if (applied && !applied.inTimeAt) throw new FailClosed("the deadline passed as apply wrote", "lease_expired");
+  if (!applied) {
+    if (await expiredNow()) return refuse("lease_expired");
+    if (input.sessionId !== undefined) return { ok: false, code: "not_signed_in" };
+    throw new FailClosed("the locked lease changed meanwhile");
+  }
+
+  const write = await purpose.apply(tx, {
+    invoiceId: lease.invoiceId,
+    version: input.version,
+    output: parsed.data,
+    current: current ?? { invoice: {}, summary: null, reviewNotes: null, lines: [], accounts: {} },
+    accept,
+  });
+  if (write.unusable) throw new FailClosed("the proposal names what the invoice does not have", "proposal_unusable");
+  const written = await tx
+    .update(invoice)
+    .set({ ...write.invoiceSet, version: sql`${invoice.version} + 1`, updatedAt: clockNow })
+    .where(and(eq(invoice.id, lease.invoiceId), ownedInvoice(actorId), eq(invoice.version, input.version)))
+    .returning({ version: invoice.version });
+  // Thrown, so the lease's update above rolls back with the transaction.
+  if (written.length !== 1) throw new FailClosed(`invoice write changed ${written.length} rows`);
+  // The invoice's other purposes read nothing any purpose writes (lib/purposes: no target is
+  // read), so their proposals made against the version before this write still hold: they
+  // follow the invoice to its new version instead of failing as out of date.
+  await tx
+    .update(inferenceLease)
+    .set({ invoiceVersion: written[0]!.version })
+    .where(
+      and(
+        eq(inferenceLease.invoiceId, lease.invoiceId),
+        ne(inferenceLease.id, lease.id),
+        eq(inferenceLease.invoiceVersion, input.version),
+        inFlight,
+      ),
+    );
+
+  const changed = accept === undefined ? {} : { written: write.written.length };
+  const approval = input.approval ? { approval_id: input.approval.requestId, approver_id: input.approval.approverId } : {};
+  await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version, ...changed, ...approval }, applied.inTimeAt!);
+  return { ok: true, invoiceVersion: written[0]!.version, written: write.written };
+}
+
+/**
+ * Whether a partial apply names changes the page showed: only a purpose that applies by line (its
+ * `byLine`) takes a choice (any other takes its proposal whole); each key one of the proposal's,
+ * at least one.
+ */
+export function acceptable(
+  lease: Pick<LockedLease, "purpose" | "proposal">,
+  accept: readonly string[],
+  current: Parameters<typeof plannedChanges>[2],
+): boolean {
+  if (!isPurpose(lease.purpose)) return false;
+  const keys = new Set((plannedChanges(lease.purpose, lease.proposal, current) ?? []).map((c) => canonicalKey(c.key)));
+  return purposeOf(lease.purpose).byLine === true && accept.length > 0 && accept.every((key) => keys.has(key));
 }

@@ -63,7 +63,10 @@ async function revokeSessionUntraced(
       .set({ revokedAt: dbNow })
       .where(and(eq(appSession.id, sessionId), eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`))
       .returning({ live: sql<boolean>`${appSession.expiresAt} > now()` });
-    const revoked = await closeInFlight(tx, and(eq(inferenceLease.sessionId, sessionId), eq(inferenceLease.actorId, actorId)));
+    const revoked = await closeInFlight(
+      tx,
+      and(eq(inferenceLease.sessionId, sessionId), eq(inferenceLease.actorId, actorId), notSubmitted),
+    );
     return { live: ended?.live === true, revoked };
   });
   await tellClosed(dispatch, result.revoked, "signed_out");
@@ -98,7 +101,7 @@ async function revokeAllSessionsUntraced(
       .update(appSession)
       .set({ revokedAt: dbNow })
       .where(and(eq(appSession.userId, actorId), sql`${appSession.revokedAt} is null`));
-    return closeInFlight(tx, eq(inferenceLease.actorId, actorId));
+    return closeInFlight(tx, and(eq(inferenceLease.actorId, actorId), notSubmitted));
   });
   if (revoked === null) return { ok: false, code: "not_signed_in", revoked: (await revokeSession(db, input, dispatch)).revoked };
   await tellClosed(dispatch, revoked, "signed_out");
@@ -119,6 +122,14 @@ export async function revokeMemberSessions(tx: Tx, member: { userId: string; org
   const inOrg = sql`${inferenceLease.invoiceId} in (select ${invoice.id} from ${invoice} where ${invoice.orgId} = ${member.orgId})`;
   return closeInFlight(tx, and(eq(inferenceLease.actorId, member.userId), inOrg));
 }
+
+/**
+ * A lease not submitted for approval. Sign-out, everywhere too, leaves a submitted request pending
+ * (docs/decisions/0078): the submit was the requester's finished act, bound by hash, and the write
+ * runs in the approver's session; a review outlasts a 12 h session. Removal closes it all the same.
+ */
+// Qualified by hand: drizzle writes an UPDATE's columns unqualified, and `id` in the subquery would be the request's.
+const notSubmitted = sql`not exists (select 1 from approval_request r where r.lease_id = "inference_lease"."id")`;
 
 /** Sign-out's closing of leases in flight (`mine` names them): overdue ones expired, the rest rejected. */
 async function closeInFlight(tx: Tx, mine: SQL | undefined): Promise<string[]> {

@@ -9,6 +9,7 @@ export * from "./timeline";
 export * from "./generate";
 export * from "./apply";
 export * from "./close";
+export * from "./approval";
 export * from "./notice";
 export * from "./cursor";
 export { isPurpose } from "./shared";

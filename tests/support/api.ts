@@ -20,6 +20,13 @@ import * as invitationRoute from "@/app/api/invitations/[token]/route";
 import * as orgBudgetRoute from "@/app/api/org/budget/route";
 import * as usageRoute from "@/app/api/usage/route";
 import * as auditExportRoute from "@/app/api/audit/export/route";
+import * as submitRoute from "@/app/api/leases/[id]/submit/route";
+import * as policiesRoute from "@/app/api/org/policies/route";
+import * as policyRoute from "@/app/api/org/policies/[purpose]/route";
+import * as approvalsRoute from "@/app/api/approvals/route";
+import * as approvalRoute from "@/app/api/approvals/[id]/route";
+import * as approveRoute from "@/app/api/approvals/[id]/approve/route";
+import * as declineRoute from "@/app/api/approvals/[id]/decline/route";
 
 export const sink = () => (globalThis as { __eventSink?: Awaited<ReturnType<typeof startEventSink>> }).__eventSink!;
 
@@ -47,6 +54,13 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["org-budget", /^\/api\/org\/budget$/, orgBudgetRoute as never],
   ["usage", /^\/api\/usage$/, usageRoute as never],
   ["audit-export", /^\/api\/audit\/export$/, auditExportRoute as never],
+  ["submit", /^\/api\/leases\/(?<id>[^/]+)\/submit$/, submitRoute as never],
+  ["org-policies", /^\/api\/org\/policies$/, policiesRoute as never],
+  ["org-policy", /^\/api\/org\/policies\/(?<purpose>[^/]+)$/, policyRoute as never],
+  ["approvals", /^\/api\/approvals$/, approvalsRoute as never],
+  ["approval", /^\/api\/approvals\/(?<id>[^/]+)$/, approvalRoute as never],
+  ["approve", /^\/api\/approvals\/(?<id>[^/]+)\/approve$/, approveRoute as never],
+  ["decline", /^\/api\/approvals\/(?<id>[^/]+)\/decline$/, declineRoute as never],
 ];
 
 export type ApiResponse = { status: number; body: any; headers: Headers };

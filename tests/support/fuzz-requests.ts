@@ -27,6 +27,8 @@ export const PATHS: Record<ApiRoute, (id: string) => string> = {
   budget: () => "/api/org/budget",
   usage: () => "/api/usage",
   changes: (id) => `/api/leases/${id}/changes`,
+  policy: (id) => `/api/org/policies/${id}`,
+  approvals: () => "/api/approvals",
 };
 
 // ---------------------------------------------------------------------------------------
@@ -372,6 +374,21 @@ const BUDGET_VALID = json(
   }),
 );
 
+// PUT /api/org/policies/:purpose: a purpose of the registry (or not), `self` or `four_eyes` with
+// a window of 1-720 hours, or values out of range, of the wrong type, missing.
+const POLICY = jsonBody({
+  apply: some(fc.constantFrom("self", "four_eyes"), fc.constantFrom("FOUR_EYES", "two_eyes", "self ", ""), nastyString, anyJson),
+  review_hours: some(fc.constantFrom(1, 24, 720), fc.constantFrom(0, 721, 1.5, -1, "24", null), nastyNumber, anyJson),
+});
+// Mostly `self`: a four_eyes policy stays until set back, and turns the owner's applies into 409s.
+const POLICY_VALID = json(
+  fc.record({ apply: fc.constantFrom("self", "self", "self", "four_eyes"), review_hours: fc.constantFrom(1, 24, 720) }),
+);
+const PURPOSE_ID = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...PURPOSES) },
+  { weight: 2, arbitrary: fc.oneof(fc.constantFrom("SUMMARIZE_INVOICE", "summarize-invoice", "__proto__", "pay_invoice"), nastyString) },
+);
+
 const MEMBER_ID = fc.oneof(
   { weight: 6, arbitrary: ref("user:owner", "user:other", "user:joined", "uuid:missing") },
   { weight: 2, arbitrary: fc.oneof(fc.uuid(), nastyString, ref("inv:own0")) },
@@ -668,6 +685,14 @@ export const REQUESTS = fc.oneof(
   {
     weight: 3,
     arbitrary: orMember(request("budget", ["GET", "PUT", "PUT"], NO_ID, BUDGET, { id: NO_ID, body: BUDGET_VALID })),
+  },
+  {
+    weight: 1,
+    arbitrary: orMember(request("policy", ["PUT"], PURPOSE_ID, POLICY, { id: fc.constantFrom(...PURPOSES), body: POLICY_VALID })),
+  },
+  {
+    weight: 1,
+    arbitrary: orMember(request("approvals", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) })),
   },
   {
     weight: 1,

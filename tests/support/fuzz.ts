@@ -42,6 +42,10 @@ const AUDITED = [
   "invitation",
   "model_usage",
   "org_budget",
+  // The four-eyes lane (docs/decisions/0078): the policy route is fuzzed; submit, approve and
+  // decline are not yet, so a request row written by any call is a label none expects, and fails.
+  "approval_policy",
+  "approval_request",
   // The chart of accounts is the migration's: no request writes it.
   "account",
   // The audit chain (decision 0080), appended by deferred triggers at the commit of what it records:
@@ -103,6 +107,8 @@ export async function snapshot(db: Db): Promise<Snapshot> {
       ${hash("invitation")} as invitation, ${hash("model_usage")} as model_usage,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id), '')) from org_budget t) as org_budget,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.code), '')) from account t) as account,
+      (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id, t.purpose), '')) from approval_policy t) as approval_policy,
+      ${hash("approval_request")} as approval_request,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id, t.user_id), '')) from membership t) as membership,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id), '')) from audit_head t) as audit_head,
       (select count(*)::text from audit_entry) as audit_entry`),
@@ -222,6 +228,17 @@ export function label(w: Write): string {
     case "audit_entry":
       // An entry of the chain: what it records (its source, op and key) pairs it with that write.
       return w.op === "INSERT" ? `chain:${n.source}:${n.op}:${n.source_key}` : `bad:audit_entry-${w.op}`;
+    case "approval_policy":
+      // PUT /api/org/policies/:purpose: an upsert of one purpose's policy, by whom.
+      if (w.op === "DELETE") return "bad:approval_policy-delete";
+      if (w.op === "UPDATE" && (o.org_id !== n.org_id || o.purpose !== n.purpose)) return "bad:approval_policy-key";
+      return `policy:${n.org_id}:${n.purpose}:${n.updated_by}:${n.apply}:${n.review_hours}`;
+    case "approval_request": {
+      // A submit inserts an undecided request; a decision sets it once (the database refuses more).
+      if (w.op === "INSERT") return n.decision === null ? `submit:${n.lease_id}:${n.requester_id}` : "bad:approval_request-insert";
+      if (w.op === "UPDATE" && o.decision === null && n.decision !== null) return `decide:${o.id}:${n.decision}:${n.approver_id}`;
+      return `bad:approval_request-${w.op}`;
+    }
     case "rate_limit":
       return "ratelimit";
     case "app_user":
@@ -298,7 +315,8 @@ export function withoutWithdrawals(labels: string[], inv: string): string[] {
 
 /**
  * Without the audit chain's entries (decision 0080), each paired with the write it records: one
- * per lease event, per membership written (by its organization and user) and per budget written;
+ * per lease event, per membership written (by its organization and user), per budget and per
+ * approval policy or request written;
  * an invoice change's (not a table the record watches) comes with a write of an invoice. A write
  * the chain should record and did not stays as `bad:unchained:<label>`, and an entry with no
  * write, as itself: both fail.
@@ -330,7 +348,13 @@ export function withoutChainEntries(labels: string[]): string[] {
               ? take(`chain:membership:update:${a}:${b}`)
               : kind === "budget"
                 ? takeLike(new RegExp(`^chain:org_budget:(insert|update):${a}$`)) // the upsert's, of that organization
-                : null;
+                : kind === "policy"
+                  ? takeLike(new RegExp(`^chain:approval_policy:(insert|update):${a}:${b}$`)) // keyed by organization and purpose
+                  : kind === "submit"
+                    ? takeLike(/^chain:approval_request:insert:[0-9a-f-]+$/)
+                    : kind === "decide"
+                      ? take(`chain:approval_request:update:${a}`)
+                      : null;
     if (recorded === false) missing.push(`bad:unchained:${l}`);
   }
   const wroteInvoice = rest.some((l) => /^(create|edit|bump):/.test(l));
@@ -975,7 +999,9 @@ export type ApiRoute =
   | "purposes"
   | "budget"
   | "usage"
-  | "changes";
+  | "changes"
+  | "policy"
+  | "approvals";
 export const AUTHED: Record<ApiRoute, boolean> = {
   session: true, // GET and DELETE; POST is sign-in
   invoices: true,
@@ -996,6 +1022,8 @@ export const AUTHED: Record<ApiRoute, boolean> = {
   budget: true,
   usage: true,
   changes: true,
+  policy: true,
+  approvals: true,
   // The invitation link's routes are open without a session by nature (a 201 there signs someone up).
   invitationLink: false,
 };
@@ -1165,6 +1193,11 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
       )
     )
       problems.push(`answered caps ${JSON.stringify(answer)}`);
+  } else if (route === "policy" && method === "PUT" && status === 200) {
+    // The actor's organization's policy for that purpose, as sent, by the actor (an admin: anyone else's is 403).
+    allowed = [[`policy:${org}:${id}:${a}:${ctx.input?.apply}:${ctx.input?.review_hours}`]];
+    if (answer?.purpose !== id || answer?.apply !== ctx.input?.apply || answer?.review_hours !== ctx.input?.review_hours)
+      problems.push(`answered policy ${JSON.stringify(answer)}`);
   } else if (route === "member" && method === "PATCH" && status === 200) {
     // That membership's role, to the role sent (the same again is still a write of it), and nothing else.
     allowed = [[`member-role:${org}:${id}:*->${ctx.input?.role}`]];

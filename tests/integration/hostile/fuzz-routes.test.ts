@@ -29,6 +29,8 @@ import * as importRoute from "@/app/api/invoices/import/route";
 import * as invitationLinkRoute from "@/app/api/invitations/[token]/route";
 import * as purposesRoute from "@/app/api/purposes/route";
 import * as budgetRoute from "@/app/api/org/budget/route";
+import * as policyRoute from "@/app/api/org/policies/[purpose]/route";
+import * as approvalsRoute from "@/app/api/approvals/route";
 import * as usageRoute from "@/app/api/usage/route";
 import * as changesRoute from "@/app/api/leases/[id]/changes/route";
 import { sessionCookieFrom } from "../../support/api";
@@ -74,6 +76,8 @@ const HANDLERS: Record<ApiRoute, Record<string, Handler | undefined>> = {
   budget: budgetRoute as never,
   usage: usageRoute as never,
   changes: changesRoute as never,
+  policy: policyRoute as never,
+  approvals: approvalsRoute as never,
 };
 const ORIGIN = "http://127.0.0.1:3000";
 
@@ -256,7 +260,8 @@ async function prepare(r: FuzzRequest): Promise<Prepared | null> {
 
 async function fire(p: Prepared): Promise<{ status: number; answer: any; retryAfter: string | null }> {
   try {
-    const res = await p.handler(p.req, { params: Promise.resolve({ id: p.param }) });
+    // The policy route's segment is its purpose.
+    const res = await p.handler(p.req, { params: Promise.resolve({ id: p.param, purpose: p.param }) });
     const retryAfter = res.headers.get("retry-after");
     if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
       // The first chunk, then go away as a client would.
@@ -309,6 +314,8 @@ async function check(r: FuzzRequest) {
   if (caps && status === 429 && !caps.any) problems.push("budget_exhausted with no cap set");
   if (r.route === "leases" && status === 429) note("budget_exhausted");
   if (r.route === "budget" && r.method === "PUT") note(`budget PUT ${status}`);
+  if (r.route === "policy" && r.method === "PUT") note(`policy PUT ${status}`);
+  if (r.route === "apply" && status === 409 && answer?.detail === "approval_required") note("apply under four_eyes");
   if (r.route === "apply" && status === 200) {
     const applied = writes.map(label).find((l) => l.startsWith("apply:"));
     note(`applied ${applied?.split(":")[4]}${p.input?.lines ? " with lines" : ""}`);

@@ -1,0 +1,128 @@
+import "server-only";
+// GET /api/approvals: the approver's queue ("Waiting for your approval"): the organization's
+// requests still pending (no decision, the lease proposed and in its window by the database
+// clock) that someone else submitted. One statement; the role is a condition of it.
+import { sql } from "drizzle-orm";
+import { rowsOf, type Db } from "@/db/client";
+import { memberMay, visibleInvoice, type Member } from "@/lib/access";
+import { isUuid } from "@/lib/ids";
+import type { ApprovalDecision, ApprovalStatus, ClosedReason, LeaseStatus } from "@/lib/lease-codes";
+import { currentValues, isPurpose, plannedChanges } from "@/lib/purposes";
+import type { PlannedChange } from "@/lib/purposes";
+import { approvalStatus } from "./status";
+
+export type QueueEntry = {
+  id: string;
+  lease_id: string;
+  invoice_id: string;
+  invoice_number: string;
+  purpose: string;
+  requester: { id: string; name: string };
+  proposal: unknown;
+  proposal_sha256: string;
+  invoice_version: number;
+  accept: string[] | null;
+  submitted_at: string;
+  expires_at: string;
+};
+
+export async function approvalQueue(db: Db, member: Member): Promise<QueueEntry[]> {
+  const result = await db.execute(sql`
+    select r.id, r.lease_id, r.invoice_id, i.number as invoice_number, r.purpose,
+      json_build_object('id', u.id, 'name', u.name) as requester,
+      l.proposal, r.proposal_sha256, r.invoice_version, r.accept, r.submitted_at, l.deadline_at as expires_at
+    from approval_request r
+    join inference_lease l on l.id = r.lease_id
+    join invoice i on i.id = r.invoice_id
+    join app_user u on u.id = r.requester_id
+    where r.org_id = ${member.orgId}::uuid and r.decision is null
+      and ${memberMay(member.orgId, member.id, "approve")}
+      and r.requester_id <> ${member.id}::uuid
+      and l.status = 'proposed' and l.deadline_at > now()
+    order by r.submitted_at, r.id
+    limit 500`);
+  const rows = rowsOf<QueueEntry>(result);
+  const parse = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v);
+  const iso = (v: unknown) => (v instanceof Date ? v : new Date(String(v))).toISOString();
+  return rows.map((r) => ({
+    ...r,
+    requester: parse(r.requester) as QueueEntry["requester"],
+    proposal: parse(r.proposal),
+    invoice_version: Number(r.invoice_version),
+    submitted_at: iso(r.submitted_at),
+    expires_at: iso(r.expires_at),
+  }));
+}
+
+export type ApprovalDetail = QueueEntry & {
+  status: ApprovalStatus;
+  /** Why a withdrawn request's lease was closed (invoice_changed, cancelled, signed_out), else null. */
+  closed_reason: ClosedReason | null;
+  decision: ApprovalDecision | null;
+  approver: { id: string; name: string } | null;
+  decided_at: string | null;
+  comment: string | null;
+  /** What approving would change: the proposal against the invoice's targets now (null once it can no longer be approved). */
+  changes: Pick<PlannedChange, "key" | "label" | "before" | "after">[] | null;
+};
+
+/**
+ * GET /api/approvals/:id: one request, for its requester and for the organization's members who
+ * may approve (anyone else: the same null as a missing id), with its derived status and, while
+ * pending, the diff the approver decides on. Two statements: the request, then the targets now.
+ */
+export async function approvalDetail(db: Db, member: Member, id: unknown): Promise<ApprovalDetail | null> {
+  if (!isUuid(id)) return null;
+  const result = await db.execute(sql`
+    select r.id, r.lease_id, r.invoice_id, i.number as invoice_number, r.purpose,
+      json_build_object('id', u.id, 'name', u.name) as requester,
+      l.proposal, r.proposal_sha256, r.invoice_version, r.accept, r.submitted_at, l.deadline_at as expires_at,
+      l.status as lease_status, l.closed_reason, r.decision, r.decided_at, r.comment,
+      case when a.id is null then null else json_build_object('id', a.id, 'name', a.name) end as approver, now() as now
+    from approval_request r
+    join inference_lease l on l.id = r.lease_id
+    join invoice i on i.id = r.invoice_id
+    join app_user u on u.id = r.requester_id
+    left join app_user a on a.id = r.approver_id
+    where r.id = ${id.toLowerCase()}::uuid and r.org_id = ${member.orgId}::uuid
+      and (r.requester_id = ${member.id}::uuid or ${memberMay(member.orgId, member.id, "approve")})`);
+  type Row = QueueEntry & {
+    lease_status: LeaseStatus;
+    closed_reason: ClosedReason | null;
+    decision: ApprovalDecision | null;
+    decided_at: unknown;
+    comment: string | null;
+    approver: unknown;
+    now: unknown;
+  };
+  const row = rowsOf<Row>(result)[0];
+  if (!row) return null;
+  const parse = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v);
+  const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
+  const { lease_status, now, ...r } = row;
+  const status = approvalStatus({
+    decision: r.decision,
+    leaseStatus: lease_status,
+    closedReason: r.closed_reason,
+    deadlineAt: date(r.expires_at),
+    now: date(now),
+  });
+  let changes: ApprovalDetail["changes"] = null;
+  if (status === "pending" && isPurpose(r.purpose)) {
+    const current = await currentValues(db, r.invoice_id, visibleInvoice(member));
+    const planned = current ? plannedChanges(r.purpose, parse(r.proposal), current) : null;
+    changes = planned?.map(({ key, label, before, after }) => ({ key, label, before, after })) ?? null;
+  }
+  return {
+    ...r,
+    requester: parse(r.requester) as QueueEntry["requester"],
+    approver: parse(r.approver) as ApprovalDetail["approver"],
+    proposal: parse(r.proposal),
+    invoice_version: Number(r.invoice_version),
+    submitted_at: date(r.submitted_at).toISOString(),
+    expires_at: date(r.expires_at).toISOString(),
+    decided_at: r.decided_at ? date(r.decided_at).toISOString() : null,
+    status,
+    changes,
+  };
+}
