@@ -957,10 +957,12 @@ class Apply extends Step {
     if (l.actor !== s.actor) return { answer: "404 lease_not_found", effect: nothing };
     const inv = m.invoices[l.inv]!;
     const { lines, invalid } = this.linesOf(m, l);
-    // Lines are judged once the lease and the invoice are found as they were, before the write
-    // that judges the deadline: a bad list is refused as such even on a lease past its deadline.
+    // Lines are judged once the lease and the invoice are found as they were, and after the
+    // lease's state: a bad list on a lease past its deadline expires it (lib/leases/apply.ts).
     if (invalid && l.status === "proposed" && inv.owner === s.actor && inv.version === l.fence)
-      return { answer: "422 invalid_lines", effect: nothing };
+      return late(l)
+        ? { answer: "409 lease_expired", effect: (next) => void (find(next).status = "expired") }
+        : { answer: "422 invalid_lines", effect: nothing };
     if (isInFlight(l.status) && late(l)) return { answer: "409 lease_expired", effect: (next) => void (find(next).status = "expired") };
     if (l.status === "rejected" && l.changed) return { answer: "409 invoice_changed", effect: nothing };
     if (l.status !== "proposed") return { answer: `409 lease_${l.status}`, effect: nothing };
