@@ -28,7 +28,7 @@ export const LANE_WORDS = {
   badge: "Waiting for approval",
   approvedBy: (name: string | null) => `Approved by ${name ?? "an approver"} and saved to the invoice.`,
   declinedBy: (name: string | null, comment: string | null) =>
-    `${name ?? "An approver"} declined this request${comment ? `: “${comment}”` : ""}. Nothing was changed on the invoice.`,
+    `${name ?? "An approver"} declined this request, so nothing was changed on the invoice.${comment ? ` Their comment: “${comment}”` : ""}`,
   expired: "No one approved this request before its time ran out. Nothing was changed on the invoice.",
   withdrawn: "You withdrew this request. Nothing was changed on the invoice.",
 } as const;
@@ -57,7 +57,8 @@ export const DECISION_WORDS = {
   approval_expired: "The time for a decision ran out, so nothing was changed on the invoice.",
   approval_withdrawn: "The request was withdrawn, so nothing was changed on the invoice.",
   invoice_changed: "The invoice was edited after this request was made, so it was withdrawn. Nothing was changed on the invoice.",
-  proposal_changed: "What you were shown is no longer what would be saved, so nothing was changed. Reload the page and look again.",
+  proposal_changed:
+    "The proposal is no longer the one you were shown, so nothing was saved to the invoice. Reload the page and look again.",
   proposal_unusable: "This proposal cannot be saved as it is, so nothing was changed on the invoice.",
   not_signed_in: "You were signed out, so nothing was decided. Sign in again to continue.",
   comment_required: "Say why you decline: the requester reads it. Nothing was changed on the invoice.",
@@ -101,7 +102,7 @@ export function requestEndWords(r: {
     case "approved":
       return `${r.approverName ?? "An approver"} approved this request and the invoice was changed.`;
     case "declined":
-      return `${r.approverName ?? "An approver"} declined this request${r.comment ? `: “${r.comment}”` : ""}. The invoice was not changed.`;
+      return `${r.approverName ?? "An approver"} declined this request, so the invoice was not changed.${r.comment ? ` Their comment: “${r.comment}”` : ""}`;
     case "expired":
       return "No one decided this request before its time ran out. The invoice was not changed.";
     case "withdrawn":
@@ -140,9 +141,9 @@ export const POLICY_WORDS = {
   readOnly: "Only an admin can change these.",
   noApprover:
     "Nobody but the admins can approve yet: a request made by the only person who could approve it waits until its time runs out.",
-  saved: "Saved. It applies to the next request.",
-  invalid: "Choose how it is saved and a time between 1 and 720 hours. Nothing was changed.",
-  forbidden: "Only an admin can change how tasks are approved. Nothing was changed.",
+  saved: "saved. It applies to the next request.",
+  invalid: "choose how it is saved and a time between 1 and 720 hours. Nothing was changed.",
+  forbidden: "only an admin can change how tasks are approved. Nothing was changed.",
 } as const;
 
 export const POLICY_CHOICE_WORDS = {

@@ -129,8 +129,8 @@ export default async function TeamPage({ searchParams }: { searchParams: Search 
             className={`notice ${policyNotice === "saved" ? "notice--ok" : "notice--error"}`}
             data-testid="policy-notice"
           >
-            {POLICY_WORDS[policyNotice]}
-            {policyPurpose ? ` (${taskTitle(policyPurpose)})` : ""}
+            {/* "Summary: saved. …", the task named first (one the address names that is none reads as the summary's). */}
+            {`${taskTitle(policyPurpose ?? "summarize_invoice")}: ${POLICY_WORDS[policyNotice]}`}
           </p>
         ) : null}
         {approvers.length < 2 && policies.some((p) => p.apply === "four_eyes") ? (
