@@ -26,6 +26,8 @@ export const LANE_WORDS = {
     approvers.length ? `${oneOf(approvers)} can approve it.` : "Nobody else on the team can approve it yet: ask an admin.",
   waitingNote: "Nothing is saved to the invoice unless it is approved. Withdraw takes the request back.",
   badge: "Waiting for approval",
+  /** Before the proposal's text in the summary's panel, in place of "After Apply:". */
+  ifApproved: "If approved:",
   approvedBy: (name: string | null) => `Approved by ${name ?? "an approver"} and saved to the invoice.`,
   declinedBy: (name: string | null, comment: string | null) =>
     `${name ?? "An approver"} declined this request, so nothing was changed on the invoice.${comment ? ` Their comment: “${comment}”` : ""}`,

@@ -96,6 +96,7 @@ test("carol approves dave's submission and the invoice changes", async ({ page, 
   await expect(inv.panel.getByTestId("who-approves")).toContainText("Carol Nguyen");
   await expect(inv.panel.getByRole("button", { name: "Withdraw", exact: true })).toBeVisible();
   await expect(inv.panel.getByTestId("countdown")).toHaveText(/^(23 h 5\d min|1 day)$/);
+  await expect(inv.panel.getByTestId("planned-change")).toContainText("Summary now: none. If approved:");
   await expectAccessible(davePage, "invoice page, waiting for approval");
   await expect(approvalsLink(davePage), "a member decides nothing: no Approvals link").toHaveCount(0);
   const request = (await requestFor(sql, leaseId))!;
@@ -127,7 +128,19 @@ test("carol approves dave's submission and the invoice changes", async ({ page, 
   await expectAccessible(carol, "approval request, waiting");
   await saveScreenshot(carol, "approval-diff");
 
+  // A hash that is not the one of the proposal shown: refused in words, nothing written.
   const before = await invoiceRow(sql, invoice.id);
+  await carol.locator('input[name="proposal_sha256"]').evaluate((input: HTMLInputElement) => (input.value = "0".repeat(64)));
+  await carol.getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(carol.getByTestId("approval-notice")).toHaveText(
+    "The proposal is no longer the one you were shown, so nothing was saved to the invoice. Reload the page and look again.",
+  );
+  expect(await requestFor(sql, leaseId)).toMatchObject({ decision: null });
+  expect((await invoiceRow(sql, invoice.id)).version).toBe(before.version);
+
+  // Reloaded, as the words say: the page's own hash again.
+  await carol.reload();
+  await expect(carol.locator('input[name="proposal_sha256"]')).toHaveValue(request.proposal_sha256);
   await carol.getByLabel("Comment (optional)").fill("Matches the contract.");
   await carol.getByRole("button", { name: "Approve", exact: true }).click();
   await expect(carol.getByTestId("approval-notice")).toHaveText("Approved. The invoice was changed as shown.");

@@ -41,6 +41,7 @@ function everySentence(): string[] {
     LANE_WORDS.timeLeft,
     LANE_WORDS.waitingNote,
     LANE_WORDS.badge,
+    LANE_WORDS.ifApproved,
     LANE_WORDS.approvedBy("Carol Nguyen"),
     LANE_WORDS.approvedBy(null),
     LANE_WORDS.declinedBy("Carol Nguyen", "The hours are not agreed"),

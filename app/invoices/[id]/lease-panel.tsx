@@ -240,7 +240,7 @@ export function LeasePanel({
                     <span data-testid="change-before" suppressHydrationWarning>
                       {shownChanges.items[0].before === null ? "none" : localizeDates(shownChanges.items[0].before, viewer.locale)}
                     </span>
-                    . After Apply:
+                    . {lane.policy === "four_eyes" || waiting ? LANE_WORDS.ifApproved : "After Apply:"}
                   </p>
                 ) : null}
                 <blockquote className="proposal" data-testid="proposal" suppressHydrationWarning>
