@@ -2,6 +2,7 @@ import type { Metadata, Viewport } from "next";
 import Link from "next/link";
 import { connection } from "next/server";
 import type { ReactNode } from "react";
+import { may } from "@/lib/access";
 import { getActor } from "@/app/_lib/actor";
 import { SignOutButton } from "@/app/_components/sign-out-button";
 import { orgLineWords } from "@/app/_lib/team-words";
@@ -38,6 +39,12 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                 <Link href="/usage" className="site-header__team">
                   Usage
                 </Link>
+                {/* Only those who decide requests: admins and approvers (ROLE_RULES.approve). */}
+                {may(actor, "approve") ? (
+                  <Link href="/approvals" className="site-header__team">
+                    Approvals
+                  </Link>
+                ) : null}
                 <span className="site-header__name">{actor.name}</span>
                 {/* The organization the session works in, and the actor's role there. */}
                 <span className="site-header__org" data-testid="header-org">

@@ -14,11 +14,13 @@ import type {
   LeaseDisplay,
   LeaseStatus,
   OpenRefusal,
+  SubmitRefusal,
 } from "@/lib/lease-codes";
 import { isClosedReason } from "@/lib/lease-codes";
 import type { PurposeWords } from "@/lib/purposes/types";
 import type { CapField } from "@/lib/spend/budget";
 import type { leaseJson } from "@/app/_lib/serialize";
+import { SUBMIT_WORDS } from "@/app/_lib/approval-words";
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
 export type LeaseEventJson = LeaseJson["events"][number];
@@ -365,6 +367,7 @@ export type NoticeCode =
   | `summarize.${SummarizeRefusal}`
   | `apply.${ApplyRefusal}`
   | `apply.lease_rejected.${ClosedReason}`
+  | `submit.${SubmitRefusal}`
   | `discard.${CancelRefusal}`
   | `cancel.${CancelRefusal}`
   | `edit.${EditRefusal | "saved" | "unchanged"}`;
@@ -398,6 +401,8 @@ function summaryNoticeOf(param: string | undefined, lease: Pick<LeaseJson, "clos
       // one (an older link) reads it from the page's lease.
       if (reason !== undefined && !isClosedReason(reason)) return null;
       return known(APPLY_WORDS, code) ? refusal(applyRefusal(code, reason ?? lease?.closed_reason)) : null;
+    case "submit":
+      return known(SUBMIT_WORDS, code) ? refusal(SUBMIT_WORDS[code]) : null;
     case "discard":
       return known(DISCARD_WORDS, code) ? refusal(discardRefusal(code)) : null;
     case "cancel":

@@ -11,6 +11,8 @@ import { canonicalId } from "@/lib/ids";
 import { formOf, text } from "@/lib/input";
 import { changeRole, createInvitation, InvitationInput, revokeInvitation } from "@/lib/members";
 import { ROLES } from "@/lib/org-codes";
+import { PolicyInput, writePolicy } from "@/lib/approvals/policy";
+import type { PolicyNotice } from "@/app/_lib/approval-words";
 import { action, stateAction } from "@/app/_lib/action";
 import { cookieSession } from "@/app/_lib/actor";
 import { removeMember } from "@/app/_lib/leases";
@@ -83,5 +85,30 @@ export const revokeInvitationAction = action({
   run: async ({ invitation_id }, { actor, db }) => {
     const result = await revokeInvitation(db, actor, invitation_id);
     backToTeam(result.ok ? "revoked" : result.code === "not_signed_in" ? "forbidden" : result.code);
+  },
+});
+
+function backToPolicies(notice: PolicyNotice, purpose?: string): never {
+  const which = purpose ? `&purpose=${encodeURIComponent(purpose)}` : "";
+  redirect(`/org?policy=${notice}${which}#policies-heading`, RedirectType.replace);
+}
+
+/**
+ * An admin sets how one task is saved (docs/decisions/0078): by its owner, or after a second
+ * person approves, with the time to decide. The same writePolicy and PolicyInput as
+ * PUT /api/org/policies/:purpose; the admin role is a condition of its statement.
+ */
+export const savePolicyAction = action({
+  who: "actor",
+  input: formOf(z.object({ purpose: text().trim().max(100), apply: text().trim().max(20), review_hours: text().trim().max(20) })),
+  invalid: () => backToPolicies("invalid"),
+  run: async ({ purpose, apply, review_hours }, { actor, db }) => {
+    const hours = /^\d{1,4}$/.test(review_hours) ? Number(review_hours) : NaN;
+    const input = PolicyInput.safeParse({ apply, review_hours: hours });
+    if (!input.success) backToPolicies("invalid", purpose);
+    const result = await writePolicy(db, actor, purpose, input.data);
+    if (!result.ok) backToPolicies(result.code === "forbidden" ? "forbidden" : "invalid", purpose);
+    revalidatePath("/org");
+    backToPolicies("saved", purpose);
   },
 });

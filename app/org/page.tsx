@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { getDb } from "@/db/client";
+import { taskTitle } from "@/lib/approvals/read";
 import { may } from "@/lib/access";
 import { canonicalId } from "@/lib/ids";
 import { listInvitations, listMembers } from "@/lib/members";
@@ -10,7 +11,10 @@ import { formatDateTime } from "@/app/_lib/format";
 import { isMemberNotice, MEMBER_WORDS, ROLE_WORDS } from "@/app/_lib/member-words";
 import { getViewer } from "@/app/_lib/viewer";
 import { SubmitButton } from "@/app/_components/submit-button";
-import { changeRoleAction, removeMemberAction, revokeInvitationAction } from "./actions";
+import { readPolicies } from "@/lib/approvals/policy";
+import { APPLY_POLICIES, REVIEW_HOURS } from "@/lib/lease-codes";
+import { isPolicyNotice, POLICY_CHOICE_WORDS, POLICY_WORDS } from "@/app/_lib/approval-words";
+import { changeRoleAction, removeMemberAction, revokeInvitationAction, savePolicyAction } from "./actions";
 import { InviteForm } from "./invite-form";
 
 export const metadata: Metadata = { title: "Team" };
@@ -30,6 +34,12 @@ export default async function TeamPage({ searchParams }: { searchParams: Search 
   const members = await listMembers(db, actor);
   const manages = may(actor, "manage_members");
   const invitations = manages ? await listInvitations(db, actor) : null;
+  const policies = await readPolicies(db, actor);
+  const setsPolicy = may(actor, "set_policy");
+  const policyNotice = first(params.policy);
+  const policyPurpose = first(params.purpose);
+  // Who could approve a request besides its requester: approvers, and admins (ROLE_RULES.approve).
+  const approvers = members.filter((m) => m.role === "approver" || m.role === "admin");
   const notice = first(params.notice);
   // `?remove=` as the database spells ids: the same member in upper case gets the same confirm step.
   const remove = canonicalId(first(params.remove));
@@ -108,6 +118,72 @@ export default async function TeamPage({ searchParams }: { searchParams: Search 
             </li>
           ))}
         </ul>
+      </section>
+
+      <section aria-labelledby="policies-heading" className="card" data-testid="policies">
+        <h2 id="policies-heading">{POLICY_WORDS.heading}</h2>
+        <p className="muted small">{POLICY_WORDS.intro}</p>
+        {isPolicyNotice(policyNotice) ? (
+          <p
+            role={policyNotice === "saved" ? "status" : "alert"}
+            className={`notice ${policyNotice === "saved" ? "notice--ok" : "notice--error"}`}
+            data-testid="policy-notice"
+          >
+            {/* "Summary: saved. …", the task named first (one the address names that is none reads as the summary's). */}
+            {`${taskTitle(policyPurpose ?? "summarize_invoice")}: ${POLICY_WORDS[policyNotice]}`}
+          </p>
+        ) : null}
+        {approvers.length < 2 && policies.some((p) => p.apply === "four_eyes") ? (
+          <p className="notice notice--info" role="note">
+            {POLICY_WORDS.noApprover}
+          </p>
+        ) : null}
+        <ul className="member-list">
+          {policies.map((policy) => {
+            const task = { title: taskTitle(policy.purpose) };
+            return (
+              <li key={policy.purpose} className="member" data-testid="policy" data-purpose={policy.purpose} data-apply={policy.apply}>
+                {setsPolicy ? (
+                  <form action={savePolicyAction} className="actions" aria-label={`Approval for ${task.title}`}>
+                    <input type="hidden" name="purpose" value={policy.purpose} />
+                    <strong>{task.title}</strong>
+                    <label htmlFor={`policy-${policy.purpose}`} className="visually-hidden">
+                      How {task.title} is saved
+                    </label>
+                    <select id={`policy-${policy.purpose}`} name="apply" defaultValue={policy.apply}>
+                      {APPLY_POLICIES.map((apply) => (
+                        <option key={apply} value={apply}>
+                          {POLICY_CHOICE_WORDS[apply]}
+                        </option>
+                      ))}
+                    </select>
+                    <label htmlFor={`hours-${policy.purpose}`}>{POLICY_WORDS.hours}</label>
+                    <input
+                      id={`hours-${policy.purpose}`}
+                      name="review_hours"
+                      type="number"
+                      inputMode="numeric"
+                      min={REVIEW_HOURS.min}
+                      max={REVIEW_HOURS.max}
+                      step={1}
+                      required
+                      defaultValue={policy.review_hours}
+                    />
+                    <SubmitButton className="button button--quiet" pendingLabel="Saving…">
+                      {POLICY_WORDS.save}
+                    </SubmitButton>
+                  </form>
+                ) : (
+                  <p>
+                    <strong>{task.title}</strong>: {POLICY_CHOICE_WORDS[policy.apply]}
+                    {policy.apply === "four_eyes" ? ` (${policy.review_hours} h to decide)` : ""}
+                  </p>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+        {setsPolicy ? null : <p className="muted small">{POLICY_WORDS.readOnly}</p>}
       </section>
 
       {invitations?.ok ? (

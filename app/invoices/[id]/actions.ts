@@ -13,7 +13,7 @@ import { isUuid } from "@/lib/ids";
 import { signInPath } from "@/lib/return-path";
 import { formOf, positiveInt4, text } from "@/lib/input";
 import { getInvoice, InvoicePatch } from "@/lib/invoices";
-import { applyLease } from "@/lib/leases";
+import { applyLease, submitLease } from "@/lib/leases";
 import { action, rawField, stateAction } from "@/app/_lib/action";
 import { sendToSignIn } from "@/app/_lib/actor";
 import { datePattern, parseDate } from "@/app/_lib/format";
@@ -101,6 +101,27 @@ export const applyAction = action({
       result.code === "lease_rejected" && result.closedReason ? `apply.lease_rejected.${result.closedReason}` : `apply.${result.code}`,
       purpose,
     );
+  },
+});
+
+/**
+ * Submit for approval (a purpose under the four_eyes policy, docs/decisions/0078): the proposal,
+ * with the lines ticked as Apply takes them, frozen into a request an approver decides. Back to
+ * the page, whose panel then says it waits, until when, and who can approve it.
+ */
+export const submitAction = action({
+  who: "actor",
+  input: LeaseForm,
+  invalid: (raw) => backTo(rawField(raw, "invoice_id"), "submit.lease_not_found"),
+  run: async ({ lease_id, invoice_id, purpose, lines_form }, { actor, db, raw }) => {
+    const accept =
+      lines_form && raw instanceof FormData
+        ? raw.getAll("line").filter((v): v is string => typeof v === "string" && v.length <= 100)
+        : undefined;
+    const result = await submitLease(db, actor, lease_id, { accept });
+    if (result.ok) backTo(invoice_id);
+    if (result.code === "not_signed_in") await sendToSignIn();
+    backTo(invoice_id, `submit.${result.code}`, purpose);
   },
 });
 

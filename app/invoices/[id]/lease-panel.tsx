@@ -18,6 +18,7 @@ import {
   channelWords,
   closedWords,
   countdown,
+  durationWords,
   eventWords,
   heldByWords,
   PANEL_WORDS,
@@ -25,10 +26,11 @@ import {
   type LeaseJson,
   type Notice,
 } from "@/app/_lib/lease-words";
-import { displayOf, isInFlight, isTerminal, summaryOf } from "@/lib/lease-codes";
+import { LANE_WORDS } from "@/app/_lib/approval-words";
+import { displayOf, isInFlight, isTerminal, summaryOf, type ApplyPolicy, type ApprovalDecision } from "@/lib/lease-codes";
 import type { Purpose } from "@/lib/purposes";
 import type { PlannedChange, PurposeWords } from "@/lib/purposes/types";
-import { applyAction, cancelAction, discardAction, summarizeAction } from "./actions";
+import { applyAction, cancelAction, discardAction, submitAction, summarizeAction } from "./actions";
 import { newer, useDeadlineCheck, useLeaseFeed, useServerCountdown, type Channel } from "./lease-hooks";
 
 /**
@@ -38,6 +40,22 @@ import { newer, useDeadlineCheck, useLeaseFeed, useServerCountdown, type Channel
  * the proposal the server holds, fenced by the version this was read at.
  */
 export type PanelChanges = { leaseId: string; items: PlannedChange[] | null };
+
+/**
+ * The four-eyes lane as the owner's panel shows it (docs/decisions/0078): the purpose's policy,
+ * who else may approve, and the owner's request behind the panel's lease, if it was submitted.
+ */
+export type PanelLane = {
+  policy: ApplyPolicy;
+  approvers: string[];
+  request: {
+    leaseId: string;
+    decision: ApprovalDecision | null;
+    approverName: string | null;
+    comment: string | null;
+    accept: string[] | null;
+  } | null;
+};
 
 export function LeasePanel({
   purpose,
@@ -49,7 +67,9 @@ export function LeasePanel({
   heldBy,
   viewer,
   notice,
+  lane = { policy: "self", approvers: [], request: null },
 }: {
+  lane?: PanelLane;
   purpose: Purpose;
   /** Its purpose's words (its definition's, lib/purposes), handed over by the server page: this client module imports no definition. */
   words: PurposeWords;
@@ -118,6 +138,23 @@ export function LeasePanel({
   const headingId = isSummary ? "lease-heading" : `lease-heading-${purpose}`;
   // The changes read for this very lease; one read for an earlier lease (a push got here first) waits for the page's refresh.
   const shownChanges = changes && view && changes.leaseId === view.lease_id ? changes : null;
+  // Submitted for approval: the page's request for this very lease, or its `submitted` event.
+  const request = lane.request && view && lane.request.leaseId === view.lease_id ? lane.request : null;
+  const submitted = Boolean(view && (request || view.events.some((e) => e.kind === "submitted")));
+  const waiting = submitted && display === "proposed";
+  // Under four_eyes the owner submits instead of applying; once submitted, only Withdraw is left.
+  const primary =
+    lane.policy === "four_eyes" ? { action: submitAction, label: LANE_WORDS.submit } : { action: applyAction, label: BUTTON_WORDS.apply };
+  const secondaryLabel = waiting ? LANE_WORDS.withdraw : BUTTON_WORDS.discard;
+  // A submitted lease's end, in the lane's words; any other end as before.
+  const endWords = (): string => {
+    if (!view || !submitted) return view ? closedWords(view, words) : "";
+    if (view.status === "applied") return LANE_WORDS.approvedBy(request?.approverName ?? null);
+    if (view.status === "expired") return LANE_WORDS.expired;
+    if (view.closed_reason === "declined") return LANE_WORDS.declinedBy(request?.approverName ?? null, request?.comment ?? null);
+    if (view.closed_reason === "cancelled") return LANE_WORDS.withdrawn;
+    return closedWords(view, words);
+  };
 
   return (
     <section
@@ -127,6 +164,7 @@ export function LeasePanel({
       data-purpose={purpose}
       data-display={display ?? "none"}
       data-lease-id={leaseId ?? ""}
+      data-lane={waiting ? "waiting" : lane.policy}
     >
       <h2 id={headingId}>{words.heading}</h2>
 
@@ -138,15 +176,30 @@ export function LeasePanel({
         </>
       ) : (
         <>
-          <span className="lease__badge">{display === "proposed" ? words.ready : BADGE_WORDS[display!]}</span>
+          <span className="lease__badge">{waiting ? LANE_WORDS.badge : display === "proposed" ? words.ready : BADGE_WORDS[display!]}</span>
           {replacesState ? null : (
             <div role="status" aria-live="polite" data-testid="lease-state">
               {display === "generating" ? (
                 <p>{words.generating}</p>
+              ) : waiting ? (
+                <>
+                  <p data-testid="waiting-until">
+                    {LANE_WORDS.waitingUntil}
+                    <time dateTime={view.deadline_at} suppressHydrationWarning>
+                      {formatDateTime(view.deadline_at, viewer)}
+                    </time>
+                    .
+                  </p>
+                  <p data-testid="who-approves">
+                    {LANE_WORDS.whoApproves(lane.approvers)} {LANE_WORDS.waitingNote}
+                  </p>
+                </>
+              ) : display === "proposed" && lane.policy === "four_eyes" ? (
+                <p data-testid="needs-approval">{LANE_WORDS.needsApproval(lane.approvers)}</p>
               ) : display === "proposed" ? (
                 <p>{words.proposed}</p>
               ) : (
-                <p>{closedWords(view, words)}</p>
+                <p>{endWords()}</p>
               )}
             </div>
           )}
@@ -156,9 +209,9 @@ export function LeasePanel({
             <p className="lease__time">
               {remaining > 0 ? (
                 <>
-                  {display === "generating" ? PANEL_WORDS.timeToFinish : PANEL_WORDS.timeToApply}
+                  {waiting ? LANE_WORDS.timeLeft : display === "generating" ? PANEL_WORDS.timeToFinish : PANEL_WORDS.timeToApply}
                   <span className="lease__countdown" role="timer" aria-live="off" data-testid="countdown">
-                    {countdown(remaining)}
+                    {waiting ? durationWords(remaining * 1000) : countdown(remaining)}
                   </span>
                 </>
               ) : (
@@ -176,8 +229,8 @@ export function LeasePanel({
           {display === "proposed" && isSummary ? (
             <>
               <div className="actions">
-                <ActionForm action={applyAction} fields={leaseFields!} label={BUTTON_WORDS.apply} />
-                <ActionForm action={discardAction} fields={leaseFields!} label={BUTTON_WORDS.discard} secondary />
+                {waiting ? null : <ActionForm action={primary.action} fields={leaseFields!} label={primary.label} />}
+                <ActionForm action={discardAction} fields={leaseFields!} label={secondaryLabel} secondary />
               </div>
               <h3>{words.changesHeading}</h3>
               <div data-testid="planned-change" data-key="summary">
@@ -187,7 +240,7 @@ export function LeasePanel({
                     <span data-testid="change-before" suppressHydrationWarning>
                       {shownChanges.items[0].before === null ? "none" : localizeDates(shownChanges.items[0].before, viewer.locale)}
                     </span>
-                    . After Apply:
+                    . {lane.policy === "four_eyes" || waiting ? LANE_WORDS.ifApproved : "After Apply:"}
                   </p>
                 ) : null}
                 <blockquote className="proposal" data-testid="proposal" suppressHydrationWarning>
@@ -201,9 +254,9 @@ export function LeasePanel({
             shownChanges ? (
               <>
                 <div className="actions">
-                  {byLine && shownChanges.items ? (
-                    // One box per proposed line, ticked: the ones left ticked are what apply writes.
-                    <ActionForm action={applyAction} fields={{ ...leaseFields!, lines_form: "1" }} label={BUTTON_WORDS.apply}>
+                  {waiting ? null : byLine && shownChanges.items ? (
+                    // One box per proposed line, ticked: the ones left ticked are what apply (or the submit) writes.
+                    <ActionForm action={primary.action} fields={{ ...leaseFields!, lines_form: "1" }} label={primary.label}>
                       <fieldset className="planned-changes">
                         <legend>{words.changesHeading}</legend>
                         <ul>
@@ -219,19 +272,21 @@ export function LeasePanel({
                       </fieldset>
                     </ActionForm>
                   ) : (
-                    <ActionForm action={applyAction} fields={leaseFields!} label={BUTTON_WORDS.apply} />
+                    <ActionForm action={primary.action} fields={leaseFields!} label={primary.label} />
                   )}
-                  <ActionForm action={discardAction} fields={leaseFields!} label={BUTTON_WORDS.discard} secondary />
+                  <ActionForm action={discardAction} fields={leaseFields!} label={secondaryLabel} secondary />
                 </div>
-                {!byLine && shownChanges.items ? (
+                {(!byLine || waiting) && shownChanges.items ? (
                   <>
                     <h3>{words.changesHeading}</h3>
                     <ul className="planned-changes">
-                      {shownChanges.items.map((change) => (
-                        <li key={change.key} data-testid="planned-change" data-key={change.key}>
-                          <strong>{change.label}</strong>: <ChangeValues change={change} locale={viewer.locale} />
-                        </li>
-                      ))}
+                      {shownChanges.items
+                        .filter((change) => !request?.accept || request.accept.includes(change.key))
+                        .map((change) => (
+                          <li key={change.key} data-testid="planned-change" data-key={change.key}>
+                            <strong>{change.label}</strong>: <ChangeValues change={change} locale={viewer.locale} />
+                          </li>
+                        ))}
                     </ul>
                   </>
                 ) : null}
@@ -336,7 +391,7 @@ function useEarlierEvents(view: LeaseJson | null) {
 }
 
 /** A change's value before and after ("none" where there is none), each line of a multi-line value on its own line. */
-function ChangeValues({ change, locale }: { change: PlannedChange; locale: string }) {
+export function ChangeValues({ change, locale }: { change: PlannedChange; locale: string }) {
   const lines = (value: string | null) =>
     value === null
       ? "none"

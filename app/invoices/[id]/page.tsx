@@ -5,7 +5,10 @@ import { getDb } from "@/db/client";
 import { getInvoice } from "@/lib/invoices";
 import { databaseToday } from "@/lib/invoice-status";
 import { displayOf, FINDING_SEVERITIES, isInFlight } from "@/lib/lease-codes";
-import { ownedInvoice } from "@/lib/access";
+import { ownedInvoice, ROLE_RULES } from "@/lib/access";
+import { readPolicies } from "@/lib/approvals/policy";
+import { ownRequestsFor } from "@/lib/approvals/read";
+import { listMembers } from "@/lib/members";
 import { currentValues, isPurpose, plannedChanges, purposeOf, PURPOSES, type Purpose } from "@/lib/purposes";
 import { may } from "@/lib/access";
 import { ownerChoices } from "@/lib/invoice-owner";
@@ -25,7 +28,7 @@ import { summarizeAction } from "./actions";
 import { attemptAnchor, History, HISTORY_PAGE_SIZE } from "./history";
 import { InvoiceLive } from "./invoice-live";
 import { OwnerSection } from "./owner-form";
-import { LeasePanel, type PanelChanges } from "./lease-panel";
+import { LeasePanel, type PanelChanges, type PanelLane } from "./lease-panel";
 import { StatusControls } from "./status-form";
 import { ForgetNotice } from "./forget-notice";
 import { TeammatePanel } from "./teammate-panel";
@@ -73,6 +76,30 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
       current ? { leaseId: leases[purpose]!.lease_id, items: plannedChanges(purpose, leases[purpose]!.proposal, current) } : null,
     ]),
   ) as Partial<Record<Purpose, PanelChanges | null>>;
+
+  // The four-eyes lane (docs/decisions/0078), for the owner's panels: each purpose's policy, who
+  // else may approve, and the owner's own request behind each latest lease.
+  const leaseIds = PURPOSES.flatMap((purpose) => (leases[purpose] ? [leases[purpose]!.lease_id] : []));
+  const [policies, team, requests] = invoice.owned
+    ? await Promise.all([readPolicies(db, actor), listMembers(db, actor), ownRequestsFor(db, actor, leaseIds)])
+    : [[], [], new Map()];
+  const approvers = team.filter((m) => m.id !== actor.id && (ROLE_RULES.approve as readonly string[]).includes(m.role)).map((m) => m.name);
+  const laneOf = (purpose: Purpose): PanelLane => {
+    const request = leases[purpose] ? requests.get(leases[purpose]!.lease_id) : undefined;
+    return {
+      policy: policies.find((p) => p.purpose === purpose)?.apply ?? "self",
+      approvers,
+      request: request
+        ? {
+            leaseId: request.leaseId,
+            decision: request.decision,
+            approverName: request.approverName,
+            comment: request.comment,
+            accept: request.accept,
+          }
+        : null,
+    };
+  };
 
   // A lease notice is for the panel of its purpose (`?purpose=`, the summary's when absent).
   const noticePurpose: Purpose = isPurpose(one(query.purpose)) ? (one(query.purpose) as Purpose) : "summarize_invoice";
@@ -134,6 +161,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
                 initial={leases[purpose]}
                 changes={changes[purpose] ?? null}
                 heldBy={purpose !== "summarize_invoice" || (lease && isInFlight(lease.status)) ? null : heldBy}
+                lane={laneOf(purpose)}
                 viewer={viewer}
                 notice={notice && notice.action !== "edit" && noticePurpose === purpose ? notice : null}
               />
