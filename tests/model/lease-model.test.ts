@@ -756,11 +756,14 @@ class Propose extends Step {
   /**
    * The tokens the model answered lease `l`'s attempt with, the same every time (a retried step
    * carries the same completion): from the lease's id, from a few hundred to a few thousand, so a
-   * call costs from well under its reservation to more than it.
+   * call costs from well under its reservation to more than it; one lease in four answers at
+   * length (4,000 tokens more), so that with reservations held until a call ends (0075), a call
+   * beyond its reservation still takes spend over a cap now and then (within the bound).
    */
   static tokensOf(l: Lease): Tokens {
     const digit = (k: number) => parseInt(l.id.replace(/-/g, "").slice(k, k + 2), 16);
-    return { inputTokens: 300 + digit(20 + 2 * (l.attempt % 4)) * 16, outputTokens: digit(28) * 5 };
+    const long = digit(26) % 4 === 0 ? 4_000 : 0;
+    return { inputTokens: 300 + digit(20 + 2 * (l.attempt % 4)) * 16, outputTokens: digit(28) * 5 + long };
   }
   /** A call's usage as the generate step hands it to propose (priced by lib/spend, keyed by the lease and attempt). */
   static usageOf(l: Lease, tokens: Tokens, estimated = false): CallUsage {
@@ -2362,7 +2365,6 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       "callEnds -> retried, recorded true",
       "callEnds -> failed, closed true",
       "readUsage -> 200 admin",
-      "readUsage -> 401 not_signed_in",
       "spend over a cap now (within the bound)",
     ]) {
       expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);
