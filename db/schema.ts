@@ -258,8 +258,9 @@ export const inferenceLease = pgTable(
     // A per-lease secret sent only in the lease's own lease/opened event. A proposal must
     // carry it back, so only the generation run this lease dispatched can propose for it.
     // Never serialised to a client. Defaulted, so a hand-seeded lease has one too.
-    // The estimated cost of this lease's model call, reserved against the budget from open until
-    // the call's usage is recorded (lib/spend). Null where no budget applied.
+    // The estimated cost of this lease's model call, reserved against the budget from open (capped
+    // or not) until its call's final usage is recorded, whatever the lease's status; a retried
+    // attempt draws its cost from it (lib/spend, docs/decisions/0075). Null once released.
     reservedCents: numeric("reserved_cents", { precision: 18, scale: 6, mode: "number" }),
     runNonce: text("run_nonce")
       .notNull()
@@ -284,6 +285,12 @@ export const inferenceLease = pgTable(
     index("inference_lease_session_idx")
       .on(t.sessionId)
       .where(sql`status in (${sqlCodes(IN_FLIGHT_STATUSES)})`),
+    // Serves the budget admission's sum (lib/spend admitCall): the reservations still held, by
+    // deadline, so it reads only the leases whose deadline plus the grace has not passed yet,
+    // whatever their status. A lease whose call was recorded holds none and is not in it.
+    index("inference_lease_reserved_idx")
+      .on(t.deadlineAt)
+      .where(sql`reserved_cents is not null`),
   ],
 );
 

@@ -13,6 +13,7 @@ import {
   loadForGeneration,
   proposeLease,
   recordUsage,
+  releaseReservation,
   type GenerationFailureCode,
   type GenerationInput,
 } from "@/lib/leases";
@@ -144,7 +145,11 @@ export const generateLeaseProposal = inngest.createFunction(
       // event): stop (recording `expired` if due) unless the lease is open and in time. The
       // read's statement ends before the model is called; nothing is held across the call.
       const input = await loadForGeneration(db, leaseId);
-      if (!input.ok) return stopped(leaseId, input);
+      if (!input.ok) {
+        // No call of this lease will run (it closed before this attempt could call): its reservation goes.
+        if (input.reason !== "invoice_not_found") await releaseReservation(db, leaseId);
+        return stopped(leaseId, input);
+      }
       const model = modelProvider();
       // Aborts the model call (and drops its HTTP request) as soon as the lease closes or
       // its deadline passes: docs/decisions/0025-a-close-aborts-the-model-call.md.
@@ -194,8 +199,10 @@ export const generateLeaseProposal = inngest.createFunction(
             throw new NonRetriableError(withUsage(`${error.name}: ${error.message} (${why})`, unanswered()), { cause: error });
           }
         }
-        // Retried: this attempt's call is counted now, on its own statement; the next attempt is another call.
-        await recordUsage(db, leaseId, unanswered(), "failed");
+        // Retried: this attempt's call is counted now, on its own statement, and drawn from the lease's
+        // reservation, which stays to cover the next attempt (another call) until the generation's final
+        // outcome; past the last retry the failure handler (failGeneration) releases what is left.
+        await recordUsage(db, leaseId, unanswered(), "failed", false);
         throw error; // ModelUnavailableError with time left, and anything unexpected: retried with backoff
       } finally {
         closed.release();

@@ -9,7 +9,7 @@ import { log } from "@/lib/log";
 import { contextSql, type PurposeInput } from "@/lib/purposes";
 import type { CallUsage, UsageOutcome } from "@/lib/spend";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
-import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, gt, isNotNull, sql } from "drizzle-orm";
 import { clockNow, dbNow, expireDue, isOverdue, isPurpose, judgedAt, overdueInFlight, recordEvent } from "./shared";
 import type { Purpose } from "@/lib/purposes";
 
@@ -135,7 +135,9 @@ async function proposeLeaseUntraced(
     if (isUuid(actorId) && typeof runNonce === "string") {
       const [row] = await tx
         .update(inferenceLease)
-        .set({ status: "proposed", proposal, updatedAt: clockNow })
+        // The call's final outcome: its reservation is released here, and its usage row written
+        // below in this transaction (docs/decisions/0075), so the uncapped path writes the row once.
+        .set({ status: "proposed", proposal, reservedCents: null, updatedAt: clockNow })
         .where(
           and(
             eq(inferenceLease.id, leaseId),
@@ -269,7 +271,8 @@ async function failGenerationUntraced(
       message: GENERATION_FAILURES[code] ?? GENERATION_FAILURES.internal_error,
       closed: closed.length > 0,
     });
-    if (input.usage) await recordUsage(tx, leaseId, input.usage, "failed");
+    // The generation's end: no call of it is left to run, so nothing stays reserved.
+    if (!input.usage || !(await recordUsage(tx, leaseId, input.usage, "failed"))) await releaseReservation(tx, leaseId);
     return { closed: closed.length > 0 };
   });
 }
@@ -278,28 +281,47 @@ const wholeTokens = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) 
 const centsText = (n: number) => (Number.isFinite(n) && n > 0 ? n.toFixed(6) : "0");
 
 /**
- * Records a model call's usage, ended as `outcome`, and releases the lease's budget reservation
- * (if it still holds one: a retried call's lease released it already, and is not written again),
- * in ONE statement (a CTE): the transitions that end a call (propose, a late completion, an
- * actor mismatch, a failed generation) record it in their own transaction at the cost of one
- * statement, and an aborted call on its own. Org, actor, invoice and purpose are the lease's
- * (the organization its invoice is in), never the caller's word. A call recorded already (the
- * same call key: a retried step) records nothing. Returns whether a row was written.
+ * Records a model call's usage, ended as `outcome`, and settles the lease's budget reservation in
+ * ONE statement (a CTE), only when the row is written (a call recorded already, the same call key
+ * of a retried step, changes nothing): the call's final outcome releases what is left of it
+ * (null), and an attempt that will be retried (`final` false) draws its cost from it, so the
+ * reservation covers the retry too and keeps counting until the last attempt's outcome
+ * (docs/decisions/0075). The transitions that end a call (propose, a late completion, an actor
+ * mismatch, a failed generation) record it in their own transaction at the cost of one statement,
+ * and an aborted call or a retried attempt on its own. Org, actor, invoice and purpose are the
+ * lease's (the organization its invoice is in), never the caller's word. Returns whether a row was written.
  */
-export async function recordUsage(db: Db | Tx, leaseId: string, usage: CallUsage, outcome: UsageOutcome): Promise<boolean> {
+export async function recordUsage(db: Db | Tx, leaseId: string, usage: CallUsage, outcome: UsageOutcome, final = true): Promise<boolean> {
   if (!isUuid(leaseId)) return false;
+  const settled = final ? sql`null` : sql`greatest(0, l.reserved_cents - w.cost_cents)`;
   const result = await db.execute(sql`
-    with released as (
-      update inference_lease set reserved_cents = null where id = ${leaseId} and reserved_cents is not null
-    ), lease as (
+    with lease as (
       select id, actor_id, invoice_id, purpose from inference_lease where id = ${leaseId}
+    ), written as (
+      insert into model_usage (org_id, actor_id, lease_id, invoice_id, purpose, model, input_tokens, output_tokens,
+        cost_cents, outcome, estimated, call_key)
+      select i.org_id, r.actor_id, r.id, r.invoice_id, r.purpose, ${usage.model}, ${wholeTokens(usage.inputTokens)},
+        ${wholeTokens(usage.outputTokens)}, ${centsText(usage.costCents)}::numeric, ${outcome}, ${usage.estimated}, ${usage.callKey}
+      from lease r join invoice i on i.id = r.invoice_id
+      on conflict (call_key) do nothing
+      returning id, cost_cents
+    ), settled as (
+      update inference_lease l set reserved_cents = ${settled}
+      from written w where l.id = ${leaseId} and l.reserved_cents is not null
     )
-    insert into model_usage (org_id, actor_id, lease_id, invoice_id, purpose, model, input_tokens, output_tokens,
-      cost_cents, outcome, estimated, call_key)
-    select i.org_id, r.actor_id, r.id, r.invoice_id, r.purpose, ${usage.model}, ${wholeTokens(usage.inputTokens)},
-      ${wholeTokens(usage.outputTokens)}, ${centsText(usage.costCents)}::numeric, ${outcome}, ${usage.estimated}, ${usage.callKey}
-    from lease r join invoice i on i.id = r.invoice_id
-    on conflict (call_key) do nothing
-    returning id`);
+    select id from written`);
   return rowsOf(result).length > 0;
+}
+
+/**
+ * Releases the lease's reservation when its generation ends with no call left to record: the run
+ * stopped before it called the model (the lease closed first), or failed with its calls recorded
+ * already. One conditional UPDATE; nothing when nothing is held.
+ */
+export async function releaseReservation(db: Db | Tx, leaseId: string): Promise<void> {
+  if (!isUuid(leaseId)) return;
+  await db
+    .update(inferenceLease)
+    .set({ reservedCents: null })
+    .where(and(eq(inferenceLease.id, leaseId), isNotNull(inferenceLease.reservedCents)));
 }

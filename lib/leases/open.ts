@@ -11,7 +11,7 @@ import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { memberOf, ownedInvoice } from "@/lib/access";
 import { purposeOf } from "@/lib/purposes";
-import { admitCall, capApplies, type CapField } from "@/lib/spend";
+import { admitCall, capApplies, reservedAtOpen, type CapField } from "@/lib/spend";
 import { leaseHolderName } from "./read";
 import { dbNow, expireDue, holdLiveSession, inFlight, isPurpose, recordEvent, sessionLiveNow } from "./shared";
 import { LeaseDispatch } from "./types";
@@ -91,9 +91,8 @@ async function openLeaseUntraced(
 
         // The budget, before anything is inserted or dispatched: over a cap, nothing happens
         // (docs/decisions/0075-spend-reserved-at-open.md).
-        let reservedCents: number | null = null;
         if (inv.capped) {
-          const admitted = await admitCall(tx, { orgId: inv.orgId, actorId, purpose });
+          const admitted = await admitCall(tx, { orgId: inv.orgId, actorId });
           if (!admitted.ok) {
             // The actor's own lease already in flight is answered as without a cap: it costs nothing more.
             const [own] = await tx
@@ -105,7 +104,6 @@ async function openLeaseUntraced(
             if (!live) throw new SessionRanOut();
             return { ok: true, created: false, lease: existing };
           }
-          reservedCents = admitted.reservedCents;
         }
 
         // The partial unique index decides who wins a race of opens: the losers' inserts wait
@@ -120,7 +118,9 @@ async function openLeaseUntraced(
             deadlineAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
             sessionId,
             invoiceVersion: inv.version,
-            reservedCents,
+            // Reserved whether or not a cap applies now (a value of the insert: no statement more),
+            // so a cap set while this lease's call runs counts it (docs/decisions/0075).
+            reservedCents: reservedAtOpen(purpose),
           })
           .onConflictDoNothing()
           .returning(leaseAndSession);

@@ -158,6 +158,22 @@ export function modelPricing(env: Env = process.env): {
   return { lane: provider.data, model, perMtok: price.data ?? null };
 }
 
+/**
+ * The longest one call of the configured model can run (the local lane's latency, the
+ * openai-compatible lane's timeout), read without building the provider: lib/spend counts a
+ * lease's reservation for this long (and a margin) past its deadline, while its call may still end.
+ */
+export function modelTimeLimitMs(env: Env = process.env): number {
+  const provider = ProviderSchema.safeParse(env.MODEL_PROVIDER);
+  if (!provider.success) fail(provider.error.issues);
+  const limit =
+    provider.data === "local"
+      ? intVar("MODEL_LATENCY_MS", 0, 0).safeParse(env.MODEL_LATENCY_MS)
+      : intVar("MODEL_TIMEOUT_MS", 1, DEFAULT_TIMEOUT_MS).safeParse(env.MODEL_TIMEOUT_MS);
+  if (!limit.success) fail(limit.error.issues);
+  return limit.data;
+}
+
 function pick(env: Env, keys: readonly string[]): Env {
   const out: Env = {};
   for (const key of keys) out[key] = env[key];

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { rowsOf, type Db, type Tx } from "@/db/client";
 import { orgBudget } from "@/db/schema";
 import { memberOf, type Member } from "@/lib/access";
-import { IN_FLIGHT_STATUSES } from "@/lib/lease-codes";
+import { DEFAULT_TIMEOUT_MS, modelTimeLimitMs } from "@/lib/model";
 import { reservationCents } from "./price";
 import type { Purpose } from "@/lib/purposes";
 
@@ -76,11 +76,46 @@ export async function writeBudget(
 
 export type CapField = (typeof CAP_FIELDS)[number];
 export type Admission =
-  | { ok: true; reservedCents: number }
+  | { ok: true }
   /** `cap`: the cap that is reached and resets last (the one `retryAfterSeconds` waits for). */
   | { ok: false; code: "budget_exhausted"; retryAfterSeconds: number; cap: CapField };
 
-const inFlightSql = sql.raw(IN_FLIGHT_STATUSES.map((s) => `'${s}'`).join(","));
+/**
+ * How long past its lease's deadline a reservation still counts when its call's usage was never
+ * recorded: the longest a call may run (it starts before the deadline) plus this margin for the
+ * worker to record it. After that the call is taken as lost, so it cannot hold a budget forever.
+ */
+export const RESERVATION_GRACE_MARGIN_SECONDS = 60;
+export function reservationGraceSeconds(env: Record<string, string | undefined> = process.env): number {
+  let limitMs = DEFAULT_TIMEOUT_MS;
+  try {
+    limitMs = modelTimeLimitMs(env);
+  } catch {
+    // A model misconfigured makes no call (its generation fails as model_not_configured): the default limit will do.
+  }
+  return Math.ceil(limitMs / 1000) + RESERVATION_GRACE_MARGIN_SECONDS;
+}
+
+const reservedMemo = new Map<string, number | null>();
+/**
+ * What open writes as a lease's reservation, capped or not: one call's estimate, null when it is
+ * nothing (an unpriced lane) or the model's configuration cannot price it (such a lease's
+ * generation fails as model_not_configured, calling nothing). Remembered per purpose and pricing.
+ */
+export function reservedAtOpen(purpose: Purpose, env: Record<string, string | undefined> = process.env): number | null {
+  const key = [purpose, env.MODEL_PROVIDER, env.MODEL_NAME, env.MODEL_PRICE_PER_MTOK].join("\0");
+  let cents = reservedMemo.get(key);
+  if (cents === undefined) {
+    try {
+      const estimate = reservationCents(purpose, env);
+      cents = estimate > 0 ? estimate : null;
+    } catch {
+      cents = null;
+    }
+    reservedMemo.set(key, cents);
+  }
+  return cents;
+}
 
 type Spend = {
   org_day: string;
@@ -97,14 +132,17 @@ type Spend = {
  * Open's budget check, for an organization whose invoice select found a cap: locks the budget
  * row FOR UPDATE (every open it applies to queues here, so two opens cannot both take the last
  * of a budget), then, in a statement of its own (read committed: it sees what the open before
- * us committed, its reservation included), sums what the period spent and what the leases in
- * flight have reserved. Admitted iff below every cap; the lease is then inserted with the
- * reservation of one call of its purpose.
+ * us committed, its reservation included), sums what the period spent and what the leases hold
+ * reserved. A reservation counts until its call's final usage is recorded, whatever the lease's
+ * status (a call ends after its lease closed: aborted, late), but no longer than the lease's
+ * deadline plus the grace (reservationGraceSeconds): the partial index
+ * inference_lease_reserved_idx serves exactly that range. Admitted iff below every cap.
  */
-export async function admitCall(tx: Tx, input: { orgId: string; actorId: string; purpose: Purpose }): Promise<Admission> {
+export async function admitCall(tx: Tx, input: { orgId: string; actorId: string }): Promise<Admission> {
   const { orgId, actorId } = input;
   const [caps] = await tx.select(capColumns).from(orgBudget).where(eq(orgBudget.orgId, orgId)).for("update");
-  if (!caps) return { ok: true, reservedCents: reservationCents(input.purpose) };
+  if (!caps) return { ok: true };
+  const held = sql`l.reserved_cents is not null and l.deadline_at > now() - make_interval(secs => ${reservationGraceSeconds()})`;
   const result = await tx.execute(sql`
     with b as (select date_trunc('day', now(), 'UTC') as day0, date_trunc('month', now(), 'UTC') as month0)
     select
@@ -115,9 +153,9 @@ export async function admitCall(tx: Tx, input: { orgId: string; actorId: string;
       (select coalesce(sum(u.cost_cents), 0) from model_usage u
         where u.org_id = ${orgId} and u.actor_id = ${actorId} and u.at >= b.month0) as member_month,
       (select coalesce(sum(l.reserved_cents), 0) from inference_lease l join invoice i on i.id = l.invoice_id
-        where i.org_id = ${orgId} and l.status in (${inFlightSql})) as org_reserved,
+        where i.org_id = ${orgId} and ${held}) as org_reserved,
       (select coalesce(sum(l.reserved_cents), 0) from inference_lease l join invoice i on i.id = l.invoice_id
-        where i.org_id = ${orgId} and l.actor_id = ${actorId} and l.status in (${inFlightSql})) as member_reserved,
+        where i.org_id = ${orgId} and l.actor_id = ${actorId} and ${held}) as member_reserved,
       ceil(extract(epoch from (b.day0 + interval '1 day' - now()))) as day_reset_s,
       ceil(extract(epoch from (b.month0 + interval '1 month' - now()))) as month_reset_s
     from b`);
@@ -136,5 +174,5 @@ export async function admitCall(tx: Tx, input: { orgId: string; actorId: string;
   // is told of the one that resets last (the organization's first, of two that reset together).
   const last = exhausted.reduce<(typeof checks)[number] | undefined>((a, c) => (!a || c[3] > a[3] ? c : a), undefined);
   if (last) return { ok: false, code: "budget_exhausted", retryAfterSeconds: Math.max(1, last[3]), cap: last[0] };
-  return { ok: true, reservedCents: reservationCents(input.purpose) };
+  return { ok: true };
 }

@@ -6,9 +6,9 @@
 // Money is counted in micro-cents (whole numbers: the database keeps cents to 6 places), so the
 // model's sums are exact and `spent + reserved < cap` is decided as the database decides it.
 import { estimateTokens } from "@/lib/model";
-import { isInFlight, type LeaseStatus } from "@/lib/lease-codes";
+import type { LeaseStatus } from "@/lib/lease-codes";
 import { purposeOf } from "@/lib/purposes";
-import { CAP_FIELDS, type Caps } from "@/lib/spend";
+import { CAP_FIELDS, reservationGraceSeconds, type Caps } from "@/lib/spend";
 import type { Purpose } from "@/lib/purposes";
 
 export type CapField = (typeof CAP_FIELDS)[number];
@@ -40,6 +40,9 @@ export const reservationOf = (purpose: Purpose) =>
 
 export type Clock = { before: number; after: number };
 
+/** How long past its deadline a lease's reservation still counts, unreleased (lib/spend), in ms. */
+export const GRACE_MS = reservationGraceSeconds() * 1000;
+
 /**
  * One model call as the model recorded it: its call key, whose it is, what it cost, when (a
  * window on the database clock: the call that recorded it ran between `at.before` and
@@ -63,9 +66,14 @@ export type BudgetLease = {
   inv: number;
   status: LeaseStatus;
   purpose: Purpose;
-  /** What it reserved at open, in micro-cents (null: no cap applied then). */
+  /** deadline_at, epoch ms: its reservation counts until this plus GRACE_MS. */
+  deadline: number;
+  /** What it reserved at open, in micro-cents (every lease reserves, capped or not). */
   reservation: number | null;
-  /** reserved_cents now: the reservation, until a call of it was recorded. */
+  /**
+   * reserved_cents now: the reservation, less what its retried attempts cost, until its call's
+   * final outcome was recorded (whatever the lease's status meanwhile).
+   */
   reserved: number | null;
   /** The caps that were set when it was admitted (the ones its admission was judged by). */
   checked: CapField[];
@@ -97,22 +105,34 @@ export const periodStart = (field: CapField, ms: number) => (field.endsWith("dai
 export const memberCap = (field: CapField) => field.startsWith("member_");
 
 /**
- * What one cap has used, by the account the open judges (spent in the period + reserved by the
- * leases in flight), as an interval: the period starts at date_trunc of the open's clock, which
- * lies between `clock.before` and `.after`, and a call recorded near a period's start may fall
- * on either side of it. Both ends are the same unless a day or month began during the calls.
+ * Whether lease `l`'s reservation is counted by a statement run during `clock`: `sure` for the
+ * whole of it, `maybe` for some of it (its deadline plus the grace fell inside the call).
  */
-function used(m: BudgetView, field: CapField, org: number, actor: number, clock: Clock, excluded: string | null) {
+function counted(l: BudgetLease, clock: Clock): "sure" | "maybe" | "no" {
+  if (l.reserved === null) return "no";
+  const until = l.deadline + GRACE_MS;
+  return until > clock.after ? "sure" : until > clock.before ? "maybe" : "no";
+}
+
+/**
+ * What one cap has used, by the account the open judges (spent in the period + the reservations
+ * held, whatever their lease's status, until deadline + grace), as an interval: the period starts
+ * at date_trunc of the open's clock, which lies between `clock.before` and `.after`, and a call
+ * recorded near a period's start may fall on either side of it. Both ends are the same unless a
+ * day or month began during the calls (or a reservation's grace ended during it).
+ */
+function used(m: BudgetView, field: CapField, org: number, actor: number, clock: Clock) {
   const mine = (o: number, a: number) => o === org && (!memberCap(field) || a === actor);
-  let reserved = 0;
+  let low = 0;
+  let high = 0;
   for (const l of m.leases) {
-    if (l.id === excluded || !isInFlight(l.status) || l.reserved === null) continue;
-    if (mine(m.invoices[l.inv]!.org, l.actor)) reserved += l.reserved;
+    if (!mine(m.invoices[l.inv]!.org, l.actor)) continue;
+    const held = counted(l, clock);
+    if (held === "sure") low += l.reserved!;
+    if (held !== "no") high += l.reserved!;
   }
   const earliest = periodStart(field, clock.before);
   const latest = periodStart(field, clock.after);
-  let low = reserved;
-  let high = reserved;
   for (const c of m.calls) {
     if (!mine(c.org, c.actor)) continue;
     if (c.at.before >= latest) low += c.cost;
@@ -124,16 +144,15 @@ function used(m: BudgetView, field: CapField, org: number, actor: number, clock:
 /**
  * Whether an open by `actor` in `org` may be admitted and whether it may be refused, judged as
  * decision 0075 says (admitted iff spent + reserved < cap for every cap set), from the model's
- * own account; `excluded`: the lease the open itself expires first (its slot's, past its deadline).
- * Exactly one of the two is true unless a period began during the call.
+ * own account. Exactly one of the two is true unless a period began during the call.
  */
-export function admission(m: BudgetView, org: number, actor: number, clock: Clock, excluded: string | null) {
+export function admission(m: BudgetView, org: number, actor: number, clock: Clock) {
   const caps = m.budgets[org]!;
   let admit = true;
   let refuse = false;
   for (const field of capsSet(caps)) {
     const limit = caps[field]! * 1e6;
-    const { low, high } = used(m, field, org, actor, clock, excluded);
+    const { low, high } = used(m, field, org, actor, clock);
     if (!(low < limit)) admit = false;
     if (!(high < limit)) refuse = true;
   }
@@ -142,23 +161,23 @@ export function admission(m: BudgetView, org: number, actor: number, clock: Cloc
 
 /**
  * Records call `key` of lease `l` (at `cost`, recorded during `clock`), as recordUsage does: a
- * key recorded already records nothing, and the lease's reservation is released either way.
- * Its excess per cap: a call whose lease held a reservation that was still counted (in flight)
- * replaces it, and adds only what it cost beyond it, for the caps that reservation was admitted
- * by; any other call (its lease closed, unreserved, a second call of the lease, a cap set since
+ * key recorded already records nothing and settles nothing; a new one settles the lease's
+ * reservation: `final` (the call's last outcome) releases it, a retried attempt draws its cost
+ * from it (not below 0), and the rest covers the next attempt.
+ * Its excess per cap: a call whose lease's reservation was still counted (held, within deadline
+ * + grace: whatever the lease's status) and admitted by that cap adds only what it cost beyond
+ * what was held; any other call (unreserved, its reservation spent or aged out, a cap set since
  * it opened) adds its whole cost. `unknownOrder`: recorded in a race, counted as a whole cost.
  */
-export function recordCall(m: BudgetView, l: BudgetLease, key: string, cost: number, clock: Clock, unknownOrder = false) {
+export function recordCall(m: BudgetView, l: BudgetLease, key: string, cost: number, clock: Clock, final: boolean, unknownOrder = false) {
   const lease = m.leases.find((x) => x.id === l.id)!;
-  if (!m.calls.some((c) => c.key === key)) {
-    // In a race the model does not know whether the lease was still in flight when the call was recorded.
-    const counted = !unknownOrder && isInFlight(l.status) && l.reserved !== null;
-    const excess = Object.fromEntries(
-      CAP_FIELDS.map((f) => [f, counted && l.checked.includes(f) ? Math.max(0, cost - l.reserved!) : cost]),
-    ) as Record<CapField, number>;
-    m.calls.push({ key, lease: l.id, org: m.invoices[l.inv]!.org, actor: l.actor, cost, at: clock, excess });
-  }
-  lease.reserved = null;
+  if (m.calls.some((c) => c.key === key)) return;
+  const held = !unknownOrder && counted(lease, clock) === "sure" ? lease.reserved : null;
+  const excess = Object.fromEntries(
+    CAP_FIELDS.map((f) => [f, held !== null && lease.checked.includes(f) ? Math.max(0, cost - held) : cost]),
+  ) as Record<CapField, number>;
+  m.calls.push({ key, lease: l.id, org: m.invoices[l.inv]!.org, actor: l.actor, cost, at: clock, excess });
+  lease.reserved = final || lease.reserved === null ? null : Math.max(0, lease.reserved - cost);
 }
 
 /** A budget as an admin sets it: the caps and, for each, the largest ever set. */

@@ -292,7 +292,7 @@ export async function checkHistory(db: TestDb, model: HistoryView): Promise<void
 type SpendView = {
   invoices: { id: string; org: number }[];
   actors: { id: string }[];
-  /** `reservation`: what it reserved at open (micro-cents); `reserved`: what it holds now. */
+  /** `reservation`: what it reserved at open (micro-cents); `reserved`: what it holds now (its retries drawn). */
   leases: { id: string; actor: number; inv: number; reservation: number | null; reserved: number | null; checked: string[] }[];
   calls: { key: string; lease: string; cost: number; excess: Record<string, number> }[];
   /** Each organization's caps now, and the largest value of each ever set in the schedule. */
@@ -311,18 +311,21 @@ const MICRO = (cents: unknown) => Math.round(Number(cents) * 1e6);
  *    a retried attempt), each at the cost the model priced it at, with the lease's organization
  *    and actor; a call the model did not make (a forged completion, a retried step) has none.
  * 2. Each lease's reservation (reserved_cents) is the model's: one call's estimate of its purpose
- *    when it was opened under a cap, null when no cap applied, released once a call of it was recorded.
+ *    from open (capped or not), less what its retried attempts cost, released (null) once its
+ *    call's final outcome was recorded, whatever the lease's status in between.
  * 3. The bound. For each cap set now (per organization, per member of it; per UTC day, month) and
  *    its period P on the database clock, with K the largest value that cap had in the schedule:
  *
  *      spent in P  ≤  K + R + Σ excess of P's calls
  *
  *    R is the largest reservation of a lease that cap admitted (open checked it: it was set), and
- *    a call's excess is what it added beyond the reservation it replaced (recordCall): 0 for a
- *    call within the reservation of a lease still in flight. Derived from 0075: let A = spent in P
- *    + the reservations in flight of leases that cap admitted. Only an admission raises A other
- *    than by a call's excess, and it admits only when the database's sum (≥ A) is below the cap
- *    (≤ K), then adds its reservation (≤ R); a close, or a call within its reservation, lowers A.
+ *    a call's excess is what it added beyond the reservation it drew on (recordCall): 0 for a call
+ *    within what its lease still held, counted (until its final outcome, or deadline + grace, even
+ *    after the lease closed: a call aborted by a cancel, a late completion, a retried attempt).
+ *    Derived from 0075: let A = spent in P + the reservations counted of leases that cap admitted.
+ *    Only an admission raises A other than by a call's excess, and it admits only when the
+ *    database's sum (≥ A: it counts every lease's reservation) is below the cap (≤ K), then adds
+ *    its reservation (≤ R); a call within its reservation, or a reservation aging out, lowers A.
  *    So A < K + R + the excess since, and spent ≤ A. With no excess it is the issue's bound: spend
  *    exceeds a cap by at most the one call in flight that the cap admitted. Returns whether some
  *    cap is over its value now, and whether over by more than that one call (for the outcome counts).

@@ -48,11 +48,15 @@
 // keeps its own account of each call's cost and each lease's reservation. SetBudget (PUT
 // /api/org/budget, any session: an admin's 200 sets the four caps, null, 0 or a few calls' worth;
 // anyone else's 403 changes nothing) caps an organization; Open then predicts 429 budget_exhausted
-// exactly when, for a cap set, the period's spend plus the reservations in flight has reached it
-// (decision 0075), on the database clock. Propose records its call's usage as the generate step
-// does; CallEnds records the calls that end otherwise (aborted by a close, a failed attempt that is
-// retried, a failure that closes the lease). checkSpend holds the usage rows, the reservations and
-// the bound a cap promises to the model's account; a 429 is held to have written nothing.
+// exactly when, for a cap set, the period's spend plus the reservations held has reached it
+// (decision 0075: every lease reserves at open; a reservation is held, whatever the lease's
+// status, until its call's final usage row, up to deadline + grace), on the database clock.
+// Propose records its call's usage as the generate step does; CallEnds records the calls that end
+// otherwise (aborted by a close, a failed attempt that is retried and drawn from the reservation,
+// a failure that closes the lease). checkSpend holds the usage rows, the reservations and the
+// bound a cap promises to the model's account (one admitted reservation, plus what calls cost
+// beyond what their lease held); a 429 is held to have written nothing. ReadUsage (GET
+// /api/usage) is held to the model's own sums of its calls.
 //
 // Knobs (env, set by tools/test-model.ts): MODEL_RUNS, MODEL_SEED, MODEL_PATH, MODEL_COMMANDS, MODEL_TIME_LIMIT_MS.
 import fc from "fast-check";
@@ -84,6 +88,7 @@ import {
   CAP_FIELDS,
   capsSet,
   costOf,
+  periodStart,
   NO_CAPS,
   PRICE_SETTING,
   recordCall,
@@ -161,7 +166,10 @@ type Lease = {
   carried?: boolean;
   /** Closed because its invoice changed (by an edit, or found so by apply): apply then answers invoice_changed. */
   changed?: boolean;
-  /** What it reserved at open (micro-cents; null: no cap applied), and holds now (null once a call of it was recorded). */
+  /**
+   * What it reserved at open (micro-cents: every lease reserves, capped or not), and holds now: less
+   * what its retried attempts cost, null once its call's final outcome was recorded.
+   */
   reservation: number | null;
   reserved: number | null;
   /** The caps set when it was admitted, and its generation's attempt (each attempt one call). */
@@ -467,9 +475,10 @@ async function adoptLease(m: Model, r: Real, id: string, raced?: Map<string, num
     .where(eq(inferenceLease.id, id));
   if (!row) throw new Error(`created lease ${id} is not in the database`);
   const inv = m.invoices.findIndex((i) => i.id === row.invoiceId);
-  // Reserved at open when a cap applied (the caps are set only by SetBudget, never in a race).
+  // Reserved at open whether or not a cap applied; `checked`: the caps its admission was judged by
+  // (the caps are set only by SetBudget, never in a race).
   const caps = m.budgets[m.invoices[inv]!.org]!;
-  const reservation = capsSet(caps).length ? reservationOf(row.purpose as Purpose) : null;
+  const reservation = reservationOf(row.purpose as Purpose);
   expect(row.status, `new lease ${id.slice(0, 8)}`).toMatch(raced ? /^(open|proposed|applied|expired|rejected)$/ : /^open$/);
   const version = m.invoices[inv]!.version;
   // Fenced at the invoice's version when it opened; in a race, an edit may have come first.
@@ -670,7 +679,8 @@ class Open extends Step {
     // The budget, once the slot's overdue lease is expired and before the slot is looked at: over
     // a cap, 429, unless the actor's own lease is in flight there (answered as without a cap).
     if (capsSet(m.budgets[inv.org]!).length === 0) return admitted;
-    const { admit, refuse } = admission(m, inv.org, s.actor, m.now!, current && late(current) ? current.id : null);
+    // The slot's overdue lease, expired by the open, still holds its reservation: its call may yet end.
+    const { admit, refuse } = admission(m, inv.org, s.actor, m.now!);
     const refused: Prediction =
       current && !late(current) && current.actor === s.actor
         ? admitted
@@ -760,11 +770,14 @@ class Propose extends Step {
   /**
    * The tokens the model answered lease `l`'s attempt with, the same every time (a retried step
    * carries the same completion): from the lease's id, from a few hundred to a few thousand, so a
-   * call costs from well under its reservation to more than it.
+   * call costs from well under its reservation to more than it; one lease in four answers at
+   * length (4,000 tokens more), so that with reservations held until a call ends (0075), a call
+   * beyond its reservation still takes spend over a cap now and then (within the bound).
    */
   static tokensOf(l: Lease): Tokens {
     const digit = (k: number) => parseInt(l.id.replace(/-/g, "").slice(k, k + 2), 16);
-    return { inputTokens: 300 + digit(20 + 2 * (l.attempt % 4)) * 16, outputTokens: digit(28) * 5 };
+    const long = digit(26) % 4 === 0 ? 4_000 : 0;
+    return { inputTokens: 300 + digit(20 + 2 * (l.attempt % 4)) * 16, outputTokens: digit(28) * 5 + long };
   }
   /** A call's usage as the generate step hands it to propose (priced by lib/spend, keyed by the lease and attempt). */
   static usageOf(l: Lease, tokens: Tokens, estimated = false): CallUsage {
@@ -774,7 +787,7 @@ class Propose extends Step {
     const l = leaseOf(m, this.lease, "open");
     const find = (next: Model) => next.leases.find((x) => x.id === l.id)!;
     // The call's usage, recorded in the transaction of whatever it ends as (not for a forged completion).
-    const spent = (next: Model) => recordCall(next, l, callKey(l.id, l.attempt), costOf(Propose.tokensOf(l)), m.now!);
+    const spent = (next: Model) => recordCall(next, l, callKey(l.id, l.attempt), costOf(Propose.tokensOf(l)), m.now!, true);
     if (!this.rightNonce) return { answer: "run_mismatch", effect: () => {} };
     if (!this.rightActor) {
       return {
@@ -794,6 +807,8 @@ class Propose extends Step {
           find(next).status = "proposed";
           find(next).proposal = Propose.proposalOf(m, l);
           spent(next);
+          // Propose's UPDATE releases the reservation itself, whether or not the call was recorded before.
+          find(next).reserved = null;
         },
       };
     }
@@ -852,13 +867,13 @@ class CallEnds extends Step {
     const { l, how } = this.target(m);
     const find = (next: Model) => next.leases.find((x) => x.id === l.id)!;
     const recorded = !m.calls.some((c) => c.key === callKey(l.id, l.attempt));
-    const spent = (next: Model) => recordCall(next, l, callKey(l.id, l.attempt), costOf(CallEnds.promptOf(l)), m.now!);
-    if (how === "aborted") return { answer: `aborted, recorded ${recorded}`, effect: spent };
+    const spent = (next: Model, final = true) => recordCall(next, l, callKey(l.id, l.attempt), costOf(CallEnds.promptOf(l)), m.now!, final);
+    if (how === "aborted") return { answer: `aborted, recorded ${recorded}`, effect: (next) => spent(next) };
     if (how === "retried")
       return {
         answer: `retried, recorded ${recorded}`,
         effect: (next) => {
-          spent(next);
+          spent(next, false);
           find(next).attempt += 1;
         },
       };
@@ -870,6 +885,8 @@ class CallEnds extends Step {
         if (late(l)) find(next).status = "expired";
         else if (closes) find(next).status = "rejected";
         spent(next);
+        // The generation's end: failGeneration releases what is left, its call recorded now or before.
+        find(next).reserved = null;
       },
     };
   }
@@ -880,7 +897,96 @@ class CallEnds extends Step {
       const result = await failGeneration(r.db.db, { leaseId: l.id, runNonce: l.nonce, code: "model_unavailable", usage });
       return { answer: `failed, closed ${result.closed}` };
     }
-    return { answer: `${how}, recorded ${await recordUsage(r.db.db, l.id, usage, how === "aborted" ? "aborted" : "failed")}` };
+    // An aborted call is its lease's last; a retried attempt is not (the generate step passes final = false).
+    const recorded = await recordUsage(r.db.db, l.id, usage, how === "aborted" ? "aborted" : "failed", how === "aborted");
+    return { answer: `${how}, recorded ${recorded}` };
+  }
+}
+
+/**
+ * GET /api/usage by anyone (actingSession): 401 from a dead session; else 200 with the caller's spend
+ * this UTC day and month, per purpose, and for an admin (as the model knows their role) also the
+ * organization's, per purpose, and each present member's, each held to the model's own sums of the
+ * calls it recorded: within the rounding of each row to 6 places, and either side of a day or a
+ * month that began during the call.
+ */
+class ReadUsage extends Step {
+  constructor(readonly session: number) {
+    super();
+  }
+  name() {
+    return `readUsage(session ${this.session})`;
+  }
+  predict(m: Model): Prediction {
+    const s = actingSession(m, this.session);
+    if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
+    return { answer: m.actors[s.actor]!.role === "admin" ? "200 admin" : "200", effect: () => {} };
+  }
+  async act(m: Model, r: Real) {
+    const s = actingSession(m, this.session);
+    const before = await dbNow(r.db);
+    const res = await api("GET", "/api/usage", { cookie: s.cookie });
+    const after = await dbNow(r.db);
+    if (res.status !== 200) return { answer: http(res) };
+    const org = m.actors[s.actor]!.org;
+    const purposeOfCall = (c: Call) => m.leases.find((l) => l.id === c.lease)!.purpose;
+    /** `got` (cents) against the model's calls in the period: between the sure and the possible sums, less/more each row's rounding. */
+    const holds = (what: string, got: unknown, calls: Call[]) => {
+      for (const [period, field] of [
+        ["day", "organization_daily_cents"],
+        ["month", "organization_monthly_cents"],
+      ] as const) {
+        const value = (got as Record<string, unknown> | undefined)?.[`${period}_cents`];
+        const sure = calls.filter((c) => c.at.before >= periodStart(field, after));
+        const maybe = calls.filter((c) => c.at.after >= periodStart(field, before));
+        const low = sure.reduce((n, c) => n + c.cost, 0) - sure.length;
+        const high = maybe.reduce((n, c) => n + c.cost, 0) + maybe.length;
+        const micro = Math.round(Number(value) * 1e6);
+        const where = `${this.name()}: ${what}'s ${period}_cents ${String(value)} vs the model's ${low / 1e6}..${high / 1e6}`;
+        expect(typeof value === "number" && micro >= low && micro <= high, where).toBe(true);
+      }
+    };
+    /** The purposes listed: every one a call was surely spent on this month, none that no call could have been. */
+    const byPurpose = (what: string, got: unknown, calls: Call[]) => {
+      const rows = (got ?? []) as { purpose: string }[];
+      const month = (c: Call, sure: boolean) =>
+        sure
+          ? c.at.before >= periodStart("organization_monthly_cents", after)
+          : c.at.after >= periodStart("organization_monthly_cents", before);
+      const listed = rows.map((row) => row.purpose);
+      for (const c of calls.filter((x) => month(x, true))) expect(listed, `${this.name()}: ${what}'s purposes`).toContain(purposeOfCall(c));
+      for (const row of rows) {
+        const spentOn = calls.filter((c) => purposeOfCall(c) === row.purpose);
+        expect(
+          spentOn.some((c) => month(c, false)),
+          `${this.name()}: ${what} lists ${row.purpose}, nothing spent on it`,
+        ).toBe(true);
+        holds(`${what}, ${row.purpose}`, row, spentOn);
+      }
+    };
+    const orgCalls = m.calls.filter((c) => c.org === org);
+    const mine = orgCalls.filter((c) => c.actor === s.actor);
+    holds("me", res.body.me, mine);
+    byPurpose("me", res.body.me?.by_purpose, mine);
+    if (!res.body.organization) {
+      expect(res.body.members, `${this.name()}: members without the organization`).toBeUndefined();
+      return { answer: "200" };
+    }
+    holds("organization", res.body.organization, orgCalls);
+    byPurpose("organization", res.body.organization.by_purpose, orgCalls);
+    const present = m.actors.map((a, i) => ({ a, i })).filter(({ a }) => a.org === org && !a.removed);
+    const members = res.body.members as { user_id: string; name: string }[];
+    expect(members.map((x) => x.user_id).sort(), `${this.name()}: the members listed`).toEqual(present.map(({ a }) => a.id).sort());
+    for (const { a, i } of present) {
+      const row = members.find((x) => x.user_id === a.id)!;
+      expect(row.name, `${this.name()}: member ${i}'s name`).toBe(a.name);
+      holds(
+        `member ${i}`,
+        row,
+        orgCalls.filter((c) => c.actor === i),
+      );
+    }
+    return { answer: "200 admin" };
   }
 }
 
@@ -2062,7 +2168,7 @@ class Race implements fc.AsyncCommand<Model, Real> {
     for (const [i, l] of proposing.entries()) {
       if (!l || !/^(ok|late_completion)$/.test(answers[i]!.answer)) continue;
       if (answers[i]!.answer === "ok" && l.proposal !== null) continue;
-      recordCall(m, l, callKey(l.id, l.attempt), costOf(Propose.tokensOf(l)), clock, true);
+      recordCall(m, l, callKey(l.id, l.attempt), costOf(Propose.tokensOf(l)), clock, true, true);
     }
     for (const { created } of answers) if (created) await adoptLease(m, r, created, versions);
     await checkAll(r, m);
@@ -2221,10 +2327,14 @@ const commandArbs = [
       2,
       fc.integer({ min: 0, max: 150 }).map((ms) => new Wait(ms)),
     ),
-    // Spend: an admin (or someone refused) sets the caps; a call ends without a completion.
+    // Spend: an admin (or someone refused) sets the caps; a call ends without a completion; anyone reads the spend.
     w(
       2,
       fc.tuple(any, caps).map(([s, c]) => new SetBudget(s, c)),
+    ),
+    w(
+      1,
+      any.map((s) => new ReadUsage(s)),
     ),
     w(
       2,
@@ -2370,6 +2480,7 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
   const reached = (...keys: string[]) => keys.reduce((n, k) => n + (outcomes.get(k) ?? 0), 0);
   if (!PATH) {
     expect(reached("setBudget -> 200"), "setBudget -> 200").toBeGreaterThan(0);
+    expect(reached("readUsage -> 200"), "readUsage -> 200").toBeGreaterThan(0);
     expect(
       reached("openHttp -> 429 budget_exhausted", "openDomain -> budget_exhausted", "race openHttp -> 429 budget_exhausted"),
       "an open refused over budget",
@@ -2383,6 +2494,7 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       "callEnds -> aborted, recorded true",
       "callEnds -> retried, recorded true",
       "callEnds -> failed, closed true",
+      "readUsage -> 200 admin",
       "spend over a cap now (within the bound)",
     ]) {
       expect(outcomes.get(needed) ?? 0, needed).toBeGreaterThan(0);

@@ -132,8 +132,12 @@ export function label(w: Write): string {
         return ok ? `open:${n.id}:${n.invoice_id}:${n.actor_id}:${n.session_id}:${n.purpose}` : `bad:lease-insert:${n.status}:${n.purpose}`;
       }
       if (w.op === "DELETE") return "bad:lease-delete";
-      // A call's end (generation, in the background) releases its budget reservation and nothing else.
-      if (o.reserved_cents !== null && n.reserved_cents === null && same({ ...o, reserved_cents: null }, n)) return `release:${o.id}`;
+      // A call's end (generation, in the background) releases its budget reservation, or a retried
+      // attempt draws its cost from it (never up, never below 0), and nothing else.
+      const settled =
+        o.reserved_cents !== null &&
+        (n.reserved_cents === null || (Number(n.reserved_cents) >= 0 && Number(n.reserved_cents) < Number(o.reserved_cents)));
+      if (settled && same({ ...o, reserved_cents: null }, { ...n, reserved_cents: null })) return `release:${o.id}`;
       // An apply of another purpose's lease on the same invoice carries this one, in flight and
       // opened against the version that apply replaced, to the new version: that column alone.
       if (!same(o.invoice_version, n.invoice_version)) {

@@ -15,6 +15,8 @@ vi.mock("@/lib/leases", () => ({
   failGeneration: vi.fn(),
   // A call the model never answered is counted on a statement of its own.
   recordUsage: vi.fn(async () => true),
+  // A run that calls nothing releases its lease's budget reservation.
+  releaseReservation: vi.fn(async () => {}),
 }));
 vi.mock("@/lib/model", async (importOriginal) => ({
   ...(await importOriginal<typeof import("@/lib/model")>()),
@@ -36,6 +38,7 @@ const failGeneration = vi.mocked(leases.failGeneration);
 const getModelProvider = vi.mocked(model.getModelProvider);
 const watchLeaseClose = vi.mocked(closeSignal.watchLeaseClose);
 const recordUsage = vi.mocked(leases.recordUsage);
+const releaseReservation = vi.mocked(leases.releaseReservation);
 
 /** The watches the generate step took, newest last: abort one to close its lease. */
 let watches: { controller: AbortController; release: ReturnType<typeof vi.fn> }[] = [];
@@ -244,6 +247,8 @@ describe("generate-lease-proposal: the run", () => {
     expect(ctx.step.run).not.toHaveBeenCalledWith("propose", expect.any(Function));
     expect(requests).toHaveLength(0);
     expect(proposeLease).not.toHaveBeenCalled();
+    // No call of this lease will run: what it reserved goes.
+    expect(releaseReservation).toHaveBeenCalledWith(expect.anything(), LEASE_ID);
   });
 
   it("fails without retry when the lease's invoice is not the actor's (the failure handler closes it)", async () => {
@@ -266,8 +271,9 @@ describe("generate-lease-proposal: model errors", () => {
     expect(out.step.op).toBe("StepError");
     expect(out.step.error).toMatchObject({ name: "ModelUnavailableError", message: "HTTP 503 from the model" });
     expect(proposeLease).not.toHaveBeenCalled();
-    // The retried attempt's call is counted before the step fails: the next attempt is another call.
-    expect(recordUsage).toHaveBeenCalledWith(expect.anything(), LEASE_ID, UNANSWERED, "failed");
+    // The retried attempt's call is counted before the step fails, drawn from the reservation (not
+    // final): the next attempt is another call, which what is left of it covers.
+    expect(recordUsage).toHaveBeenCalledWith(expect.anything(), LEASE_ID, UNANSWERED, "failed", false);
   });
 
   it("does not retry when the server's next call could not finish before the deadline: NonRetriableError, model_unavailable", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getModelProvider, invoiceForModel, ModelUnavailableError, type InvoiceForModel } from "@/lib/model";
+import { getModelProvider, invoiceForModel, modelTimeLimitMs, ModelUnavailableError, type InvoiceForModel } from "@/lib/model";
 import { startFakeOpenAI, type FakeOpenAI } from "../harness/fake-openai";
 
 const ACTOR = "7b0c8d7e-1a52-4f43-9d7e-2f7f1f0a9c11";
@@ -30,6 +30,14 @@ describe("getModelProvider", () => {
     expect(getModelProvider({ ...complete, MODEL_TIMEOUT_MS: "5000" }).timeLimitMs).toBe(5_000);
     expect(getModelProvider({}).timeLimitMs).toBe(0);
     expect(getModelProvider({ MODEL_LATENCY_MS: "120" }).timeLimitMs).toBe(120);
+  });
+
+  it("modelTimeLimitMs reads that limit without building the provider (lib/spend's grace after a deadline)", () => {
+    for (const env of [{}, { MODEL_LATENCY_MS: "1500" }, complete, { ...complete, MODEL_TIMEOUT_MS: "5000" }]) {
+      expect(modelTimeLimitMs(env), JSON.stringify(env)).toBe(getModelProvider(env).timeLimitMs);
+    }
+    expect(() => modelTimeLimitMs({ ...complete, MODEL_TIMEOUT_MS: "0" })).toThrow(/MODEL_TIMEOUT_MS/);
+    expect(() => modelTimeLimitMs({ MODEL_PROVIDER: "gpt" })).toThrow(/MODEL_PROVIDER/);
   });
 
   it("ignores openai settings when local is chosen", () => {

@@ -112,7 +112,8 @@ beforeAll(async () => {
   await installAudit(t.db);
   const url = new URL(inject("pgAdminUrl"));
   url.pathname = `/${t.name}`;
-  app = await startAppServer({ databaseUrl: url.toString(), name: "fuzz" });
+  // Calls priced, so reservations and spend are real cents and a cap bites after a few opens.
+  app = await startAppServer({ databaseUrl: url.toString(), name: "fuzz", env: { MODEL_PRICE_PER_MTOK: "1000,2000" } });
   actionIds = readActionIds();
   builtFiles = staticFiles();
   const alice = await makeUser(t.db, "Alice");
@@ -137,12 +138,20 @@ beforeAll(async () => {
     PASSWORD,
     { id: carol.id, email: carol.email, invoice: carols, ...c },
   );
+  // Alice's organization starts under a daily cap below one call's reservation (several dollars at
+  // this price): its first open is admitted, and from then on (reserved, then spent, and the
+  // fixtures' leases holding theirs) opens are refused 429 budget_exhausted until a PUT of the
+  // budget lifts it (the fixtures' own opens lift it for themselves: World.open). With a cap of
+  // about three reservations, 0 of 52 opens were refused: only some 6 in a run reach the check.
+  await t.db.execute(
+    sql`insert into org_budget (org_id, organization_daily_cents) select org_id, 100 from membership where user_id = ${alice.id}`,
+  );
   revokedCookie = (await signInOverHttp(alice.email)).cookie;
   await fetch(`${app.url}/api/session`, { method: "DELETE", headers: { cookie: revokedCookie } });
 }, BOOT_TIMEOUT);
 afterAll(async () => {
   console.info(
-    `[fuzz-http] ${histogram.total} inputs through the built app on ${t?.kind}; ${creditedLate} requests with an unframed body wrote after their own check (credited to them); statuses per route (0: no answer):\n${histogram.toString()}`,
+    `[fuzz-http] ${histogram.total} inputs through the built app on ${t?.kind}; ${budgetRefusals} opens refused over budget; ${creditedLate} requests with an unframed body wrote after their own check (credited to them); statuses per route (0: no answer):\n${histogram.toString()}`,
   );
   await app?.stop();
   await t?.close();
@@ -942,6 +951,12 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
       );
       if (r.route === "session" && r.method === "POST" && res.status === 200 && answer?.actor?.id !== emailUser)
         problems.push(`signed in as another user`);
+      // A refusal over budget wrote nothing (apiViolations allows no write) and dispatched nothing:
+      // no generation run started since the request's mark (one still pending aside, which may open).
+      if (r.route === "leases" && r.method === "POST" && res.status === 429 && !pending.length) {
+        const dispatched = dispatches() - started.dispatched;
+        if (dispatched !== 0) problems.push(`a 429 dispatched ${dispatched} generation(s)`);
+      }
       return problems;
     },
   };
@@ -1182,8 +1197,13 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
 
 /** The audit position, the snapshot and the app log's length just before a request goes out. */
 async function mark() {
-  return { audit: await auditMark(t.db), before: await snapshot(t.db), logAt: app.appLogs().length };
+  return { audit: await auditMark(t.db), before: await snapshot(t.db), logAt: app.appLogs().length, dispatched: dispatches() };
 }
+
+/** The generation runs the stand-in has started, one per lease/opened event the app sent. */
+const dispatches = () => app.inngest.runs().filter((r) => r.eventName === "lease/opened").length;
+/** Opens answered 429 budget_exhausted (each checked to have written and dispatched nothing). */
+let budgetRefusals = 0;
 
 // Our own route layer's line for a caught failure, and Next.js's for an uncaught one. (The
 // Inngest SDK logs each unsigned call it refuses; that is the 401 working.)
@@ -1271,6 +1291,7 @@ async function check(call: Call) {
   const after = await snapshot(t.db);
   const writes = await writesSince(t.db, audit);
   histogram.add(sent.route, sent.status);
+  if (sent.route === "POST /api/leases" && sent.status === 429) budgetRefusals++;
   pending = pending.filter((p) => p.until > Date.now());
   const took = attribute(writes, sent.problems, pending);
   const problems = took ? [] : sent.problems(writes);
@@ -1413,5 +1434,7 @@ describe("fuzz: the built app over the wire", () => {
       fc.asyncProperty(CALLS, async (call) => void (await check(call))),
       { numRuns: RUNS, ...replay },
     );
+    // The budget is reached: opens refused over a cap, each held to write and dispatch nothing.
+    if (!replay.seed && RUNS >= 500) expect(budgetRefusals, "opens answered 429 budget_exhausted").toBeGreaterThan(0);
   }, 900_000);
 });

@@ -1,7 +1,7 @@
 // POST /api/leases checks the budget before dispatch, in open's transaction, on the database
 // clock: over a cap it answers 429 budget_exhausted with Retry-After until the period resets,
-// inserts no lease and dispatches nothing. An admitted lease reserves the estimated cost of one
-// call, which counts against the caps until the call's usage is recorded.
+// inserts no lease and dispatches nothing. Every lease reserves the estimated cost of one call,
+// which counts against the caps until the call's usage is recorded (held-reservation.test.ts).
 import { count, eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { inferenceLease, modelUsage, orgBudget } from "@/db/schema";
@@ -72,17 +72,22 @@ function resets() {
   return { day: (day - now.getTime()) / 1000, month: (month - now.getTime()) / 1000 };
 }
 
-it("no budget row, or every cap null: admitted, nothing reserved", async () => {
+it("no budget row, or every cap null: admitted, and the lease reserves one call's estimate all the same (0 unpriced: null)", async () => {
   const { member, cookie, inv } = await admin();
   const first = await open(cookie, inv.id);
   expect(first.status).toBe(201);
+  // The local lane unpriced: a call costs nothing, and nothing is reserved.
   expect((await t.db.select().from(inferenceLease).where(eq(inferenceLease.id, first.body.lease_id)))[0]!.reservedCents).toBeNull();
 
+  restore = withEnv({ MODEL_PROVIDER: "local", MODEL_PRICE_PER_MTOK: "1000,2000" });
   await setCaps(member.orgId, { organizationDailyCents: null, memberMonthlyCents: null });
   const other = await makeInvoice(t.db, member.id);
   const second = await open(cookie, other.id);
   expect(second.status).toBe(201);
-  expect((await t.db.select().from(inferenceLease).where(eq(inferenceLease.id, second.body.lease_id)))[0]!.reservedCents).toBeNull();
+  expect((await t.db.select().from(inferenceLease).where(eq(inferenceLease.id, second.body.lease_id)))[0]!.reservedCents).toBeCloseTo(
+    reservationCents("summarize_invoice"),
+    6,
+  );
 });
 
 it("a cap of 0 admits nothing: 429 budget_exhausted, Retry-After until midnight UTC, no lease, nothing dispatched", async () => {

@@ -1,0 +1,1 @@
+CREATE INDEX "inference_lease_reserved_idx" ON "inference_lease" USING btree ("deadline_at") WHERE reserved_cents is not null;
