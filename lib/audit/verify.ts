@@ -4,7 +4,7 @@ import "server-only";
 // (docs/decisions/0080). Names the first failure of each organization and stops there.
 import canonicalize from "canonicalize";
 import { sql } from "drizzle-orm";
-import { rowsOf, type Db } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
 import { ChainWalker, genesisSha256, type ChainEntry, type ChainFailure } from "./chain";
 
 export type ChainReport = { orgId: string; entries: number; head: string | null; failure: ChainFailure | null };
@@ -34,11 +34,20 @@ async function organizations(db: Db, orgId?: string): Promise<string[]> {
 /** Verifies each organization's chain (all of them, or `orgId`'s); `sources: false` skips the audited rows. */
 export async function verifyChain(db: Db, opts: { orgId?: string; sources?: boolean } = {}): Promise<ChainReport[]> {
   const reports: ChainReport[] = [];
-  for (const orgId of await organizations(db, opts.orgId)) reports.push(await verifyOrganization(db, orgId, opts.sources ?? true));
+  for (const orgId of await organizations(db, opts.orgId)) {
+    // One snapshot per organization: on a live database a commit between the walk and the rows
+    // (an entry appended with its row) would otherwise read as a row its entries do not explain.
+    reports.push(
+      await db.transaction((tx) => verifyOrganization(tx, orgId, opts.sources ?? true), {
+        isolationLevel: "repeatable read",
+        accessMode: "read only",
+      }),
+    );
+  }
   return reports;
 }
 
-async function verifyOrganization(db: Db, orgId: string, sources: boolean): Promise<ChainReport> {
+async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean): Promise<ChainReport> {
   const walk = new ChainWalker({ seq: 0, prev: genesisSha256(orgId) });
   let after = 0;
   for (;;) {
@@ -64,7 +73,7 @@ async function verifyOrganization(db: Db, orgId: string, sources: boolean): Prom
  * latest entries: a row that says something else, or is gone, is `source_changed`, named by that
  * entry; a row with no entry (or whose latest entry is its deletion) is `unrecorded`.
  */
-async function checkSources(db: Db, orgId: string): Promise<ChainFailure | null> {
+async function checkSources(db: Db | Tx, orgId: string): Promise<ChainFailure | null> {
   const found: ChainFailure[] = [];
   const sourceList = rowsOf<{ source: string }>(await db.execute(sql`select source from audit_sources() order by source`));
   for (const { source } of sourceList) {
