@@ -293,7 +293,7 @@ const centsText = (n: number) => (Number.isFinite(n) && n > 0 ? n.toFixed(6) : "
  */
 export async function recordUsage(db: Db | Tx, leaseId: string, usage: CallUsage, outcome: UsageOutcome, final = true): Promise<boolean> {
   if (!isUuid(leaseId)) return false;
-  const settled = final ? sql`null` : sql`greatest(0, l.reserved_cents - w.cost_cents)`;
+  const settled = final ? sql`null` : sql`greatest(0, held.reserved_cents - w.cost_cents)`;
   const result = await db.execute(sql`
     with lease as (
       select id, actor_id, invoice_id, purpose from inference_lease where id = ${leaseId}
@@ -306,8 +306,8 @@ export async function recordUsage(db: Db | Tx, leaseId: string, usage: CallUsage
       on conflict (call_key) do nothing
       returning id, cost_cents
     ), settled as (
-      update inference_lease l set reserved_cents = ${settled}
-      from written w where l.id = ${leaseId} and l.reserved_cents is not null
+      update inference_lease held set reserved_cents = ${settled}
+      from written w where held.id = ${leaseId} and held.reserved_cents is not null
     )
     select id from written`);
   return rowsOf(result).length > 0;
