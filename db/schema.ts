@@ -569,7 +569,10 @@ export const leaseReceipt = pgTable(
     check("lease_receipt_lane_check", sql`${t.lane} in ('self','four_eyes')`),
     check("lease_receipt_lane_approval", sql`(${t.lane} = 'four_eyes') = (${t.approvalId} is not null)`),
     check("lease_receipt_four_eyes", sql`${t.approverId} <> ${t.requesterId}`),
-    check("lease_receipt_approved", sql`(${t.approvalId} is null) = (${t.approverId} is null) and (${t.approvalId} is null) = (${t.approvedAt} is null)`),
+    check(
+      "lease_receipt_approved",
+      sql`(${t.approvalId} is null) = (${t.approverId} is null) and (${t.approvalId} is null) = (${t.approvedAt} is null)`,
+    ),
     check("lease_receipt_sha256_check", sql`${t.proposalSha256} ~ '^[0-9a-f]{64}$' and ${t.writtenInvoiceSha256} ~ '^[0-9a-f]{64}$'`),
     index("lease_receipt_invoice_idx").on(t.invoiceId),
   ],

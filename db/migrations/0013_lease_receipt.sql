@@ -36,7 +36,8 @@ ALTER TABLE "inference_lease" ADD COLUMN "proposed_invoice_sha256" text;--> stat
 ALTER TABLE "lease_receipt" ADD CONSTRAINT "lease_receipt_lease_id_inference_lease_id_fk" FOREIGN KEY ("lease_id") REFERENCES "public"."inference_lease"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "lease_receipt" ADD CONSTRAINT "lease_receipt_invoice_id_invoice_id_fk" FOREIGN KEY ("invoice_id") REFERENCES "public"."invoice"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "lease_receipt" ADD CONSTRAINT "lease_receipt_org_id_organization_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organization"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "lease_receipt_invoice_idx" ON "lease_receipt" USING btree ("invoice_id");-- The receipt joins the audit chain (0080's hook): its actor is the one who wrote (the approver, else the requester).
+CREATE INDEX "lease_receipt_invoice_idx" ON "lease_receipt" USING btree ("invoice_id");--> statement-breakpoint
+-- The receipt joins the audit chain (0080's hook): its actor is the one who wrote (the approver, else the requester).
 CREATE CONSTRAINT TRIGGER audit_lease_receipt AFTER INSERT OR UPDATE ON lease_receipt
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit_row_trigger('org:org_id', 'id', 'approver_id,requester_id');
 --> statement-breakpoint

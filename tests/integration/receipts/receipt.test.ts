@@ -1,0 +1,142 @@
+// A receipt for every write (docs/decisions/0079), on PGlite and PostgreSQL: a self apply and an
+// approval each leave one receipt naming who wrote, in which session, under which lane; the
+// invoice's hash at write is the one an auditor recomputes in Node with `canonicalize` from a
+// plain SELECT; an `applied` lease without a receipt fails at commit; the chain still verifies.
+import { createHash } from "node:crypto";
+import canonicalize from "canonicalize";
+import { eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rowsOf, type Db } from "@/db/client";
+import { leaseReceipt } from "@/db/schema";
+import { verifyChain } from "@/lib/audit/verify";
+import { api } from "../../support/api";
+import { asMember, eventKinds, invoiceRow, leaseRow, openTestDb, type TestDb } from "../../support/db";
+import { approve, fourEyes, proposed, requestRow, sha256Of, submitted, team } from "../approvals/support";
+
+let t: TestDb;
+beforeAll(async () => {
+  t = await openTestDb();
+});
+afterAll(() => t?.close());
+
+async function receiptsOf(db: Db, leaseId: string) {
+  return db.select().from(leaseReceipt).where(eq(leaseReceipt.leaseId, leaseId));
+}
+
+/** The sessions of a user, newest last: the one a cookie signed in is among them. */
+async function sessionIds(db: Db, userId: string): Promise<string[]> {
+  return rowsOf<{ id: string }>(await db.execute(sql`select id from app_session where user_id = ${userId}`)).map((r) => r.id);
+}
+
+/** The invoice as an auditor rebuilds it from a plain SELECT, hashed in Node (0079's object). */
+async function invoiceSha256InNode(db: Db, invoiceId: string): Promise<string> {
+  const [i] = rowsOf<Record<string, unknown>>(
+    await db.execute(sql`select id, org_id, owner_id, number, counterparty, currency, total_cents,
+      to_char(issued_on, 'YYYY-MM-DD') as issued_on, to_char(due_on, 'YYYY-MM-DD') as due_on, status,
+      to_char(paid_on, 'YYYY-MM-DD') as paid_on, summary, summary_version, review_notes, review_notes_version, version
+      from invoice where id = ${invoiceId}`),
+  );
+  const lines = rowsOf<Record<string, unknown>>(
+    await db.execute(sql`select id, position, description, quantity, unit_price_cents, category
+      from invoice_line where invoice_id = ${invoiceId} order by position, id`),
+  );
+  const num = (v: unknown) => (v === null ? null : Number(v));
+  const object = {
+    ...i,
+    total_cents: num(i!.total_cents),
+    summary_version: num(i!.summary_version),
+    review_notes_version: num(i!.review_notes_version),
+    version: num(i!.version),
+    lines: lines.map((l) => ({ ...l, position: num(l.position), quantity: num(l.quantity), unit_price_cents: num(l.unit_price_cents) })),
+  };
+  return createHash("sha256").update(canonicalize(object)!).digest("hex");
+}
+
+describe("a receipt for every write", () => {
+  it("a self apply leaves one receipt: the requester and the session that applied, the invoice at proposal and at write", async () => {
+    const tm = await team(t.db);
+    const { inv, leaseId } = await proposed(t.db, tm.dave);
+    const atProposal = await invoiceSha256InNode(t.db, inv.id);
+    const lease = await leaseRow(t.db, leaseId);
+    expect(lease).toMatchObject({ promptVersion: "summarize-2", proposedInvoiceVersion: inv.version, proposedInvoiceSha256: atProposal });
+
+    const res = await api("POST", `/api/leases/${leaseId}/apply`, { cookie: tm.cookies.dave });
+    expect(res.status).toBe(200);
+    const receipts = await receiptsOf(t.db, leaseId);
+    expect(receipts).toHaveLength(1);
+    const r = receipts[0]!;
+    const written = await invoiceRow(t.db, inv.id);
+    expect(r).toMatchObject({
+      invoiceId: inv.id,
+      lane: "self",
+      purpose: "summarize_invoice",
+      promptVersion: "summarize-2",
+      model: lease.proposal!.model,
+      requesterId: tm.dave.id,
+      approvalId: null,
+      approverId: null,
+      approverSessionId: null,
+      approvedAt: null,
+      proposalSha256: sha256Of(lease.proposal),
+      proposedInvoiceVersion: inv.version,
+      proposedInvoiceSha256: atProposal,
+      writtenInvoiceVersion: written.version,
+      writtenKeys: ["summary"],
+    });
+    expect(await sessionIds(t.db, tm.dave.id)).toContain(r.requesterSessionId);
+    expect(r.proposedAt!.getTime()).toBeLessThanOrEqual(r.writtenAt.getTime());
+    // The hash at write is the invoice as the write left it, as Node computes it from a plain SELECT.
+    expect(r.writtenInvoiceSha256).toBe(await invoiceSha256InNode(t.db, inv.id));
+    expect(r.writtenInvoiceSha256).not.toBe(atProposal);
+    expect(await eventKinds(t.db, leaseId)).toEqual(["opened", "proposed", "applied"]);
+  });
+
+  it("an approval leaves one receipt naming the approver and their session, the requester's submitting session", async () => {
+    const tm = await team(t.db);
+    await fourEyes(tm);
+    const { inv, leaseId, approvalId, hash } = await submitted(t.db, tm);
+    expect((await approve(tm, "carol", approvalId, hash)).status).toBe(200);
+    const request = await requestRow(t.db, approvalId);
+    const receipts = await receiptsOf(t.db, leaseId);
+    expect(receipts).toHaveLength(1);
+    expect(receipts[0]).toMatchObject({
+      lane: "four_eyes",
+      requesterId: tm.dave.id,
+      requesterSessionId: request.requesterSessionId,
+      approvalId,
+      approverId: tm.carol.id,
+      approverSessionId: request.approverSessionId,
+      approvedAt: request.decidedAt,
+      proposalSha256: hash,
+      writtenInvoiceVersion: (await invoiceRow(t.db, inv.id)).version,
+      writtenInvoiceSha256: await invoiceSha256InNode(t.db, inv.id),
+    });
+    expect(await sessionIds(t.db, tm.carol.id)).toContain(receipts[0]!.approverSessionId);
+    expect(request.requesterSessionId).not.toBeNull();
+
+    // Every receipt is a chain entry, and the chain verifies.
+    const { orgId } = await asMember(t.db, tm.ada);
+    const [report] = await verifyChain(t.db, { orgId });
+    expect(report!.failure).toBeNull();
+    const entries = rowsOf<{ source_key: string; actor_id: string }>(
+      await t.db.execute(sql`select source_key, actor_id from audit_entry where org_id = ${orgId} and source = 'lease_receipt'`),
+    );
+    expect(entries).toEqual([{ source_key: receipts[0]!.id, actor_id: tm.carol.id }]);
+  });
+
+  it("an `applied` lease without a receipt fails at commit, and nothing of its transaction is kept", async () => {
+    const tm = await team(t.db);
+    const { leaseId } = await proposed(t.db, tm.dave);
+    let failure = "";
+    try {
+      await t.db.transaction(async (tx) => {
+        await tx.execute(sql`update inference_lease set status = 'applied' where id = ${leaseId}`);
+      });
+    } catch (error) {
+      failure = `${(error as Error).message} ${String((error as { cause?: { message?: string } }).cause?.message ?? "")}`;
+    }
+    expect(failure).toMatch(/without a receipt/);
+    expect((await leaseRow(t.db, leaseId)).status).toBe("proposed");
+    expect(await receiptsOf(t.db, leaseId)).toHaveLength(0);
+  });
+});
