@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowsOf, type Db } from "@/db/client";
 import { leaseReceipt } from "@/db/schema";
 import { verifyChain } from "@/lib/audit/verify";
-import { api } from "../../support/api";
-import { asMember, eventKinds, invoiceRow, leaseRow, openTestDb, type TestDb } from "../../support/db";
+import { api, signInCookie } from "../../support/api";
+import { asMember, eventKinds, invoiceRow, joinOrgOf, leaseRow, makeUser, openTestDb, type TestDb } from "../../support/db";
 import { approve, fourEyes, proposed, requestRow, sha256Of, submitted, team } from "../approvals/support";
 
 let t: TestDb;
@@ -138,5 +138,61 @@ describe("a receipt for every write", () => {
     expect(failure).toMatch(/without a receipt/);
     expect((await leaseRow(t.db, leaseId)).status).toBe("proposed");
     expect(await receiptsOf(t.db, leaseId)).toHaveLength(0);
+  });
+
+  it("GET /api/leases/:id/receipt: the actor, the approver named and the admins read it; anyone else 404 lease_not_found", async () => {
+    const tm = await team(t.db);
+    await fourEyes(tm);
+    const { leaseId, approvalId, hash, inv } = await submitted(t.db, tm);
+    // Before the write: those who may read the lease find no receipt yet.
+    expect(await api("GET", `/api/leases/${leaseId}/receipt`, { cookie: tm.cookies.dave })).toMatchObject({
+      status: 404,
+      body: { detail: "receipt_not_found" },
+    });
+    expect((await approve(tm, "carol", approvalId, hash, "Fine.")).status).toBe(200);
+    const [r] = await receiptsOf(t.db, leaseId);
+    for (const who of ["dave", "carol", "ada"] as const) {
+      const res = await api("GET", `/api/leases/${leaseId}/receipt`, { cookie: tm.cookies[who] });
+      expect(res.status, who).toBe(200);
+      expect(res.body, who).toEqual({
+        lease_id: leaseId,
+        invoice_id: inv.id,
+        purpose: "summarize_invoice",
+        prompt_version: "summarize-2",
+        model: r!.model,
+        lane: "four_eyes",
+        requester: { id: tm.dave.id, name: "Dave", session_id: r!.requesterSessionId },
+        approval: {
+          id: approvalId,
+          approver: { id: tm.carol.id, name: "Carol", session_id: r!.approverSessionId },
+          approved_at: r!.approvedAt!.toISOString(),
+          comment: "Fine.",
+        },
+        proposal_sha256: hash,
+        at_proposal: {
+          invoice_version: r!.proposedInvoiceVersion,
+          invoice_sha256: r!.proposedInvoiceSha256,
+          at: r!.proposedAt!.toISOString(),
+        },
+        at_write: { invoice_version: r!.writtenInvoiceVersion, invoice_sha256: r!.writtenInvoiceSha256, at: r!.writtenAt.toISOString() },
+        written: ["summary"],
+      });
+    }
+    // Another organization's admin, a malformed id, a missing one: the same 404 as every lease route.
+    for (const [who, id] of [
+      ["bea", leaseId],
+      ["dave", "not-a-uuid"],
+      ["dave", "00000000-0000-4000-8000-000000000000"],
+    ] as const) {
+      const res = await api("GET", `/api/leases/${id}/receipt`, { cookie: tm.cookies[who] });
+      expect(res, `${who} ${id}`).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
+    }
+    // A teammate who is neither the actor, the approver named, nor an admin.
+    const eve = await makeUser(t.db, "Eve");
+    await joinOrgOf(t.db, eve, tm.ada, "approver");
+    const res = await api("GET", `/api/leases/${leaseId}/receipt`, { cookie: await signInCookie(eve.email) });
+    expect(res).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
+    // No cookie: 401.
+    expect((await api("GET", `/api/leases/${leaseId}/receipt`)).status).toBe(401);
   });
 });
