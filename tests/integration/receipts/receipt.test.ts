@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowsOf, type Db } from "@/db/client";
 import { leaseReceipt } from "@/db/schema";
 import { verifyChain } from "@/lib/audit/verify";
+import { invoiceTimeline } from "@/lib/leases";
 import { api, signInCookie } from "../../support/api";
 import { asMember, eventKinds, invoiceRow, joinOrgOf, leaseRow, makeUser, openTestDb, type TestDb } from "../../support/db";
 import { approve, fourEyes, proposed, requestRow, sha256Of, submitted, team } from "../approvals/support";
@@ -194,5 +195,30 @@ describe("a receipt for every write", () => {
     expect(res).toMatchObject({ status: 404, body: { detail: "lease_not_found" } });
     // No cookie: 401.
     expect((await api("GET", `/api/leases/${leaseId}/receipt`)).status).toBe(401);
+  });
+
+  it("the invoice's history says who wrote and who approved, to the receipt's readers only, without hashes", async () => {
+    const tm = await team(t.db);
+    await fourEyes(tm);
+    const { inv, leaseId, approvalId, hash } = await submitted(t.db, tm);
+    expect((await approve(tm, "carol", approvalId, hash)).status).toBe(200);
+    const eve = await makeUser(t.db, "Eve");
+    await joinOrgOf(t.db, eve, tm.ada, "admin");
+    const mallory = await makeUser(t.db, "Mallory");
+    await joinOrgOf(t.db, mallory, tm.ada, "approver");
+    const receiptOf = async (user: { id: string }) => {
+      const timeline = await invoiceTimeline(t.db, await asMember(t.db, user), inv.id, { offset: 0, limit: 10 });
+      const entry = timeline!.entries.find((e) => e.type === "attempt" && e.attempt.id === leaseId);
+      return entry?.type === "attempt" ? entry.attempt.receipt : undefined;
+    };
+    const [r] = await receiptsOf(t.db, leaseId);
+    for (const who of [tm.dave, tm.carol, tm.ada, eve]) {
+      const line = await receiptOf(who);
+      expect(line).toMatchObject({ writtenBy: "Dave", approvedBy: "Carol" });
+      expect(new Date(line!.at).getTime()).toBe(r!.writtenAt.getTime());
+      expect(JSON.stringify(line)).not.toMatch(/[0-9a-f]{64}/);
+    }
+    // An approver the request does not name reads the attempt, not its receipt.
+    expect(await receiptOf(mallory)).toBeNull();
   });
 });
