@@ -46,6 +46,7 @@ const ROUTE_HANDLERS = {
   "/api/leases/[id]/cancel": ["POST"],
   "/api/leases/[id]/changes": ["GET"],
   "/api/leases/[id]/events": ["GET"],
+  "/api/leases/[id]/receipt": ["GET"],
   "/api/leases/[id]/submit": ["POST"],
   "/api/org/budget": ["GET", "PUT"],
   "/api/org/invitations": ["GET", "POST"],

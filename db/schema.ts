@@ -265,6 +265,12 @@ export const inferenceLease = pgTable(
     runNonce: text("run_nonce")
       .notNull()
       .default(sql`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
+    // Set by proposeLease's conditional UPDATE, for the receipt (docs/decisions/0079): the purpose's
+    // prompt version, the instant the proposal was judged in time, and the invoice it was made against.
+    promptVersion: text("prompt_version"),
+    proposedAt: timestamp("proposed_at", { withTimezone: true }),
+    proposedInvoiceVersion: integer("proposed_invoice_version"),
+    proposedInvoiceSha256: text("proposed_invoice_sha256"),
   },
   (t) => [
     check("inference_lease_status_check", sql`${t.status} in (${sqlCodes(LEASE_STATUSES)})`),
@@ -522,3 +528,52 @@ export type AuditEntry = typeof auditEntry.$inferSelect;
 export type AuditExport = typeof auditExport.$inferSelect;
 export type ApprovalPolicy = typeof approvalPolicy.$inferSelect;
 export type ApprovalRequest = typeof approvalRequest.$inferSelect;
+
+// A receipt for every write a lease causes (docs/decisions/0079): inserted by the statement that
+// records `applied` (lib/leases/apply.ts recordApplied), one per lease, in the audit chain.
+export const leaseReceipt = pgTable(
+  "lease_receipt",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    leaseId: uuid("lease_id")
+      .notNull()
+      .unique()
+      .references(() => inferenceLease.id, { onDelete: "cascade" }),
+    invoiceId: uuid("invoice_id")
+      .notNull()
+      .references(() => invoice.id, { onDelete: "cascade" }),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    lane: text("lane").$type<"self" | "four_eyes">().notNull(),
+    purpose: text("purpose").notNull(),
+    // Null only for a lease seeded by hand.
+    promptVersion: text("prompt_version"),
+    model: text("model"),
+    requesterId: uuid("requester_id").notNull(),
+    requesterSessionId: uuid("requester_session_id"),
+    approvalId: uuid("approval_id"),
+    approverId: uuid("approver_id"),
+    approverSessionId: uuid("approver_session_id"),
+    approvedAt: timestamp("approved_at", { withTimezone: true }),
+    proposalSha256: text("proposal_sha256").notNull(),
+    proposedInvoiceVersion: integer("proposed_invoice_version"),
+    proposedInvoiceSha256: text("proposed_invoice_sha256"),
+    proposedAt: timestamp("proposed_at", { withTimezone: true }),
+    writtenInvoiceVersion: integer("written_invoice_version").notNull(),
+    writtenInvoiceSha256: text("written_invoice_sha256").notNull(),
+    writtenAt: timestamp("written_at", { withTimezone: true }).notNull(),
+    writtenKeys: text("written_keys").array().notNull(),
+  },
+  (t) => [
+    check("lease_receipt_lane_check", sql`${t.lane} in ('self','four_eyes')`),
+    check("lease_receipt_lane_approval", sql`(${t.lane} = 'four_eyes') = (${t.approvalId} is not null)`),
+    check("lease_receipt_four_eyes", sql`${t.approverId} <> ${t.requesterId}`),
+    check(
+      "lease_receipt_approved",
+      sql`(${t.approvalId} is null) = (${t.approverId} is null) and (${t.approvalId} is null) = (${t.approvedAt} is null)`,
+    ),
+    check("lease_receipt_sha256_check", sql`${t.proposalSha256} ~ '^[0-9a-f]{64}$' and ${t.writtenInvoiceSha256} ~ '^[0-9a-f]{64}$'`),
+    index("lease_receipt_invoice_idx").on(t.invoiceId),
+  ],
+);

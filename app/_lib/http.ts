@@ -25,6 +25,8 @@ export const ERROR_STATUS = {
   lease_not_found: 404,
   // An approval request unknown, another organization's, or not visible to the caller: all the same.
   approval_not_found: 404,
+  // A lease one may read that wrote nothing (GET /api/leases/:id/receipt, docs/decisions/0079).
+  receipt_not_found: 404,
   member_not_found: 404,
   // An invitation link unknown, used, revoked or expired: all the same.
   invitation_not_found: 404,

@@ -6,7 +6,7 @@ import "server-only";
 // schema parses it, exactly what its `changes` showed; the version is bumped once, fenced.
 // The write path (lockInvoiceForApply, closeChanged, writeProposal) is shared with an approval
 // of the four-eyes lane (./approval.ts, docs/decisions/0078), which writes the same way.
-import type { Db, Tx } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
 import { approvalPolicy, inferenceLease, invoice } from "@/db/schema";
 import { ownedInvoice } from "@/lib/access";
 import { canonicalKey, isUuid } from "@/lib/ids";
@@ -69,6 +69,8 @@ async function applyLeaseUntraced(
   leaseId: unknown,
   opts: {
     sessionId?: string;
+    /** The session a server action's db already holds (sessionHeld): not checked again, recorded on the receipt. */
+    heldSessionId?: string;
     /** The keys of the changes the user accepted (categorize_lines: line ids); undefined: every change. */
     accept?: readonly string[];
   } = {},
@@ -119,7 +121,16 @@ async function applyLeaseUntraced(
       }
       // The purpose's policy asks for a second person: the owner submits instead (0078).
       if (inv.apply === "four_eyes") return refuse((await expiredNow()) ? "lease_expired" : "approval_required");
-      return await writeProposal(tx, { lease, actorId, version: inv.version, accept, sessionId: opts.sessionId, refuse, expiredNow });
+      return await writeProposal(tx, {
+        lease,
+        actorId,
+        version: inv.version,
+        accept,
+        sessionId: opts.sessionId,
+        receiptSessionId: opts.sessionId ?? opts.heldSessionId,
+        refuse,
+        expiredNow,
+      });
     });
   } catch (error) {
     if (error instanceof FailClosed) {
@@ -191,6 +202,8 @@ export async function writeProposal(
     version: number;
     accept?: readonly string[];
     sessionId?: string;
+    /** The acting session for the receipt when `sessionId` is not given (a server action's, held by its db). */
+    receiptSessionId?: string;
     approval?: { requestId: string; approverId: string };
     refuse: (code: Refused["code"]) => Promise<Refused>;
     expiredNow: () => Promise<boolean>;
@@ -277,7 +290,15 @@ export async function writeProposal(
 
   const changed = accept === undefined ? {} : { written: write.written.length };
   const approval = input.approval ? { approval_id: input.approval.requestId, approver_id: input.approval.approverId } : {};
-  await recordEvent(tx, lease.id, "applied", { invoice_version: written[0]!.version, ...changed, ...approval }, applied.inTimeAt!);
+  await recordApplied(tx, {
+    leaseId: lease.id,
+    invoiceVersion: written[0]!.version,
+    written: write.written,
+    sessionId: input.sessionId ?? input.receiptSessionId ?? null,
+    approvalId: input.approval?.requestId ?? null,
+    detail: { invoice_version: written[0]!.version, ...changed, ...approval },
+    at: applied.inTimeAt!,
+  });
   return { ok: true, invoiceVersion: written[0]!.version, written: write.written };
 }
 
@@ -294,4 +315,54 @@ export function acceptable(
   if (!isPurpose(lease.purpose)) return false;
   const keys = new Set((plannedChanges(lease.purpose, lease.proposal, current) ?? []).map((c) => canonicalKey(c.key)));
   return purposeOf(lease.purpose).byLine === true && accept.length > 0 && accept.every((key) => keys.has(key));
+}
+
+/**
+ * The `applied` event and the write's receipt (docs/decisions/0079), in one statement: the receipt
+ * is inserted from the lease, its invoice as this transaction left it (`invoice_sha256`, after the
+ * fenced UPDATE) and, under four_eyes, the approved request; the event is inserted from the
+ * receipt, so neither is written without the other. `sessionId` is the acting session: the
+ * requester's under self; under four_eyes the requester's is the one that submitted and the
+ * approver's is the request's. The deferred trigger `lease_applied_needs_receipt` fails the
+ * commit of an `applied` lease without one.
+ */
+export async function recordApplied(
+  tx: Tx,
+  input: {
+    leaseId: string;
+    invoiceVersion: number;
+    written: readonly string[];
+    sessionId: string | null;
+    approvalId: string | null;
+    detail: Record<string, unknown>;
+    at: string;
+  },
+): Promise<void> {
+  const written = sql`array[${sql.join(
+    input.written.map((k) => sql`${k}`),
+    sql`, `,
+  )}]::text[]`;
+  const result = await tx.execute(sql`
+    with receipt as (
+      insert into lease_receipt (
+        lease_id, invoice_id, org_id, lane, purpose, prompt_version, model,
+        requester_id, requester_session_id, approval_id, approver_id, approver_session_id, approved_at,
+        proposal_sha256, proposed_invoice_version, proposed_invoice_sha256, proposed_at,
+        written_invoice_version, written_invoice_sha256, written_at, written_keys)
+      select l.id, l.invoice_id, i.org_id, case when r.id is null then 'self' else 'four_eyes' end, l.purpose,
+        l.prompt_version, l.proposal->>'model',
+        l.actor_id, case when r.id is null then ${input.sessionId}::uuid else r.requester_session_id end,
+        r.id, r.approver_id, r.approver_session_id, r.decided_at,
+        audit_sha256(audit_jcs(l.proposal)), l.proposed_invoice_version, l.proposed_invoice_sha256, l.proposed_at,
+        ${input.invoiceVersion}::int, invoice_sha256(i.id), clock_timestamp(), ${written}
+      from inference_lease l
+      join invoice i on i.id = l.invoice_id
+      left join approval_request r on r.id = ${input.approvalId}::uuid and r.lease_id = l.id and r.decision = 'approved'
+      where l.id = ${input.leaseId}::uuid
+      returning lease_id
+    )
+    insert into lease_event (lease_id, kind, detail, at)
+    select lease_id, 'applied', ${JSON.stringify(input.detail)}::jsonb, ${input.at}::timestamptz from receipt
+    returning id`);
+  if (rowsOf(result).length !== 1) throw new FailClosed("the applied lease left no receipt");
 }

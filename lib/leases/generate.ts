@@ -10,7 +10,7 @@ import { contextSql, type PurposeInput } from "@/lib/purposes";
 import type { CallUsage, UsageOutcome } from "@/lib/spend";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, isNotNull, sql } from "drizzle-orm";
-import { clockNow, dbNow, expireDue, isOverdue, isPurpose, judgedAt, overdueInFlight, recordEvent } from "./shared";
+import { clockNow, dbNow, expireDue, isOverdue, isPurpose, overdueInFlight, recordEvent } from "./shared";
 import type { Purpose } from "@/lib/purposes";
 
 export type GenerationInput =
@@ -135,9 +135,20 @@ async function proposeLeaseUntraced(
     if (isUuid(actorId) && typeof runNonce === "string") {
       const [row] = await tx
         .update(inferenceLease)
-        // The call's final outcome: its reservation is released here, and its usage row written
-        // below in this transaction (docs/decisions/0075), so the uncapped path writes the row once.
-        .set({ status: "proposed", proposal, reservedCents: null, updatedAt: clockNow })
+        .set({
+          status: "proposed",
+          proposal,
+          // The call's final outcome: its reservation is released here, and its usage row written
+          // below in this transaction (docs/decisions/0075), so the uncapped path writes the row once.
+          reservedCents: null,
+          updatedAt: clockNow,
+          // For the receipt (0079), in this same statement: the prompt version, the instant judged
+          // in time (RETURNING dates the event by it), and the invoice the proposal was made against.
+          promptVersion: typeof input.detail?.prompt_version === "string" ? input.detail.prompt_version : null,
+          proposedAt: clockNow,
+          proposedInvoiceVersion: sql`${inferenceLease.invoiceVersion}`,
+          proposedInvoiceSha256: sql`invoice_sha256(${inferenceLease.invoiceId})`,
+        })
         .where(
           and(
             eq(inferenceLease.id, leaseId),
@@ -147,8 +158,14 @@ async function proposeLeaseUntraced(
             gt(inferenceLease.deadlineAt, dbNow),
           ),
         )
-        // Judged once the row is ours (RETURNING runs after any wait for it), and dated by that instant.
-        .returning({ id: inferenceLease.id, inTimeAt: judgedAt(inferenceLease.deadlineAt) });
+        // Judged once the row is ours (SET and RETURNING are computed after any wait for it, on the
+        // row as it is then): the instant set as proposed_at, which dates the event too.
+        .returning({
+          id: inferenceLease.id,
+          inTimeAt: sql<
+            string | null
+          >`case when ${inferenceLease.deadlineAt} > ${inferenceLease.proposedAt} then ${inferenceLease.proposedAt}::text end`,
+        });
       if (row?.inTimeAt) {
         await recordEvent(tx, leaseId, "proposed", { model: proposal.model, ...input.detail }, row.inTimeAt);
         await spent("proposed");
@@ -159,7 +176,16 @@ async function proposeLeaseUntraced(
         // nobody ever sees it proposed, and keeps nothing of the late answer.
         await tx
           .update(inferenceLease)
-          .set({ status: "expired", closedReason: "deadline_passed", proposal: null, updatedAt: clockNow })
+          .set({
+            status: "expired",
+            closedReason: "deadline_passed",
+            proposal: null,
+            promptVersion: null,
+            proposedAt: null,
+            proposedInvoiceVersion: null,
+            proposedInvoiceSha256: null,
+            updatedAt: clockNow,
+          })
           .where(eq(inferenceLease.id, leaseId));
         await recordEvent(tx, leaseId, "expired", { by: "propose" });
         await recordEvent(tx, leaseId, "late_completion", { status: "expired", model: proposal.model });

@@ -10,6 +10,7 @@ export * from "./generate";
 export * from "./apply";
 export * from "./close";
 export * from "./approval";
+export * from "./receipt";
 export * from "./notice";
 export * from "./cursor";
 export { isPurpose } from "./shared";

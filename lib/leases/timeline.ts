@@ -5,7 +5,7 @@ import "server-only";
 // because reading attempts records the overdue ones expired first, as every lease read does.
 import type { Db, Tx } from "@/db/client";
 import { appUser, inferenceLease, invoice, invoiceChange, leaseEvent } from "@/db/schema";
-import { visibleInvoice, type Member } from "@/lib/access";
+import { ROLE_RULES, visibleInvoice, type Member } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { ChangeKind, InvoiceChanges } from "@/lib/org-codes";
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
@@ -22,8 +22,15 @@ export type ChangeView = {
   changes: InvoiceChanges;
 };
 
-/** An attempt with its place among the invoice's attempts, the first being 1. */
-export type NumberedAttempt = AttemptView & { number: number };
+/**
+ * What a teammate reads of a write's receipt (docs/decisions/0079), without hashes or sessions:
+ * who wrote, who approved, when. Only for the receipt's readers (the lease's actor, the approver,
+ * the organization's admins); null for anyone else and for an attempt that wrote nothing.
+ */
+export type ReceiptLine = { writtenBy: string; approvedBy: string | null; at: string };
+
+/** An attempt with its place among the invoice's attempts, the first being 1, and its receipt as the viewer may read it. */
+export type NumberedAttempt = AttemptView & { number: number; receipt?: ReceiptLine | null };
 
 export type TimelineEntry = { type: "change"; at: Date; change: ChangeView } | { type: "attempt"; at: Date; attempt: NumberedAttempt };
 
@@ -101,7 +108,7 @@ export async function invoiceTimeline(
           .leftJoin(appUser, eq(appUser.id, invoiceChange.actorId))
           .where(inArray(invoiceChange.id, changeIds))
       : [];
-    const attempts = leaseIds.length ? await attemptsOf(tx, member.id, leaseIds) : [];
+    const attempts = leaseIds.length ? await attemptsOf(tx, member, leaseIds) : [];
 
     // Owner changes store user ids; the page shows names, as the users are called now.
     const userIds = [
@@ -126,7 +133,9 @@ export async function invoiceTimeline(
 }
 
 /** The attempts named, each with its number among the invoice's attempts, its actor's name and its events. */
-async function attemptsOf(tx: Tx, memberId: string, leaseIds: string[]): Promise<NumberedAttempt[]> {
+async function attemptsOf(tx: Tx, member: Member, leaseIds: string[]): Promise<NumberedAttempt[]> {
+  const memberId = member.id;
+  const admin = (ROLE_RULES.read_audit as readonly string[]).includes(member.role);
   const leases = await tx
     .select({
       id: inferenceLease.id,
@@ -140,6 +149,11 @@ async function attemptsOf(tx: Tx, memberId: string, leaseIds: string[]): Promise
       number: sql<number>`(select count(*) from ${inferenceLease} older
         where older.invoice_id = ${inferenceLease.invoiceId}
           and (older.created_at, older.id) <= (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number),
+      // The receipt's words, in this same statement, for its readers only (as GET /api/leases/:id/receipt).
+      receipt: sql<ReceiptLine | null>`(select json_build_object('writtenBy', ru.name, 'approvedBy', au.name, 'at', rc.written_at)
+        from lease_receipt rc join app_user ru on ru.id = rc.requester_id left join app_user au on au.id = rc.approver_id
+        where rc.lease_id = ${inferenceLease.id}
+          and (${sql.raw(admin ? "true" : "false")} or rc.requester_id = ${memberId} or rc.approver_id = ${memberId}))`,
     })
     .from(inferenceLease)
     .innerJoin(appUser, eq(appUser.id, inferenceLease.actorId))

@@ -21,6 +21,7 @@ import * as orgBudgetRoute from "@/app/api/org/budget/route";
 import * as usageRoute from "@/app/api/usage/route";
 import * as auditExportRoute from "@/app/api/audit/export/route";
 import * as submitRoute from "@/app/api/leases/[id]/submit/route";
+import * as receiptRoute from "@/app/api/leases/[id]/receipt/route";
 import * as policiesRoute from "@/app/api/org/policies/route";
 import * as policyRoute from "@/app/api/org/policies/[purpose]/route";
 import * as approvalsRoute from "@/app/api/approvals/route";
@@ -55,6 +56,7 @@ const ROUTES: [string, RegExp, Record<string, Handler | undefined>][] = [
   ["usage", /^\/api\/usage$/, usageRoute as never],
   ["audit-export", /^\/api\/audit\/export$/, auditExportRoute as never],
   ["submit", /^\/api\/leases\/(?<id>[^/]+)\/submit$/, submitRoute as never],
+  ["receipt", /^\/api\/leases\/(?<id>[^/]+)\/receipt$/, receiptRoute as never],
   ["org-policies", /^\/api\/org\/policies$/, policiesRoute as never],
   ["org-policy", /^\/api\/org\/policies\/(?<purpose>[^/]+)$/, policyRoute as never],
   ["approvals", /^\/api\/approvals$/, approvalsRoute as never],

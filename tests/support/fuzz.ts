@@ -46,6 +46,8 @@ const AUDITED = [
   // decline are not yet, so a request row written by any call is a label none expects, and fails.
   "approval_policy",
   "approval_request",
+  // A receipt for every write (decision 0079): inserted by apply's statement that records `applied`.
+  "lease_receipt",
   // The chart of accounts is the migration's: no request writes it.
   "account",
   // The audit chain (decision 0080), appended by deferred triggers at the commit of what it records:
@@ -108,7 +110,7 @@ export async function snapshot(db: Db): Promise<Snapshot> {
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id), '')) from org_budget t) as org_budget,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.code), '')) from account t) as account,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id, t.purpose), '')) from approval_policy t) as approval_policy,
-      ${hash("approval_request")} as approval_request,
+      ${hash("approval_request")} as approval_request, ${hash("lease_receipt")} as lease_receipt,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id, t.user_id), '')) from membership t) as membership,
       (select count(*) || ':' || md5(coalesce(string_agg(t::text, '|' order by t.org_id), '')) from audit_head t) as audit_head,
       (select count(*)::text from audit_entry) as audit_entry`),
@@ -154,6 +156,10 @@ export function label(w: Write): string {
       const to = n.status as string;
       const why = n.closed_reason as string | null;
       if (!same(o.proposal, n.proposal) && !(from === "open" && to === "proposed")) return "bad:lease-update-proposal";
+      // What the receipt keeps of the proposal (0079) is set by propose, with the proposal, and never after.
+      for (const k of ["prompt_version", "proposed_at", "proposed_invoice_version", "proposed_invoice_sha256"]) {
+        if (!same(o[k], n[k]) && !(from === "open" && to === "proposed")) return `bad:lease-update-${k}`;
+      }
       if (isInFlight(from) && to === "expired" && why === "deadline_passed" && Date.parse(o.deadline_at) <= Date.parse(w.at))
         return `expire:${o.id}`;
       if (isInFlight(from) && to === "rejected" && why === "cancelled") return `cancel:${o.id}:${o.actor_id}`;
@@ -237,6 +243,9 @@ export function label(w: Write): string {
       if (w.op === "DELETE") return "bad:approval_policy-delete";
       if (w.op === "UPDATE" && (o.org_id !== n.org_id || o.purpose !== n.purpose)) return "bad:approval_policy-key";
       return `policy:${n.org_id}:${n.purpose}:${n.updated_by}:${n.apply}:${n.review_hours}`;
+    case "lease_receipt":
+      // Apply's receipt (0079): inserted once, never rewritten.
+      return w.op === "INSERT" ? `receipt:${n.lease_id}:${n.requester_id}:${n.invoice_id}:${n.lane}` : `bad:lease_receipt-${w.op}`;
     case "approval_request": {
       // A submit inserts an undecided request; a decision sets it once (the database refuses more).
       if (w.op === "INSERT") return n.decision === null ? `submit:${n.lease_id}:${n.requester_id}` : "bad:approval_request-insert";
@@ -358,7 +367,9 @@ export function withoutChainEntries(labels: string[]): string[] {
                     ? takeLike(/^chain:approval_request:insert:[0-9a-f-]+$/)
                     : kind === "decide"
                       ? take(`chain:approval_request:update:${a}`)
-                      : null;
+                      : kind === "receipt"
+                        ? takeLike(/^chain:lease_receipt:insert:[0-9a-f-]+$/)
+                        : null;
     if (recorded === false) missing.push(`bad:unchained:${l}`);
   }
   const wroteInvoice = rest.some((l) => /^(create|edit|bump):/.test(l));
@@ -1107,6 +1118,11 @@ export function applyWrites(
       if (w.new.category !== want) problems.push(`line ${w.old.id} categorized ${w.new.category}, proposed ${want}`);
     }
   }
+  // Its receipt (0079), under self (the fuzzer approves nothing), naming the keys written.
+  expected.push(`receipt:${id}:${a}:${inv}:self`);
+  const receipt = writes.find((w) => w.tbl === "lease_receipt" && w.op === "INSERT" && w.new.lease_id === id);
+  if (receipt && !same([...receipt.new.written_keys].sort(), [...written].sort()))
+    problems.push(`receipt names ${JSON.stringify(receipt.new.written_keys)} written, expected ${JSON.stringify(written)}`);
   if (answer?.status === "applied" && !same([...(answer.written ?? [])].sort(), [...written].sort()))
     problems.push(`answered written ${JSON.stringify(answer.written)}, expected ${JSON.stringify(written)}`);
   // The carried leases: the invoice's others, from the version this apply replaced to the next.

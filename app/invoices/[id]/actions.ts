@@ -89,7 +89,7 @@ export const applyAction = action({
       lines_form && raw instanceof FormData
         ? raw.getAll("line").filter((v): v is string => typeof v === "string" && v.length <= 100)
         : undefined;
-    const result = await applyLease(db, actor.id, lease_id, { accept });
+    const result = await applyLease(db, actor.id, lease_id, { accept, heldSessionId: actor.sessionId });
     // On success the panel's own state line says what happened; no second message. A closed
     // lease's refusal names why it was closed, as apply found it (the page's latest lease may
     // be a newer one by then).

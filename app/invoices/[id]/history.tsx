@@ -5,7 +5,7 @@
 // refreshes it when the invoice changes (invoice-live.tsx), and a reload does without JavaScript.
 import Link from "next/link";
 import type { ChangeView, NumberedAttempt, TimelineEntry } from "@/lib/leases";
-import { formatDateTime, type Viewer } from "@/app/_lib/format";
+import { formatDate, formatDateTime, type Viewer } from "@/app/_lib/format";
 import { attemptWords, CHANGE_WORDS, changeLines, HISTORY_INTRO } from "@/app/_lib/history-words";
 import { eventWords } from "@/app/_lib/lease-words";
 import { CAUSED_BY_ACTOR, displayOf, isEventKind, type LeaseDisplay } from "@/lib/lease-codes";
@@ -178,6 +178,13 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
           </>
         ) : null}
       </p>
+      {attempt.receipt ? (
+        <p className="small attempt__receipt" data-testid="receipt">
+          Written by {attempt.receipt.writtenBy}
+          {attempt.receipt.approvedBy ? <>, approved by {attempt.receipt.approvedBy}</> : null},{" "}
+          <time dateTime={new Date(attempt.receipt.at).toISOString()}>{formatDate(dayIn(attempt.receipt.at, viewer), viewer.locale)}</time>
+        </p>
+      ) : null}
       <ol className="timeline">
         {json.map((event, i) => (
           // By place, not by lease_event.id: that id counts every lease's events, and
@@ -202,4 +209,11 @@ function zoneName(viewer: Viewer): string {
     .formatToParts(new Date())
     .find((p) => p.type === "timeZoneName")?.value;
   return short ? `${viewer.timeZone.replaceAll("_", " ")} (${short})` : viewer.timeZone;
+}
+
+/** "2026-12-03": the calendar day of an instant in the viewer's time zone. */
+function dayIn(at: string, viewer: Viewer): string {
+  return new Intl.DateTimeFormat("en-CA", { timeZone: viewer.timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(
+    new Date(at),
+  );
 }

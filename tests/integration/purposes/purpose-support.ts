@@ -73,7 +73,14 @@ export async function localOutput(db: Db, leaseId: string) {
 export async function proposedLease(db: Db, actorId: string, invoiceId: string, purpose: Purpose) {
   const { leaseId, runNonce } = await openFor(db, actorId, invoiceId, purpose);
   const { output, model } = await localOutput(db, leaseId);
-  const proposed = await proposeLease(db, { leaseId, actorId, runNonce, proposal: { ...output, model } });
+  const proposed = await proposeLease(db, {
+    leaseId,
+    actorId,
+    runNonce,
+    proposal: { ...output, model },
+    // As the generation run does (inngest/generate-lease-proposal.ts): the receipt's prompt version (0079).
+    detail: { prompt_version: purposeOf(purpose).promptVersion },
+  });
   if (!proposed.ok) throw new Error(`propose failed: ${proposed.code}`);
   return { leaseId, output };
 }
