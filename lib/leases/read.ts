@@ -304,12 +304,23 @@ export async function appliedAttempt(
   db: Db,
   member: Member,
   invoiceId: string,
-): Promise<{ id: string; mine: boolean; actorName: string; appliedAt: Date; position: number; number: number } | null> {
+): Promise<{
+  id: string;
+  mine: boolean;
+  actorName: string;
+  approverName: string | null;
+  appliedAt: Date;
+  position: number;
+  number: number;
+} | null> {
   const [row] = await db
     .select({
       id: inferenceLease.id,
       mine: sql<boolean>`${inferenceLease.actorId} = ${member.id}`,
       actorName: appUser.name,
+      // Under four eyes, who approved the write (docs/decisions/0078); null for a self apply.
+      approverName: sql<string | null>`(select u.name from approval_request r join app_user u on u.id = r.approver_id
+        where r.lease_id = ${inferenceLease.id} and r.decision = 'approved')`,
       appliedAt: leaseEvent.at,
       // Its place in the invoice's timeline (./timeline.ts): the newer attempts and the changes
       // recorded since it was requested (a change at the same moment sorts before it).

@@ -158,6 +158,10 @@ test("carol approves dave's submission and the invoice changes", async ({ page, 
   await inv.expectDisplay("applied");
   await expect(inv.state).toHaveText("Approved by Carol Nguyen and saved to the invoice.");
   await expect(inv.invoiceSummary).toHaveText(asShown(proposal.summary));
+  // Reloaded: the summary says who approved it, and the history's attempt carries its receipt.
+  await davePage.reload();
+  await expect(davePage.getByTestId("summary-applied-by")).toContainText("Applied by Dave Fischer, approved by Carol Nguyen, on");
+  await expect(davePage.getByTestId("receipt").first()).toContainText("Written by Dave Fischer, approved by Carol Nguyen,");
   // Carol's queue no longer lists it.
   await carol.goto("/approvals");
   await expect(carol.locator(`[data-approval-id="${request.id}"]`)).toHaveCount(0);

@@ -262,7 +262,8 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
                 </p>
                 {applied ? (
                   <p className="muted small" data-testid="summary-applied-by">
-                    Applied by {applied.actorName} on{" "}
+                    Applied by {applied.actorName}
+                    {applied.approverName ? `, approved by ${applied.approverName},` : ""} on{" "}
                     <time dateTime={applied.appliedAt.toISOString()}>{formatDateTime(applied.appliedAt.toISOString(), viewer)}</time>
                     {" · "}
                     <Link href={attemptHref(applied)}>See this attempt in the history</Link>
