@@ -162,6 +162,8 @@ test("carol approves dave's submission and the invoice changes", async ({ page, 
   await davePage.reload();
   await expect(davePage.getByTestId("summary-applied-by")).toContainText("Applied by Dave Fischer, approved by Carol Nguyen, on");
   await expect(davePage.getByTestId("receipt").first()).toContainText("Written by Dave Fischer, approved by Carol Nguyen,");
+  await davePage.getByTestId("receipt").first().scrollIntoViewIfNeeded();
+  await saveScreenshot(davePage, "approval-receipt");
   // Carol's queue no longer lists it.
   await carol.goto("/approvals");
   await expect(carol.locator(`[data-approval-id="${request.id}"]`)).toHaveCount(0);
