@@ -13,6 +13,8 @@ export const CLOSING_EVENT: Record<string, string> = {
   "rejected:actor_mismatch": "actor_mismatch",
   "rejected:generation_failed": "generation_failed",
   "rejected:dispatch_failed": "dispatch_failed",
+  // An approver declined its request (docs/decisions/0078).
+  "rejected:declined": "declined",
 };
 
 export type Detail = Record<string, unknown> | null;
@@ -28,6 +30,7 @@ export function isTransition(kind: string, detail: Detail): boolean {
     case "revoked":
     case "invoice_changed":
     case "dispatch_failed":
+    case "declined":
       return true;
     case "actor_mismatch":
     case "generation_failed":

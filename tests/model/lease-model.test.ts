@@ -61,10 +61,10 @@
 // Knobs (env, set by tools/test-model.ts): MODEL_RUNS, MODEL_SEED, MODEL_PATH, MODEL_COMMANDS, MODEL_TIME_LIMIT_MS.
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";
-import { desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
-import { account, appSession, inferenceLease, invoice, invoiceLine } from "@/db/schema";
+import { account, appSession, inferenceLease, invoice, invoiceLine, membership } from "@/db/schema";
 import { ROLES, type Role } from "@/lib/org-codes";
 import { FINDING_CODES, isInFlight, type LeaseStatus } from "@/lib/lease-codes";
 import { currentValues, plannedChanges, purposeOf, type PlannedChange } from "@/lib/purposes";
@@ -99,6 +99,17 @@ import {
   type Tokens,
 } from "./budget-model";
 import { type Purpose, PURPOSES } from "@/lib/purposes";
+import {
+  checkApprovals,
+  checkChain,
+  mayApprove,
+  policyKey,
+  policyOf,
+  sha256Of,
+  type ApplyPolicy,
+  type ApprovalLedger,
+  type Req,
+} from "./approval-model";
 
 const onPostgres = inject("dbKind") === "postgres";
 const RUNS = Number(process.env.MODEL_RUNS || (onPostgres ? 500 : 100));
@@ -175,6 +186,8 @@ type Lease = {
   /** The caps set when it was admitted, and its generation's attempt (each attempt one call). */
   checked: (typeof CAP_FIELDS)[number][];
   attempt: number;
+  /** Submitted for approval (approval-model.ts): its request's id. Sign-out no longer closes it. */
+  request?: string;
 };
 /**
  * `budgets`: each organization's caps now; `highest`: the largest each cap has been; `calls`: every
@@ -189,6 +202,10 @@ type Model = {
   highest: Caps[];
   calls: Call[];
   now?: Clock;
+  /** The four-eyes lane (approval-model.ts): the policies set, the requests made, the organizations' ids (for the chain). */
+  policies: Record<string, ApplyPolicy>;
+  requests: Req[];
+  orgIds: string[];
 };
 /** A proposal of each purpose, in the shape its output schema accepts (lib/purposes). */
 type Finding = { code: string; severity: "high" | "medium" | "low"; message: string; fields: string[] };
@@ -217,7 +234,7 @@ function carryOthers(next: Model, applied: Lease, version: number) {
     x.carried = true;
   }
 }
-type Real = { db: TestDb; ledger: Ledger & TenancyLedger; outcomes: Map<string, number> };
+type Real = { db: TestDb; ledger: Ledger & TenancyLedger & ApprovalLedger; outcomes: Map<string, number> };
 
 /** An invoice as the model first knows it: nothing written by a purpose yet. */
 function freshInvoice(id: string, owner: number, org: number, version: number, lines: string[]): Inv {
@@ -244,7 +261,24 @@ async function checkAll(r: Real, m: Model) {
   const spend = await checkSpend(r.db, m);
   if (spend.over) count(r, "spend over a cap now (within the bound)");
   if (spend.overByMore) count(r, "spend over a cap by more than one reservation (excess: within the bound)");
+  const { approvedWrites } = await checkApprovals(r.db, m, r.ledger);
+  if (approvedWrites) count(r, "an approved write held to its approval");
+  if (CHAIN_EVERY > 0 && ++chainSteps % CHAIN_EVERY === 0) {
+    const t0 = performance.now();
+    await checkChain(r.db, m.orgIds);
+    chainMs += performance.now() - t0;
+    chainChecks++;
+  }
 }
+/**
+ * The audit chain is verified after every CHAIN_EVERY-th step (MODEL_CHAIN_EVERY; 1: every step).
+ * Every 4: a walk of both organizations costs about 30 ms on PGlite, after every step a third of the
+ * run; a break stays in the chain, so it is caught at the next walk and shrinking finds its step.
+ */
+const CHAIN_EVERY = Number(process.env.MODEL_CHAIN_EVERY || 4);
+let chainSteps = 0;
+let chainChecks = 0;
+let chainMs = 0;
 
 const sameOrg = (m: Model, actor: number, inv: number) => m.actors[actor]!.org === m.invoices[inv]!.org;
 
@@ -553,7 +587,8 @@ class SignOut extends Step {
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const s = sessionOf(m, this.session);
     // Whatever the session's state (signed out, or past its end), its leases in flight close.
-    const mine = m.leases.filter((l) => l.session === s.id && isInFlight(l.status));
+    // A submitted lease stays waiting for its approver (0078).
+    const mine = m.leases.filter((l) => l.session === s.id && isInFlight(l.status) && !l.request);
     return {
       answer: s.live ? "200" : "401 not_signed_in",
       effect: (next) => {
@@ -584,10 +619,10 @@ class SignOutEverywhere extends Step {
     const inFlight = (l: Lease) => isInFlight(l.status);
     if (!s.live) {
       // Refused, but the asking session's own leases close as at sign-out.
-      const mine = m.leases.filter((l) => l.session === s.id && inFlight(l));
+      const mine = m.leases.filter((l) => l.session === s.id && inFlight(l) && !l.request);
       return { answer: "401 not_signed_in", effect: (next) => closeAsSignedOut(next, mine, late) };
     }
-    const theirs = m.leases.filter((l) => l.actor === s.actor && inFlight(l));
+    const theirs = m.leases.filter((l) => l.actor === s.actor && inFlight(l) && !l.request);
     return {
       answer: "200",
       effect: (next) => {
@@ -1065,13 +1100,16 @@ class Apply extends Step {
     const { lines, invalid } = this.linesOf(m, l);
     // Lines are judged once the lease and the invoice are found as they were, and after the
     // lease's state: a bad list on a lease past its deadline expires it (lib/leases/apply.ts).
-    if (invalid && l.status === "proposed" && inv.owner === s.actor && inv.version === l.fence)
+    const fourEyes = policyOf(m, inv.org, l.purpose) === "four_eyes";
+    if (invalid && l.status === "proposed" && inv.owner === s.actor && inv.version === l.fence && !l.request && !fourEyes)
       return late(l)
         ? { answer: "409 lease_expired", effect: (next) => void (find(next).status = "expired") }
         : { answer: "422 invalid_lines", effect: nothing };
     if (isInFlight(l.status) && late(l)) return { answer: "409 lease_expired", effect: (next) => void (find(next).status = "expired") };
     if (l.status === "rejected" && l.changed) return { answer: "409 invoice_changed", effect: nothing };
     if (l.status !== "proposed") return { answer: `409 lease_${l.status}`, effect: nothing };
+    // Submitted: only an approver writes it now (approval-model.ts).
+    if (l.request) return { answer: "409 approval_pending", effect: nothing };
     if (inv.owner !== s.actor || inv.version !== l.fence) {
       return {
         answer: "409 invoice_changed",
@@ -1081,6 +1119,7 @@ class Apply extends Step {
         },
       };
     }
+    if (fourEyes) return { answer: "409 approval_required", effect: nothing };
     // Read now: the effect may run on this very model, whose version it moves.
     const version = inv.version;
     return {
@@ -2179,6 +2218,443 @@ class Race implements fc.AsyncCommand<Model, Real> {
 }
 
 // ---------------------------------------------------------------------------------------
+// The four-eyes lane (approval-model.ts; docs/decisions/0078)
+
+/** The roles' sessions that may decide `q`: live, of its organization, not its requester, in an approving role. */
+const deciders = (m: Model, q: Req) =>
+  m.sessions.filter((s) => s.live && m.actors[s.actor]!.org === q.org && s.actor !== q.requester && mayApprove(m.actors[s.actor]!.role));
+
+/**
+ * The session a decision is made with, from a choice number: mostly one of those who may decide,
+ * else anyone live of the request's organization (a member: 403; the requester: 403 same_person),
+ * the requester's own, or any session at all (another organization's: 404; a dead one: 401).
+ */
+function deciderOf(m: Model, k: number, q: Req): Session {
+  const pick = (pool: Session[]) => (pool.length ? pool[Math.floor(k / 10) % pool.length]! : undefined);
+  const d = k % 10;
+  const near = m.sessions.filter((s) => s.live && m.actors[s.actor]!.org === q.org);
+  return (
+    (d < 6 ? pick(deciders(m, q)) : undefined) ??
+    (d < 8 ? pick(near) : undefined) ??
+    (d === 8 ? pick(m.sessions.filter((s) => s.actor === q.requester)) : undefined) ??
+    m.sessions[Math.floor(k / 10) % m.sessions.length]!
+  );
+}
+
+/** A request from a choice number: mostly the newest still waiting, else any. */
+function requestOf(m: Model, k: number): Req {
+  if (k % 3 !== 0) {
+    const waiting = m.requests.filter((q) => q.decision === null && isInFlight(m.leases.find((l) => l.id === q.lease)!.status));
+    if (waiting.length) return waiting.at(-1)!;
+  }
+  return m.requests[Math.floor(k / 3) % m.requests.length]!;
+}
+
+/** PUT /api/org/policies/:purpose {apply, review_hours: 1}, from anyone (actingSession), or an admin of organization `org`. */
+class SetPolicy extends Step {
+  constructor(
+    readonly session: number,
+    readonly purpose: Purpose,
+    readonly apply: ApplyPolicy,
+    readonly org?: number,
+  ) {
+    super();
+  }
+  sessionOf(m: Model): Session {
+    if (this.org !== undefined) {
+      const admins = m.sessions.filter((s) => s.live && m.actors[s.actor]!.org === this.org && m.actors[s.actor]!.role === "admin");
+      if (admins.length) return admins[Math.floor(this.session / 10) % admins.length]!;
+    }
+    return actingSession(m, this.session);
+  }
+  name() {
+    return `setPolicy(session ${this.session}, ${this.purpose}, ${this.apply}${this.org === undefined ? "" : `, an admin of ${this.org}`})`;
+  }
+  predict(m: Model): Prediction {
+    const s = this.sessionOf(m);
+    if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
+    const me = m.actors[s.actor]!;
+    if (me.role !== "admin") return { answer: "403 forbidden", effect: () => {} };
+    return { answer: "200", effect: (next) => void (next.policies[policyKey(me.org, this.purpose)] = this.apply) };
+  }
+  async act(m: Model) {
+    const res = await api("PUT", `/api/org/policies/${this.purpose}`, {
+      cookie: this.sessionOf(m).cookie,
+      json: { apply: this.apply, review_hours: 1 },
+    });
+    if (res.status === 200)
+      expect(res.body, `${this.name()}: the policy answered`).toEqual({ purpose: this.purpose, apply: this.apply, review_hours: 1 });
+    return { answer: http(res) };
+  }
+}
+
+/** POST /api/leases/:id/submit: mostly the newest proposed lease under four_eyes not yet submitted, by its actor. */
+class Submit extends Step {
+  /** What the submit answered and the lease's deadline after it (the window's end), for the effect. */
+  private made?: { id: string; hash: string; deadline: number };
+  constructor(
+    readonly session: number,
+    readonly lease: number,
+  ) {
+    super();
+  }
+  check(m: Readonly<Model>) {
+    return m.sessions.length > 0 && m.leases.length > 0;
+  }
+  leaseOf(m: Model): Lease {
+    if (this.lease % 4 !== 0) {
+      const ready = m.leases.filter(
+        (l) => l.status === "proposed" && !l.request && policyOf(m, m.invoices[l.inv]!.org, l.purpose) === "four_eyes",
+      );
+      if (ready.length) return ready.at(-1)!;
+    }
+    return leaseOf(m, this.lease, "proposed");
+  }
+  name() {
+    return `submit(session ${this.session}, lease ${this.lease})`;
+  }
+  predict(m: Model, late: (l: Lease) => boolean): Prediction {
+    const l = this.leaseOf(m);
+    const s = sessionOf(m, this.session, l.actor);
+    const find = (next: Model) => next.leases.find((x) => x.id === l.id)!;
+    const nothing = () => {};
+    if (!s.live) return { answer: "401 not_signed_in", effect: nothing };
+    if (l.actor !== s.actor) return { answer: "404 lease_not_found", effect: nothing };
+    // Submitted already: the request as it stands, whatever became of the lease.
+    if (l.request) return { answer: "200", effect: nothing };
+    if (isInFlight(l.status) && late(l)) return { answer: "409 lease_expired", effect: (next) => void (find(next).status = "expired") };
+    if (l.status === "rejected" && l.changed) return { answer: "409 invoice_changed", effect: nothing };
+    if (l.status !== "proposed") return { answer: `409 lease_${l.status}`, effect: nothing };
+    const inv = m.invoices[l.inv]!;
+    if (inv.owner !== s.actor || inv.version !== l.fence) {
+      return {
+        answer: "409 invoice_changed",
+        effect: (next) => {
+          find(next).status = "rejected";
+          find(next).changed = true;
+        },
+      };
+    }
+    if (policyOf(m, inv.org, l.purpose) !== "four_eyes") return { answer: "409 approval_not_required", effect: nothing };
+    const made = this.made;
+    return {
+      answer: "200",
+      effect: (next) => {
+        if (!made) throw new Error(`${this.name()}: answered 200 with no request`);
+        find(next).request = made.id;
+        find(next).deadline = made.deadline;
+        next.requests.push({
+          id: made.id,
+          lease: l.id,
+          org: inv.org,
+          requester: s.actor,
+          hash: made.hash,
+          version: l.fence,
+          decision: null,
+        });
+      },
+    };
+  }
+  reach(m: Model) {
+    const l = this.leaseOf(m);
+    return { actor: sessionOf(m, this.session, l.actor).actor, inv: l.inv };
+  }
+  async act(m: Model, r: Real) {
+    const l = this.leaseOf(m);
+    this.made = undefined;
+    const res = await api("POST", `/api/leases/${l.id}/submit`, { cookie: sessionOf(m, this.session, l.actor).cookie });
+    if (res.status === 200 && !l.request) {
+      const [row] = await r.db.db
+        .select({ deadline: sql<number>`extract(epoch from ${inferenceLease.deadlineAt}) * 1000`.mapWith(Number) })
+        .from(inferenceLease)
+        .where(eq(inferenceLease.id, l.id));
+      expect(res.body.lease_id, `${this.name()}: its lease`).toBe(l.id);
+      this.made = { id: res.body.approval_id as string, hash: res.body.proposal_sha256 as string, deadline: row!.deadline };
+    }
+    if (res.status === 200 && l.request) expect(res.body.approval_id, `${this.name()}: a retry answers the request`).toBe(l.request);
+    return { answer: http(res), lease: l.id, target: m.invoices[l.inv]!.id };
+  }
+}
+
+/**
+ * What approve (`sent`: the hash sent) or decline by session `s` answers for request `q`, in the
+ * order lib/leases/approval.ts judges: the session, the request in the session's organization (404),
+ * same person, the role now, how the request ended, the hash, the invoice's version and owner.
+ */
+function predictDecision(m: Model, late: (l: Lease) => boolean, s: Session, q: Req, sent: string | null): Prediction {
+  const nothing = () => {};
+  const l = m.leases.find((x) => x.id === q.lease)!;
+  const find = (next: Model) => next.leases.find((x) => x.id === l.id)!;
+  const findReq = (next: Model) => next.requests.find((x) => x.id === q.id)!;
+  if (!s.live) return { answer: "401 not_signed_in", effect: nothing };
+  const me = m.actors[s.actor]!;
+  if (me.org !== q.org || me.removed) return { answer: "404 approval_not_found", effect: nothing };
+  if (s.actor === q.requester) return { answer: "403 same_person", effect: nothing };
+  if (!mayApprove(me.role)) return { answer: "403 forbidden", effect: nothing };
+  if (q.decision) return { answer: `409 approval_${q.decision}`, effect: nothing };
+  if (isInFlight(l.status) && late(l)) return { answer: "409 approval_expired", effect: (next) => void (find(next).status = "expired") };
+  if (l.status === "expired") return { answer: "409 approval_expired", effect: nothing };
+  if (l.status === "rejected" && l.changed) return { answer: "409 invoice_changed", effect: nothing };
+  if (l.status !== "proposed") return { answer: "409 approval_withdrawn", effect: nothing };
+  if (sent === null) {
+    return {
+      answer: "200",
+      effect: (next) => {
+        find(next).status = "rejected";
+        Object.assign(findReq(next), { decision: "declined", approver: s.actor });
+      },
+    };
+  }
+  if (sent !== q.hash) return { answer: "409 proposal_changed", effect: nothing };
+  const inv = m.invoices[l.inv]!;
+  if (inv.owner !== l.actor || inv.version !== q.version) {
+    return {
+      answer: "409 invoice_changed",
+      effect: (next) => {
+        find(next).status = "rejected";
+        find(next).changed = true;
+      },
+    };
+  }
+  const version = inv.version;
+  return {
+    answer: "200",
+    effect: (next) => {
+      find(next).status = "applied";
+      next.invoices[l.inv]!.version = version + 1;
+      applyTo(next.invoices[l.inv]!, l);
+      carryOthers(next, l, version);
+      Object.assign(findReq(next), { decision: "approved", approver: s.actor, sent });
+    },
+  };
+}
+
+/** The hash the approver's queue (GET /api/approvals) shows for `q`, when it lists it; held to the request's. */
+async function shownHash(s: Session, q: Req): Promise<string | null> {
+  const res = await api("GET", "/api/approvals", { cookie: s.cookie });
+  if (res.status !== 200) return null;
+  const entries = (Array.isArray(res.body) ? res.body : (res.body.approvals ?? res.body.items ?? [])) as {
+    id: string;
+    proposal_sha256: string;
+  }[];
+  const entry = entries.find((e) => e.id === q.id);
+  if (entry) expect(entry.proposal_sha256, `the queue's hash for request ${q.id.slice(0, 8)}`).toBe(q.hash);
+  return entry?.proposal_sha256 ?? null;
+}
+
+/**
+ * POST /api/approvals/:id/approve with the hash the approver's queue showed (else the request's,
+ * as a client that kept it would), or now and then (`wrong`) another proposal's hash; or
+ * POST /api/approvals/:id/decline {comment}.
+ */
+class Decide extends Step {
+  private sent: string | null = null;
+  constructor(
+    readonly session: number,
+    readonly request: number,
+    readonly decision: "approve" | "decline",
+    readonly wrong = false,
+  ) {
+    super();
+  }
+  check(m: Readonly<Model>) {
+    return m.sessions.length > 0 && m.requests.length > 0;
+  }
+  name() {
+    return `${this.decision}(session ${this.session}, request ${this.request}${this.wrong ? ", another hash" : ""})`;
+  }
+  predict(m: Model, late: (l: Lease) => boolean): Prediction {
+    const q = requestOf(m, this.request);
+    return predictDecision(m, late, deciderOf(m, this.session, q), q, this.decision === "approve" ? this.sent : null);
+  }
+  reach(m: Model) {
+    const q = requestOf(m, this.request);
+    return { actor: deciderOf(m, this.session, q).actor, inv: m.leases.find((l) => l.id === q.lease)!.inv };
+  }
+  async act(m: Model) {
+    const q = requestOf(m, this.request);
+    const s = deciderOf(m, this.session, q);
+    if (this.decision === "decline") {
+      return {
+        answer: http(await api("POST", `/api/approvals/${q.id}/decline`, { cookie: s.cookie, json: { comment: "Not this one." } })),
+      };
+    }
+    const shown = (await shownHash(s, q)) ?? q.hash;
+    this.sent = this.wrong ? sha256Of({ not: shown }) : shown;
+    return {
+      answer: http(await api("POST", `/api/approvals/${q.id}/approve`, { cookie: s.cookie, json: { proposal_sha256: this.sent } })),
+    };
+  }
+}
+
+/**
+ * Two approvers at once on one request, each with the hash their queue showed: the model predicts
+ * both orders (each answer as alone, the second after the first's effect), and the pair of answers
+ * must be one of them: of two who may approve a waiting request, exactly one 200.
+ */
+class RaceApprove extends Step {
+  private sent: [string, string] = ["", ""];
+  constructor(
+    readonly session: number,
+    readonly request: number,
+  ) {
+    super();
+  }
+  check(m: Readonly<Model>) {
+    return m.sessions.length > 0 && m.requests.length > 0;
+  }
+  /** Two sessions of different people who may decide, when there are; else as deciderOf picks. */
+  pair(m: Model, q: Req): [Session, Session] {
+    const may = deciders(m, q);
+    const a = may.length ? may[Math.floor(this.session / 10) % may.length]! : deciderOf(m, this.session, q);
+    const others = may.filter((s) => s.actor !== a.actor);
+    const b = others.length ? others[this.session % others.length]! : deciderOf(m, this.session + 1, q);
+    return [a, b];
+  }
+  name() {
+    return `raceApprove(session ${this.session}, request ${this.request})`;
+  }
+  predict(m: Model, late: (l: Lease) => boolean): Prediction {
+    const q = requestOf(m, this.request);
+    const [a, b] = this.pair(m, q);
+    const inOrder = (first: [Session, string], second: [Session, string]): Prediction => {
+      const p1 = predictDecision(m, late, first[0], q, first[1]);
+      const after = structuredClone(m) as Model;
+      p1.effect(after);
+      const p2 = predictDecision(
+        after,
+        late,
+        after.sessions.find((x) => x.id === second[0].id)!,
+        after.requests.find((x) => x.id === q.id)!,
+        second[1],
+      );
+      return {
+        answer: [p1.answer, p2.answer].sort().join(" & "),
+        effect: (next) => {
+          p1.effect(next);
+          // The second judged on the model after the first, its effect applied to `next`.
+          const again = predictDecision(
+            next,
+            late,
+            next.sessions.find((x) => x.id === second[0].id)!,
+            next.requests.find((x) => x.id === q.id)!,
+            second[1],
+          );
+          again.effect(next);
+        },
+      };
+    };
+    const ab = inOrder([a, this.sent[0]], [b, this.sent[1]]);
+    return { ...ab, or: inOrder([b, this.sent[1]], [a, this.sent[0]]) };
+  }
+  reach(m: Model) {
+    const q = requestOf(m, this.request);
+    return { actor: this.pair(m, q)[0].actor, inv: m.leases.find((l) => l.id === q.lease)!.inv };
+  }
+  async act(m: Model, r: Real) {
+    const q = requestOf(m, this.request);
+    const [a, b] = this.pair(m, q);
+    this.sent = [(await shownHash(a, q)) ?? q.hash, (await shownHash(b, q)) ?? q.hash];
+    const answers = await Promise.all(
+      [a, b].map((s, i) => api("POST", `/api/approvals/${q.id}/approve`, { cookie: s.cookie, json: { proposal_sha256: this.sent[i] } })),
+    );
+    const wins = answers.filter((res) => res.status === 200).length;
+    expect(wins, `${this.name()}: at most one approval writes`).toBeLessThanOrEqual(1);
+    if (wins === 1 && a.actor !== b.actor) count(r, "raceApprove: one of two approvers won");
+    return { answer: answers.map(http).sort().join(" & ") };
+  }
+}
+
+/**
+ * The review window passes: a waiting request's lease deadline (the window's end) moved to just
+ * before now with SQL, as the short leases' deadlines pass on their own (a window is hours).
+ */
+class WindowPasses extends Step {
+  private moved?: { lease: string; deadline: number };
+  constructor(readonly request: number) {
+    super();
+  }
+  check(m: Readonly<Model>) {
+    return m.requests.length > 0;
+  }
+  name() {
+    return `windowPasses(request ${this.request})`;
+  }
+  predict(): Prediction {
+    const moved = this.moved;
+    return {
+      answer: moved ? "moved" : "not waiting",
+      effect: (next) => void (moved && (next.leases.find((l) => l.id === moved.lease)!.deadline = moved.deadline)),
+    };
+  }
+  async act(m: Model, r: Real) {
+    const q = requestOf(m, this.request);
+    const l = m.leases.find((x) => x.id === q.lease)!;
+    this.moved = undefined;
+    if (l.status !== "proposed" || q.decision) return { answer: "not waiting" };
+    const [row] = await r.db.db
+      .update(inferenceLease)
+      .set({ deadlineAt: sql`clock_timestamp() - interval '1 millisecond'` })
+      .where(and(eq(inferenceLease.id, l.id), eq(inferenceLease.status, "proposed")))
+      .returning({ deadline: sql<number>`extract(epoch from ${inferenceLease.deadlineAt}) * 1000`.mapWith(Number) });
+    if (!row) return { answer: "not waiting" };
+    this.moved = { lease: l.id, deadline: row.deadline };
+    return { answer: "moved" };
+  }
+}
+
+/**
+ * The lane end to end, each step predicted and checked as alone: an admin of the invoice's
+ * organization sets `four_eyes` for a purpose, the owner opens a lease for it (5 s, through the
+ * domain), it is proposed and submitted; then (`end`) approved, declined, raced by two approvers,
+ * approved with another hash, or its window passes before an approval. Random schedules seldom
+ * line these up before a 1 s lease runs out.
+ */
+class Lane implements fc.AsyncCommand<Model, Real> {
+  readonly steps: Step[];
+  constructor(
+    readonly inv: number,
+    readonly purpose: Purpose,
+    readonly end: number,
+    readonly k: number,
+  ) {
+    const org = PEOPLE[OWNERS[inv]!]!.org;
+    const ending: Step[][] = [
+      [new Decide(1 + 10 * k, 1, "approve")],
+      [new Decide(1 + 10 * k, 1, "decline")],
+      [new RaceApprove(10 * k, 1)],
+      [new Decide(1 + 10 * k, 1, "approve", true), new Decide(1 + 10 * k, 1, "approve")],
+      [new WindowPasses(1), new Decide(1 + 10 * k, 1, "approve")],
+      [new Decide(k, 1, "approve")],
+    ];
+    this.steps = [
+      new SetPolicy(10 * k, purpose, "four_eyes", org),
+      new Open(0, inv, 5000, purpose),
+      new Propose(1, true, true),
+      new Submit(1, 1),
+      ...ending[end % ending.length]!,
+    ];
+  }
+  check(m: Readonly<Model>) {
+    return m.sessions.length > 0;
+  }
+  async run(m: Model, r: Real) {
+    for (const step of this.steps) if (step.check(m)) await step.run(m, r);
+  }
+  toString() {
+    return `lane(${this.steps.map((s) => s.toString()).join(", ")})`;
+  }
+}
+
+async function orgIdsOf(db: TestDb, admins: string[]): Promise<string[]> {
+  const rows = await db.db
+    .select({ orgId: membership.orgId, userId: membership.userId })
+    .from(membership)
+    .where(inArray(membership.userId, admins));
+  return admins.map((a) => rows.find((r) => r.userId === a)!.orgId);
+}
+
+// ---------------------------------------------------------------------------------------
 
 /** Northwind: 0 admin, 1 approver, 2 member; Fabrikam: 3 admin, 4 member (the roles they start with). */
 const PEOPLE: { org: number; role: Role }[] = [
@@ -2327,6 +2803,37 @@ const commandArbs = [
       2,
       fc.integer({ min: 0, max: 150 }).map((ms) => new Wait(ms)),
     ),
+    // The four-eyes lane (approval-model.ts): policies switched by anyone (an admin's 200, else 403),
+    // submissions, approvals (now and then with another hash), declines, racing approvers, a
+    // window passing, and the lane end to end.
+    w(
+      2,
+      fc.tuple(any, purpose, fc.constantFrom<ApplyPolicy>("four_eyes", "four_eyes", "self")).map(([s, p, a]) => new SetPolicy(s, p, a)),
+    ),
+    w(
+      2,
+      fc.tuple(any, any).map(([s, l]) => new Submit(s, l)),
+    ),
+    w(
+      2,
+      fc.tuple(any, any, fc.boolean()).map(([s, q, wrong]) => new Decide(s, q, "approve", wrong && s % 3 === 0)),
+    ),
+    w(
+      1,
+      fc.tuple(any, any).map(([s, q]) => new Decide(s, q, "decline")),
+    ),
+    w(
+      1,
+      fc.tuple(any, any).map(([s, q]) => new RaceApprove(s, q)),
+    ),
+    w(
+      1,
+      any.map((q) => new WindowPasses(q)),
+    ),
+    w(
+      2,
+      fc.tuple(idx(INVOICES), purpose, any, fc.nat({ max: 9 })).map(([i, p, e, k]) => new Lane(i, p, e, k)),
+    ),
     // Spend: an admin (or someone refused) sets the caps; a call ends without a completion; anyone reads the spend.
     w(
       2,
@@ -2395,7 +2902,7 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
     fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: "medium", replayPath: PATH }),
     async (budget0, budget1, cmds) => {
       schedules++;
-      const actors = [];
+      const actors: Awaited<ReturnType<typeof makeUser>>[] = [];
       for (let a = 0; a < ACTORS; a++) actors.push(await makeUser(db.db, `Actor ${a}`));
       // Each organization's first person is its admin (makeUser); the others join as their role.
       for (const [a, p] of PEOPLE.entries()) {
@@ -2407,6 +2914,8 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
         const row = await makeInvoice(db.db, actors[owner]!.id);
         invoices.push(freshInvoice(row.id, owner, PEOPLE[owner]!.org, row.version, await lineIds(db, row.id)));
       }
+      const heads = PEOPLE.flatMap((p, i) => (PEOPLE.findIndex((q) => q.org === p.org) === i ? [actors[i]!.id as string] : []));
+      const orgIds = await orgIdsOf(db, heads);
       const model: Model = {
         actors: actors.map((a, i) => ({ id: a.id, email: a.email, name: a.name, org: PEOPLE[i]!.org, role: PEOPLE[i]!.role })),
         sessions: [],
@@ -2415,10 +2924,13 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
         budgets: [{ ...NO_CAPS }, { ...NO_CAPS }],
         highest: [{ ...NO_CAPS }, { ...NO_CAPS }],
         calls: [],
+        policies: {},
+        requests: [],
+        orgIds,
       };
       // Every schedule starts with each actor signed in once.
       const setup = async () => {
-        const real: Real = { db, ledger: { statuses: new Map(), applied: new Set(), changes: new Set() }, outcomes };
+        const real: Real = { db, ledger: { statuses: new Map(), applied: new Set(), changes: new Set(), judged: new Set() }, outcomes };
         for (let a = 0; a < ACTORS; a++) await new SignIn(a).run(model, real);
         // Each organization's admin (its first person) sets its starting budget, when it has one.
         for (const [org, budget] of [budget0, budget1].entries()) {
@@ -2446,6 +2958,9 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
   console.info(
     `[model] seed ${details.seed}, ${schedules} schedules run (${details.numRuns} passed${details.failed ? ", then a failure shrunk" : ""}${details.interrupted ? `; stopped by the time limit before ${RUNS}` : ""}) in ${Math.round((Date.now() - started) / 1000)} s; outcomes:\n` +
       seen.map(([k, v]) => `  ${String(v).padStart(6)}  ${k}`).join("\n"),
+  );
+  console.info(
+    `[model] audit chain verified ${chainChecks} times (every ${CHAIN_EVERY} steps), ${Math.round(chainMs / 1000)} s in all, ${chainChecks ? (chainMs / chainChecks).toFixed(1) : 0} ms each`,
   );
   if (details.failed) {
     throw new Error(
