@@ -64,7 +64,7 @@ import { randomUUID } from "node:crypto";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
-import { account, appSession, inferenceLease, invoice, invoiceLine, membership } from "@/db/schema";
+import { account, appSession, approvalRequest, inferenceLease, invoice, invoiceLine, membership } from "@/db/schema";
 import { ROLES, type Role } from "@/lib/org-codes";
 import { FINDING_CODES, isInFlight, type LeaseStatus } from "@/lib/lease-codes";
 import { currentValues, plannedChanges, purposeOf, type PlannedChange } from "@/lib/purposes";
@@ -2494,6 +2494,8 @@ class Decide extends Step {
  */
 class RaceApprove extends Step {
   private sent: [string, string] = ["", ""];
+  /** Who the database says decided the request after the race (null: nobody). */
+  private winner: string | null = null;
   constructor(
     readonly session: number,
     readonly request: number,
@@ -2545,7 +2547,9 @@ class RaceApprove extends Step {
       };
     };
     const ab = inOrder([a, this.sent[0]], [b, this.sent[1]]);
-    return { ...ab, or: inOrder([b, this.sent[1]], [a, this.sent[0]]) };
+    const ba = inOrder([b, this.sent[1]], [a, this.sent[0]]);
+    // Both orders may answer alike: the one whose winner the database recorded comes first.
+    return this.winner === m.actors[b.actor]!.id && a.actor !== b.actor ? { ...ba, or: ab } : { ...ab, or: ba };
   }
   reach(m: Model) {
     const q = requestOf(m, this.request);
@@ -2559,6 +2563,11 @@ class RaceApprove extends Step {
       [a, b].map((s, i) => api("POST", `/api/approvals/${q.id}/approve`, { cookie: s.cookie, json: { proposal_sha256: this.sent[i] } })),
     );
     const wins = answers.filter((res) => res.status === 200).length;
+    const [decided] = await r.db.db
+      .select({ approver: approvalRequest.approverId })
+      .from(approvalRequest)
+      .where(eq(approvalRequest.id, q.id));
+    this.winner = decided?.approver ?? null;
     expect(wins, `${this.name()}: at most one approval writes`).toBeLessThanOrEqual(1);
     if (wins === 1 && a.actor !== b.actor) count(r, "raceApprove: one of two approvers won");
     return { answer: answers.map(http).sort().join(" & ") };
@@ -2606,8 +2615,10 @@ class WindowPasses extends Step {
 /**
  * The lane end to end, each step predicted and checked as alone: an admin of the invoice's
  * organization sets `four_eyes` for a purpose, the owner opens a lease for it (5 s, through the
- * domain), it is proposed and submitted; then (`end`) approved, declined, raced by two approvers,
- * approved with another hash, or its window passes before an approval. Random schedules seldom
+ * domain), it is proposed, the owner's apply is refused (approval_required) and it is submitted;
+ * then (`end`) approved, declined, raced by two approvers, approved with another hash (then the
+ * owner's apply, approval_pending, and the right hash), or its window passes before an approval,
+ * or a decision by anyone of the organization. Random schedules seldom
  * line these up before a 1 s lease runs out.
  */
 class Lane implements fc.AsyncCommand<Model, Real> {
@@ -2623,7 +2634,8 @@ class Lane implements fc.AsyncCommand<Model, Real> {
       [new Decide(1 + 10 * k, 1, "approve")],
       [new Decide(1 + 10 * k, 1, "decline")],
       [new RaceApprove(10 * k, 1)],
-      [new Decide(1 + 10 * k, 1, "approve", true), new Decide(1 + 10 * k, 1, "approve")],
+      // The owner's apply of a submitted lease is 409 approval_pending.
+      [new Decide(1 + 10 * k, 1, "approve", true), new Apply(0, 1), new Decide(1 + 10 * k, 1, "approve")],
       [new WindowPasses(1), new Decide(1 + 10 * k, 1, "approve")],
       [new Decide(k, 1, "approve")],
     ];
@@ -2631,6 +2643,8 @@ class Lane implements fc.AsyncCommand<Model, Real> {
       new SetPolicy(10 * k, purpose, "four_eyes", org),
       new Open(0, inv, 5000, purpose),
       new Propose(1, true, true),
+      // Under four_eyes the owner's apply is 409 approval_required, and writes nothing.
+      new Apply(0, 1),
       new Submit(1, 1),
       ...ending[end % ending.length]!,
     ];
