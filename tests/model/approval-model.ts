@@ -3,12 +3,13 @@
 // database is held to after every step: under four_eyes no invoice write without an approval by a
 // different person holding an approving role at the moment of approval, on exactly the proposal
 // hash that person was shown; an apply without a request only where the policy was `self` when it
-// wrote; and each organization's audit chain verifies (lib/audit/verify.ts, decision 0080).
+// wrote; every write left its one receipt (decision 0079), and no receipt was left without a write;
+// and each organization's audit chain verifies (lib/audit/verify.ts, decision 0080).
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 import { and, eq, inArray } from "drizzle-orm";
 import { expect } from "vitest";
-import { approvalPolicy, approvalRequest, inferenceLease, invoice, membership } from "@/db/schema";
+import { approvalPolicy, approvalRequest, inferenceLease, invoice, leaseReceipt, membership } from "@/db/schema";
 import { ROLE_RULES } from "@/lib/access";
 import type { ApplyPolicy } from "@/lib/lease-codes";
 import type { Purpose } from "@/lib/purposes";
@@ -78,6 +79,7 @@ export async function checkApprovals(db: TestDb, m: ApprovalView, ledger: Approv
       actorId: inferenceLease.actorId,
       purpose: inferenceLease.purpose,
       proposal: inferenceLease.proposal,
+      fence: inferenceLease.invoiceVersion,
       orgId: invoice.orgId,
     })
     .from(inferenceLease)
@@ -102,12 +104,37 @@ export async function checkApprovals(db: TestDb, m: ApprovalView, ledger: Approv
     expect(r.proposalSha256, `request ${r.id.slice(0, 8)}: the hash submit answered`).toBe(mine.hash);
     if (mine.approver !== undefined) expect(r.approverId, `request ${r.id.slice(0, 8)}: approver`).toBe(m.actors[mine.approver]!.id);
   }
+  // A receipt for every write, and none without one: each receipt's lease is applied, one receipt a lease.
+  const receipts = leases.length
+    ? await db.db
+        .select()
+        .from(leaseReceipt)
+        .where(
+          inArray(
+            leaseReceipt.leaseId,
+            leases.map((l) => l.id),
+          ),
+        )
+    : [];
+  for (const rc of receipts) {
+    const l = leases.find((x) => x.id === rc.leaseId)!;
+    expect(l.status, `receipt ${rc.id.slice(0, 8)}: its lease wrote`).toBe("applied");
+  }
   let approvedWrites = 0;
   for (const l of leases) {
     if (l.status !== "applied" || ledger.judged.has(l.id)) continue;
     ledger.judged.add(l.id);
     const where = `applied lease ${l.id.slice(0, 8)} (${l.purpose})`;
     const r = requests.find((x) => x.leaseId === l.id);
+    const mineReceipts = receipts.filter((x) => x.leaseId === l.id);
+    expect(mineReceipts.length, `${where}: its receipts`).toBe(1);
+    const receipt = mineReceipts[0]!;
+    expect(receipt.lane, `${where}: the receipt's lane`).toBe(r ? "four_eyes" : "self");
+    expect(receipt.requesterId, `${where}: the receipt's requester`).toBe(l.actorId);
+    expect(receipt.approverId ?? null, `${where}: the receipt's approver`).toBe(r?.approverId ?? null);
+    expect(receipt.approvalId ?? null, `${where}: the receipt's approval`).toBe(r?.id ?? null);
+    expect(receipt.proposalSha256, `${where}: the receipt's proposal hash`).toBe(sha256Of(l.proposal));
+    expect(receipt.writtenInvoiceVersion, `${where}: the receipt's written version`).toBe((l.fence ?? 0) + 1);
     if (!r) {
       const [policy] = await db.db
         .select({ apply: approvalPolicy.apply })
