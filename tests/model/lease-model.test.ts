@@ -2893,7 +2893,7 @@ const commandArbs = [
   ),
 ];
 
-/** The lane's outcomes the long run (PostgreSQL's 500) must reach. */
+/** The lane's outcomes the long run (PostgreSQL's 500) must reach: each 17 times or more in its 500-run (seed -465794530). */
 const LANE_LONG = [
   "approve -> 403 forbidden",
   "approve -> 200",
@@ -2903,10 +2903,10 @@ const LANE_LONG = [
   "approve -> 409 approval_expired",
   "approve -> 404 approval_not_found",
   "decline -> 200",
-  "submit -> 409 approval_not_required",
   "windowPasses -> moved",
-  "raceApprove: one of two approvers won",
 ];
+// Printed, not required: "raceApprove: one of two approvers won" (two different people: 5 in a
+// 500-run) and "submit -> 409 approval_not_required" (6): a run with none would fail CI by chance.
 
 let db: TestDb;
 /** On PostgreSQL, a connection of the test's own, that holds a lease row for HeldApply. */
