@@ -172,7 +172,19 @@ function rawLifecycle(sql: postgres.Sql) {
         update invoice set summary = ${lease.proposal.summary}, version = version + 1, updated_at = now()
         where id = ${w.invoiceId} and version = ${inv.version} returning version`;
       await tx`update inference_lease set status = 'applied', updated_at = now() where id = ${leaseId} and status = 'proposed'`;
-      await tx`insert into lease_event (lease_id, kind, detail) values (${leaseId}, 'applied', ${tx.json({ invoice_version: written!.version })})`;
+      // The applied event with its receipt, in one statement as the app writes them (decision 0079):
+      // a commit that applies a lease without one is refused.
+      await tx`
+        with receipt as (
+          insert into lease_receipt (lease_id, invoice_id, org_id, lane, purpose, model, requester_id, requester_session_id,
+            proposal_sha256, written_invoice_version, written_invoice_sha256, written_at, written_keys)
+          select l.id, l.invoice_id, i.org_id, 'self', l.purpose, 'raw', l.actor_id, l.session_id,
+            audit_sha256(audit_jcs(l.proposal)), ${written!.version}::int, invoice_sha256(i.id), clock_timestamp(), array['summary']
+          from inference_lease l join invoice i on i.id = l.invoice_id where l.id = ${leaseId}
+          returning lease_id
+        )
+        insert into lease_event (lease_id, kind, detail)
+        select lease_id, 'applied', ${tx.json({ invoice_version: written!.version })} from receipt`;
     });
   };
 }
