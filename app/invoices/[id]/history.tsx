@@ -5,7 +5,7 @@
 // refreshes it when the invoice changes (invoice-live.tsx), and a reload does without JavaScript.
 import Link from "next/link";
 import type { ChangeView, NumberedAttempt, TimelineEntry } from "@/lib/leases";
-import { formatDate, formatDateTime, type Viewer } from "@/app/_lib/format";
+import { formatDateTime, type Viewer } from "@/app/_lib/format";
 import { attemptWords, CHANGE_WORDS, changeLines, HISTORY_INTRO } from "@/app/_lib/history-words";
 import { eventWords } from "@/app/_lib/lease-words";
 import { CAUSED_BY_ACTOR, displayOf, isEventKind, type LeaseDisplay } from "@/lib/lease-codes";
@@ -182,7 +182,9 @@ function Attempt({ attempt, viewer, appliedId }: { attempt: NumberedAttempt; vie
         <p className="small attempt__receipt" data-testid="receipt">
           Written by {attempt.receipt.writtenBy}
           {attempt.receipt.approvedBy ? <>, approved by {attempt.receipt.approvedBy}</> : null},{" "}
-          <time dateTime={new Date(attempt.receipt.at).toISOString()}>{formatDate(dayIn(attempt.receipt.at, viewer), viewer.locale)}</time>
+          <time dateTime={new Date(attempt.receipt.at).toISOString()}>
+            {formatDateTime(new Date(attempt.receipt.at).toISOString(), viewer)}
+          </time>
         </p>
       ) : null}
       <ol className="timeline">
@@ -209,11 +211,4 @@ function zoneName(viewer: Viewer): string {
     .formatToParts(new Date())
     .find((p) => p.type === "timeZoneName")?.value;
   return short ? `${viewer.timeZone.replaceAll("_", " ")} (${short})` : viewer.timeZone;
-}
-
-/** "2026-12-03": the calendar day of an instant in the viewer's time zone. */
-function dayIn(at: string, viewer: Viewer): string {
-  return new Intl.DateTimeFormat("en-CA", { timeZone: viewer.timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(
-    new Date(at),
-  );
 }
