@@ -10,7 +10,7 @@ import { contextSql, type PurposeInput } from "@/lib/purposes";
 import type { CallUsage, UsageOutcome } from "@/lib/spend";
 import { outcome, tracedLeaseOp } from "@/lib/tracing";
 import { and, eq, getTableColumns, gt, isNotNull, sql } from "drizzle-orm";
-import { clockNow, dbNow, expireDue, isOverdue, isPurpose, overdueInFlight, recordEvent } from "./shared";
+import { clockNow, dbNow, expireDue, isOverdue, isPurpose, judgedAt, overdueInFlight, recordEvent } from "./shared";
 import type { Purpose } from "@/lib/purposes";
 
 export type GenerationInput =
@@ -158,14 +158,9 @@ async function proposeLeaseUntraced(
             gt(inferenceLease.deadlineAt, dbNow),
           ),
         )
-        // Judged once the row is ours (SET and RETURNING are computed after any wait for it, on the
-        // row as it is then): the instant set as proposed_at, which dates the event too.
-        .returning({
-          id: inferenceLease.id,
-          inTimeAt: sql<
-            string | null
-          >`case when ${inferenceLease.deadlineAt} > ${inferenceLease.proposedAt} then ${inferenceLease.proposedAt}::text end`,
-        });
+        // Judged once the row is ours (RETURNING runs after any wait for it; SET does not when the
+        // holder changed nothing, so proposed_at can precede the wait), and the event dated by that instant.
+        .returning({ id: inferenceLease.id, inTimeAt: judgedAt(inferenceLease.deadlineAt) });
       if (row?.inTimeAt) {
         await recordEvent(tx, leaseId, "proposed", { model: proposal.model, ...input.detail }, row.inTimeAt);
         await spent("proposed");
