@@ -63,3 +63,18 @@ export function rowHolder(url: string, name: string) {
 
   return { sql, snapshot, appWaitingOnLock, hold, end: () => sql.end() };
 }
+
+/**
+ * Resolves once `n` of the app's connections to database `name` wait on a lock (the holder's own
+ * excluded); `what` names them in the error when they never do.
+ */
+export async function appsWaiting(holder: RowHolder, name: string, n: number, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const [row] = await holder.sql<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = ${name} and application_name <> ${HOLDER_APP_NAME} and wait_event_type = 'Lock'`;
+    if (row!.n >= n) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`fewer than ${n} ${what} ever waited on a lock`);
+}

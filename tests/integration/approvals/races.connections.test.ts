@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { leaseEvent } from "@/db/schema";
 import { api } from "../../support/api";
 import { invoiceRow, leaseRow, openTestDb, type TestDb } from "../../support/db";
-import { rowHolder, type RowHolder } from "../../support/row-holder";
+import { appsWaiting as waitForApps, rowHolder, type RowHolder } from "../../support/row-holder";
 import { approve, fourEyes, requestRow, submitted, team } from "./support";
 
 let t: TestDb;
@@ -29,16 +29,7 @@ afterAll(async () => {
 });
 
 /** Resolves once `n` app connections wait on a lock. */
-async function appsWaiting(n: number) {
-  for (let i = 0; i < 500; i++) {
-    const [row] = await holder.sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = ${t.name} and application_name <> 'claimcheck-test-holder' and wait_event_type = 'Lock'`;
-    if (row!.n >= n) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`fewer than ${n} requests ever waited on the held row`);
-}
+const appsWaiting = (n: number) => waitForApps(holder, t.name, n, "requests");
 
 it("two approvers racing for one request: one approves and writes once, the other is 409 approval_approved (10 rounds)", async () => {
   const tm = await team(t.db);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { invitation } from "@/db/schema";
 import { api, signInCookie } from "../../support/api";
 import { asMember, joinOrgOf, makeUser, openTestDb, type TestDb } from "../../support/db";
-import { rowHolder, type RowHolder } from "../../support/row-holder";
+import { appsWaiting as waitForApps, rowHolder, type RowHolder } from "../../support/row-holder";
 
 let t: TestDb;
 let holder: RowHolder;
@@ -29,16 +29,7 @@ afterAll(async () => {
 });
 
 /** Resolves once `n` app connections wait on a lock. */
-async function appsWaiting(n: number) {
-  for (let i = 0; i < 500; i++) {
-    const [row] = await holder.sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = ${t.name} and application_name <> 'claimcheck-test-holder' and wait_event_type = 'Lock'`;
-    if (row!.n >= n) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`fewer than ${n} invitation creates ever waited on the held admin rows`);
-}
+const appsWaiting = (n: number) => waitForApps(holder, t.name, n, "invitation creates");
 
 it("two creates for the same email, released together: both 201, exactly one pending invitation, the other link dead, over 20 rounds", async () => {
   const alice = await makeUser(t.db, "Alice");

@@ -14,7 +14,7 @@ import { rowsOf } from "@/db/client";
 import { membership } from "@/db/schema";
 import { api, signInCookie } from "../../support/api";
 import { joinOrgOf, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
-import { rowHolder, type RowHolder } from "../../support/row-holder";
+import { appsWaiting as waitForApps, rowHolder, type RowHolder } from "../../support/row-holder";
 
 let t: TestDb;
 let holder: RowHolder;
@@ -31,16 +31,7 @@ afterAll(async () => {
 });
 
 /** Resolves once `n` app connections wait on a lock. */
-async function appsWaiting(n: number) {
-  for (let i = 0; i < 500; i++) {
-    const [row] = await holder.sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = ${t.name} and application_name <> 'claimcheck-test-holder' and wait_event_type = 'Lock'`;
-    if (row!.n >= n) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`fewer than ${n} acceptances ever waited on a lock`);
-}
+const appsWaiting = (n: number) => waitForApps(holder, t.name, n, "acceptances");
 
 /** Alice's team and Bob's, and someone Alice removed (a fresh one each round). */
 async function removedPerson(alice: { id: string }, aliceCookie: string) {

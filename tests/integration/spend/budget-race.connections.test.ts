@@ -15,7 +15,7 @@ import { callKey, reservationCents } from "@/lib/spend";
 import { api, signInCookie } from "../../support/api";
 import { openedLease } from "./support";
 import { asMember, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
-import { rowHolder, type RowHolder } from "../../support/row-holder";
+import { appsWaiting as waitForApps, rowHolder, type RowHolder } from "../../support/row-holder";
 import { withEnv } from "./support";
 
 let t: TestDb;
@@ -36,16 +36,7 @@ afterAll(async () => {
 });
 
 /** Resolves once `n` app connections wait on a lock. */
-async function appsWaiting(n: number) {
-  for (let i = 0; i < 500; i++) {
-    const [row] = await holder.sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = ${t.name} and application_name <> 'claimcheck-test-holder' and wait_event_type = 'Lock'`;
-    if (row!.n >= n) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`fewer than ${n} opens ever waited on the held invoices`);
-}
+const appsWaiting = (n: number) => waitForApps(holder, t.name, n, "opens");
 
 it("two opens for the last of a budget, released together: exactly one admitted, over 20 rounds", async () => {
   // One call's reservation is far more than the cap: the first admitted lease takes all of it.
