@@ -891,7 +891,11 @@ class CallEnds extends Step {
     return `callEnds(lease ${this.lease}${this.final ? ", final" : ""})`;
   }
   private target(m: Model) {
-    const l = leaseOf(m, this.lease, this.lease % 2 ? "open" : "rejected");
+    // One in four aims at the last closed lease whose call is not recorded yet, so an abort that records
+    // is reached (CI's PostgreSQL seed -872581605: 43 aborts of a recorded call, 4 of an unrecorded one).
+    const unrecorded =
+      this.lease % 4 === 2 ? m.leases.filter((l) => !isInFlight(l.status) && !m.calls.some((c) => c.key === callKey(l.id, l.attempt))) : [];
+    const l = unrecorded.at(-1) ?? leaseOf(m, this.lease, this.lease % 2 ? "open" : "rejected");
     return { l, how: !isInFlight(l.status) ? "aborted" : this.final ? "failed" : "retried" } as const;
   }
   /** The prompt as the generate step counts it for a call with no answer: from the lease's id. */
@@ -1757,7 +1761,7 @@ async function personRows(r: Real, id: string) {
 const MAX_MISSES = 3;
 
 /**
- * POST /api/org/invitations for someone the model knows (`target` picks mostly someone removed, else anyone), by anyone. A
+ * POST /api/org/invitations for someone the model knows (`target` picks mostly someone removed, else anyone), by anyone (half the time, when someone is removed, by an admin of their organization). A
  * member of either organization: 409 already_member. Someone removed: 201, then they accept with
  * their own password (POST /api/invitations/:token {password}: 201, back in the organization they
  * were removed from with the invited role, and signed in), or, with `wrong`, with a wrong one
@@ -1779,6 +1783,19 @@ class ReinviteAndAccept extends Step {
   name() {
     return `reinviteAndAccept(session ${this.session}, person ${this.target}, as ${this.role}${this.wrong ? ", wrong password" : ""})`;
   }
+  /**
+   * The inviting session: half the time, when someone is removed, a live admin session of the first
+   * removed person's organization (so a removal is followed by a way back often enough for the long
+   * run to see one: CI's PostgreSQL seed -872581605 saw 68 removals and no comeback), else actingSession.
+   */
+  sessionOf(m: Model): Session {
+    const gone = m.actors.find((a) => a.removed);
+    if (gone && this.session % 2 === 0) {
+      const admins = m.sessions.filter((x) => x.live && m.actors[x.actor]!.org === gone.org && m.actors[x.actor]!.role === "admin");
+      if (admins.length) return admins[Math.floor(this.session / 2) % admins.length]!;
+    }
+    return actingSession(m, this.session);
+  }
   /** Who is invited, and with which password they answer (null: the link is not used). */
   plan(m: Model, s: Session): { person: number; password: string | null; right: boolean } {
     // Mostly someone removed, when anyone is (and then mostly of the actor's organization): anyone else is a 409.
@@ -1794,7 +1811,7 @@ class ReinviteAndAccept extends Step {
     return { person, password: (p.misses ?? 0) < MAX_MISSES ? "not their password" : null, right };
   }
   predict(m: Model): Prediction {
-    const s = actingSession(m, this.session);
+    const s = this.sessionOf(m);
     if (!s.live) return { answer: "401 not_signed_in", effect: () => {} };
     if (m.actors[s.actor]!.role !== "admin") return { answer: "403 forbidden", effect: () => {} };
     const { person, password, right } = this.plan(m, s);
@@ -1820,7 +1837,7 @@ class ReinviteAndAccept extends Step {
   }
   async act(m: Model, r: Real) {
     this.back = null;
-    const s = actingSession(m, this.session);
+    const s = this.sessionOf(m);
     const { person, password } = this.plan(m, s);
     const p = m.actors[person]!;
     const invited = await api("POST", "/api/org/invitations", { cookie: s.cookie, json: { email: p.email, role: this.role } });
@@ -2807,7 +2824,7 @@ const commandArbs = [
       fc.tuple(any, fc.constantFrom(...ROLES)).map(([s, role]) => new InviteAndAccept(s, role)),
     ),
     w(
-      2,
+      3,
       fc.tuple(any, any, fc.constantFrom(...ROLES), fc.boolean()).map(([s, t, role, wrong]) => new ReinviteAndAccept(s, t, role, wrong)),
     ),
     w(
@@ -2867,8 +2884,9 @@ const commandArbs = [
       1,
       any.map((s) => new ReadUsage(s)),
     ),
+    // At weight 4: the long run must reach an abort that records (weight 2 reached 4 in 500 schedules).
     w(
-      2,
+      4,
       fc.tuple(any, fc.boolean()).map(([l, f]) => new CallEnds(l, f)),
     ),
     w(
