@@ -8,7 +8,9 @@ import "server-only";
 // frame; without it, the stream reads the lease through the domain. Session revocations come on
 // the same channel (db/migrations/0004_lease_event_frame.sql), so a signed-out session's streams
 // end at once. An invoice's new version comes on it too (db/migrations/0007_invoice_notify.sql),
-// for the invoice's own stream (app/api/invoices/[id]/events/route.ts).
+// for the invoice's own stream (app/api/invoices/[id]/events/route.ts), and an organization's
+// request for approval submitted or decided (db/migrations/0014_approvals_notify.sql), for the
+// approval pages' stream (app/api/approvals/events/route.ts).
 import { getDbHandle } from "@/db/client";
 import { parseLeaseNotice, type LeaseNotice } from "@/lib/leases";
 import { canonicalKey } from "@/lib/ids";
@@ -24,13 +26,21 @@ type Feed = {
   subscribers: Map<string, Set<Listener>>;
   sessions: Map<string, Set<() => void>>;
   invoices: Map<string, Set<(version: number | undefined) => void>>;
+  orgs: Map<string, Set<() => void>>;
   ready: Promise<void> | null;
 };
 
 const cache = globalThis as unknown as { __claimcheckLeaseFeed?: Feed };
-const feed: Feed = (cache.__claimcheckLeaseFeed ??= { subscribers: new Map(), sessions: new Map(), invoices: new Map(), ready: null });
+const feed: Feed = (cache.__claimcheckLeaseFeed ??= {
+  subscribers: new Map(),
+  sessions: new Map(),
+  invoices: new Map(),
+  orgs: new Map(),
+  ready: null,
+});
 feed.sessions ??= new Map(); // a feed cached by a build before sessions were watched
 feed.invoices ??= new Map(); // ... or before invoices were
+feed.orgs ??= new Map(); // ... or before approvals were
 
 function notify<A extends unknown[]>(listeners: Iterable<(...args: A) => void> | undefined, args: A, about: Record<string, unknown>) {
   for (const listener of listeners ?? []) {
@@ -43,7 +53,14 @@ function notify<A extends unknown[]>(listeners: Iterable<(...args: A) => void> |
 }
 
 function dispatch(payload: string) {
-  let message: { lease_id?: unknown; kind?: unknown; session_revoked?: unknown; invoice_changed?: unknown; version?: unknown };
+  let message: {
+    lease_id?: unknown;
+    kind?: unknown;
+    session_revoked?: unknown;
+    invoice_changed?: unknown;
+    version?: unknown;
+    approvals_changed?: unknown;
+  };
   try {
     message = JSON.parse(payload) as typeof message;
   } catch {
@@ -58,6 +75,11 @@ function dispatch(payload: string) {
     const invoiceId = message.invoice_changed;
     const version = typeof message.version === "number" ? message.version : undefined;
     notify(feed.invoices.get(invoiceId), [version], { invoice_id: invoiceId });
+    return;
+  }
+  if (typeof message.approvals_changed === "string") {
+    const orgId = message.approvals_changed;
+    notify(feed.orgs.get(canonicalKey(orgId)), [], { org_id: orgId });
     return;
   }
   const leaseId = message.lease_id;
@@ -78,6 +100,7 @@ function relistened() {
   log.warn("lease feed listening again; open streams re-read", { leases: feed.subscribers.size });
   for (const [leaseId] of feed.subscribers) dispatch(JSON.stringify({ lease_id: leaseId }));
   for (const [invoiceId] of feed.invoices) dispatch(JSON.stringify({ invoice_changed: invoiceId }));
+  for (const [orgId] of feed.orgs) dispatch(JSON.stringify({ approvals_changed: orgId }));
 }
 
 function ensureListening(): Promise<void> {
@@ -129,4 +152,14 @@ export async function watchSessionRevoked(sessionId: string, onRevoked: () => vo
 export async function subscribeInvoice(invoiceId: string, onChange: (version: number | undefined) => void): Promise<() => void> {
   await ensureListening();
   return addListener(feed.invoices, canonicalKey(invoiceId), onChange);
+}
+
+/**
+ * Calls `onChange` whenever a request for approval of organization `orgId` is submitted or decided
+ * (withdrawals come as their lease's events: subscribeLease). Resolves once the process is
+ * listening; rejects if LISTEN cannot start.
+ */
+export async function subscribeApprovals(orgId: string, onChange: () => void): Promise<() => void> {
+  await ensureListening();
+  return addListener(feed.orgs, canonicalKey(orgId), onChange);
 }

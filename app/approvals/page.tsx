@@ -3,25 +3,29 @@ import Link from "next/link";
 import { getDb } from "@/db/client";
 import { taskTitle } from "@/lib/approvals/read";
 import { may } from "@/lib/access";
-import { approvalQueue } from "@/lib/approvals/queue";
+import { approvalQueue, pendingSnapshot } from "@/lib/approvals/queue";
 import { requireActor } from "@/app/_lib/actor";
 import { APPROVALS_PAGE_WORDS } from "@/app/_lib/approval-words";
 import { formatDateTime } from "@/app/_lib/format";
 import { getViewer } from "@/app/_lib/viewer";
+import { ApprovalsLive } from "./approvals-live";
 
 export const metadata: Metadata = { title: "Approvals" };
 
 // "Waiting for your approval" (docs/decisions/0078, 0086): the organization's requests someone
 // else submitted that still wait for a decision, oldest first (lib/approvals/queue.ts: the role
 // is a condition of its one statement). Each links to its page, where the diff and the decision
-// are. Linked from the header for admins and approvers; anyone else is told who decides.
+// are. Linked from the header for admins and approvers; anyone else is told who decides. The page
+// follows the approvals stream: a request submitted, decided, withdrawn or run out shows at once.
 export default async function ApprovalsPage() {
   const actor = await requireActor();
   const approves = may(actor, "approve");
-  const queue = approves ? await approvalQueue(await getDb(), actor) : [];
+  const db = await getDb();
+  const [queue, pending] = await Promise.all([approves ? approvalQueue(db, actor) : [], pendingSnapshot(db, actor)]);
   const viewer = await getViewer();
   return (
     <div className="approvals">
+      <ApprovalsLive fingerprint={pending.fingerprint} />
       <h1>{APPROVALS_PAGE_WORDS.title}</h1>
       {!approves ? (
         <p className="muted">{APPROVALS_PAGE_WORDS.notApprover}</p>

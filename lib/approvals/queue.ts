@@ -2,9 +2,10 @@ import "server-only";
 // GET /api/approvals: the approver's queue ("Waiting for your approval"): the organization's
 // requests still pending (no decision, the lease proposed and in its window by the database
 // clock) that someone else submitted. One statement; the role is a condition of it.
+import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
-import { memberMay, visibleInvoice, type Member } from "@/lib/access";
+import { memberMay, memberOf, visibleInvoice, type Member } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { ApprovalDecision, ApprovalStatus, ClosedReason, LeaseStatus } from "@/lib/lease-codes";
 import { currentValues, isPurpose, plannedChanges } from "@/lib/purposes";
@@ -124,5 +125,46 @@ export async function approvalDetail(db: Db, member: Member, id: unknown): Promi
     decided_at: r.decided_at ? date(r.decided_at).toISOString() : null,
     status,
     changes,
+  };
+}
+
+/** What the approval pages' stream says (GET /api/approvals/events): a fingerprint of the pending requests the reader sees. */
+export type PendingSnapshot = {
+  /** 16 hex digits of the sha256 of the ids of the pending requests the reader sees, sorted: it changes when that set does. */
+  fingerprint: string;
+  /** How many of them wait for the reader's decision (others' requests, if the reader may approve). */
+  waiting: number;
+  /** Their leases (the stream follows their events: an edit or a cancel withdraws a request). */
+  leaseIds: string[];
+  /** Milliseconds until the first of them runs out, by the database clock (null: none pending). */
+  nextExpiryMs: number | null;
+};
+
+/**
+ * The pending requests a member sees on the approval pages: the queue (others' requests, if they
+ * may approve now) and their own. One statement; the organization, the membership and the role are
+ * conditions of it, as in approvalQueue and readApproval.
+ */
+export async function pendingSnapshot(db: Db, member: Member): Promise<PendingSnapshot> {
+  const result = await db.execute(sql`
+    select r.id, r.lease_id, r.requester_id = ${member.id}::uuid as mine,
+      ceil(extract(epoch from (l.deadline_at - now())) * 1000)::float8 as ms_left
+    from approval_request r
+    join inference_lease l on l.id = r.lease_id
+    where r.org_id = ${member.orgId}::uuid and r.decision is null
+      and l.status = 'proposed' and l.deadline_at > now()
+      and ((r.requester_id <> ${member.id}::uuid and ${memberMay(member.orgId, member.id, "approve")})
+        or (r.requester_id = ${member.id}::uuid and ${memberOf(member.orgId, member.id)}))
+    order by r.id
+    limit 500`);
+  const rows = rowsOf<{ id: string; lease_id: string; mine: boolean; ms_left: number }>(result);
+  return {
+    fingerprint: createHash("sha256")
+      .update(rows.map((r) => r.id).join(","))
+      .digest("hex")
+      .slice(0, 16),
+    waiting: rows.filter((r) => !r.mine).length,
+    leaseIds: rows.map((r) => r.lease_id),
+    nextExpiryMs: rows.length ? Math.min(...rows.map((r) => Number(r.ms_left))) : null,
   };
 }

@@ -3,7 +3,8 @@
 // in the first scenario, through PUT /api/org/policies in the others), Dave (member) asks for a
 // summary and submits it, Carol (approver) finds it in "Waiting for your approval", reads what
 // would change, and approves or declines; Dave cannot approve his own; an edit of the invoice
-// withdraws the waiting request on Carol's open page without a reload. After each scenario the
+// withdraws the waiting request on Carol's open page without a reload, and her open queue and
+// request pages follow submissions, withdrawals and another approver's decline (/api/approvals/events). After each scenario the
 // summary's policy is put back to "the owner saves it", so no other scenario meets the lane.
 // Screenshots: approvals-queue.png, approval-diff.png.
 import type { BrowserContext, Page } from "@playwright/test";
@@ -240,6 +241,51 @@ test("an edit withdraws a waiting request on carol's open page", async ({ page, 
   await expectAccessible(carol, "approval request, withdrawn by an edit");
   await carol.goto("/approvals");
   await expect(carol.locator(`[data-approval-id="${request.id}"]`)).toHaveCount(0);
+});
+
+test("Carol's open queue and request pages follow the lane without a reload: a submission comes, an edit withdraws it, Alice's decline shows", async ({
+  page,
+  context,
+  sql,
+  signIn,
+  newContext,
+  newInvoice,
+}) => {
+  const alice = await asAlice(newContext, signIn);
+  await setPolicy(alice, "four_eyes");
+  const [first, second] = [await newInvoice(DAVE), await newInvoice(DAVE)];
+  await signIn(context, DAVE);
+  const inv = new InvoicePage(page);
+
+  // Carol's queue is open before anything is submitted; a mark on the window shows the page is never reloaded.
+  const carol = await openAs(newContext, signIn, CAROL);
+  await carol.goto("/approvals");
+  await carol.evaluate(() => ((window as unknown as { __sameLoad: boolean }).__sameLoad = true));
+  const sameLoad = () => carol.evaluate(() => (window as unknown as { __sameLoad?: boolean }).__sameLoad === true);
+
+  const firstLease = await davesSubmission(inv, sql, first.id);
+  const firstRequest = (await requestFor(sql, firstLease))!;
+  const entry = carol.locator(`[data-approval-id="${firstRequest.id}"]`);
+  await expect(entry).toBeVisible();
+  await expect(entry).toContainText("Dave");
+  // Dave edits the invoice: the request is withdrawn, and leaves Carol's queue.
+  await inv.editCounterparty("Northwind Traders AG");
+  await expect(entry).toHaveCount(0);
+  expect(await sameLoad(), "the queue was not reloaded").toBe(true);
+
+  // Carol opens the second request; Alice declines it elsewhere: Carol's page says so at once.
+  const secondLease = await davesSubmission(inv, sql, second.id);
+  const secondRequest = (await requestFor(sql, secondLease))!;
+  await carol.goto(`/approvals/${secondRequest.id}`);
+  await expect(carol.getByTestId("request-status")).toHaveText("Waiting for a decision");
+  await carol.evaluate(() => ((window as unknown as { __sameLoad: boolean }).__sameLoad = true));
+  const declined = await alice.request.post(`/api/approvals/${secondRequest.id}/decline`, { data: { comment: "Wrong cost centre" } });
+  expect(declined.status()).toBe(200);
+  await expect(carol.getByTestId("approval")).toHaveAttribute("data-status", "declined");
+  await expect(carol.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+  expect(await sameLoad(), "the request page was not reloaded").toBe(true);
+  expect(await requestFor(sql, secondLease)).toMatchObject({ decision: "declined", comment: "Wrong cost centre" });
+  expect((await invoiceRow(sql, second.id)).summary).toBeNull();
 });
 
 test.describe("with JavaScript off", () => {

@@ -4,6 +4,7 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { may, visibleInvoice } from "@/lib/access";
 import { proposalSha256 } from "@/lib/approvals/hash";
+import { pendingSnapshot } from "@/lib/approvals/queue";
 import { readApproval, taskTitle } from "@/lib/approvals/read";
 import { isPurpose } from "@/lib/purposes";
 import { currentValues, plannedChanges } from "@/lib/purposes";
@@ -20,6 +21,7 @@ import { getViewer } from "@/app/_lib/viewer";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { InvoiceLive } from "@/app/invoices/[id]/invoice-live";
 import { ChangeValues } from "@/app/invoices/[id]/lease-panel";
+import { ApprovalsLive } from "../approvals-live";
 import { approveAction, declineAction } from "./actions";
 import { RefreshAt } from "./refresh-at";
 
@@ -32,8 +34,9 @@ const one = (value: string | string[] | undefined) => (typeof value === "string"
 // (the same diff as the owner's panel), and Approve (an optional comment) and Decline (a comment)
 // as plain forms. Approve carries the hash of the proposal this page showed, so it writes exactly
 // that or nothing. The requester reads their own request and cannot decide it. The page follows
-// the invoice's event stream (an edit withdraws the request: the page shows it at once) and reads
-// itself again when the request's time runs out.
+// the invoice's event stream (an edit withdraws the request: the page shows it at once), the
+// approvals stream (another approver's decision, a cancel: the same), and reads itself again when
+// the request's time runs out.
 export default async function ApprovalPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: SearchParams }) {
   const [{ id }, query] = await Promise.all([params, searchParams]);
   const actor = await requireActor();
@@ -41,8 +44,11 @@ export default async function ApprovalPage({ params, searchParams }: { params: P
   // Scoped in the statement: another organization's request, or one the reader may not see, is a 404.
   const request = await readApproval(db, actor, id);
   if (!request) notFound();
-  const viewer = await getViewer();
-  const current = await currentValues(db, request.invoiceId, visibleInvoice(actor));
+  const [viewer, current, pendingNow] = await Promise.all([
+    getViewer(),
+    currentValues(db, request.invoiceId, visibleInvoice(actor)),
+    pendingSnapshot(db, actor),
+  ]);
   const all = current && isPurpose(request.purpose) ? plannedChanges(request.purpose, request.proposal, current) : null;
   // Only the lines the requester ticked (categories), as approve writes them.
   const changes = all?.filter((c) => !request.accept || request.accept.includes(c.key.toLowerCase())) ?? null;
@@ -55,6 +61,7 @@ export default async function ApprovalPage({ params, searchParams }: { params: P
   return (
     <div className="approval" data-testid="approval" data-status={request.status}>
       <InvoiceLive invoiceId={request.invoiceId} version={request.invoiceVersionNow} />
+      <ApprovalsLive fingerprint={pendingNow.fingerprint} />
       {pending ? <RefreshAt at={request.expiresAt.toISOString()} serverNow={request.now.toISOString()} /> : null}
       <Link href="/approvals" className="back-link">
         ← {APPROVALS_PAGE_WORDS.title}
