@@ -133,8 +133,9 @@ export async function submitLease(
         purpose: lease.purpose,
         requesterId: actor.id,
         requesterSessionId: actor.sessionId,
-        // Over the proposal this transaction read under the lease's lock (0078 computes it in SQL
-        // with audit_jcs once that exists; the same RFC 8785 bytes either way).
+        // Over the proposal this transaction read under the lease's lock: RFC 8785 by `canonicalize`,
+        // the bytes the receipt's SQL audit_jcs makes of the same proposal (integration/audit/jcs.test.ts
+        // holds the two equal over generated documents, and receipt.test.ts the two hashes of one write).
         proposalSha256: proposalSha256(lease.proposal),
         invoiceVersion: inv.version,
         accept: accept ? [...accept] : null,
