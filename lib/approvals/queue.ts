@@ -6,11 +6,10 @@ import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
 import { memberMay, memberOf, visibleInvoice, type Member } from "@/lib/access";
-import { isUuid } from "@/lib/ids";
-import type { ApprovalDecision, ApprovalStatus, ClosedReason, LeaseStatus } from "@/lib/lease-codes";
-import { currentValues, isPurpose, plannedChanges } from "@/lib/purposes";
+import type { ApprovalDecision, ApprovalStatus, ClosedReason } from "@/lib/lease-codes";
+import { currentValues } from "@/lib/purposes";
 import type { PlannedChange } from "@/lib/purposes";
-import { approvalStatus } from "./status";
+import { changesToApprove, readApproval } from "./read";
 
 export type QueueEntry = {
   id: string;
@@ -68,62 +67,35 @@ export type ApprovalDetail = QueueEntry & {
 };
 
 /**
- * GET /api/approvals/:id: one request, for its requester and for the organization's members who
- * may approve (anyone else: the same null as a missing id), with its derived status and, while
- * pending, the diff the approver decides on. Two statements: the request, then the targets now.
+ * GET /api/approvals/:id: one request as readApproval finds it (its requester and the organization's
+ * members who may approve; anyone else: the same null as a missing id), with its derived status and,
+ * while pending, the diff the approver decides on (changesToApprove, as the page draws it). Two
+ * statements: the request, then the targets now.
  */
 export async function approvalDetail(db: Db, member: Member, id: unknown): Promise<ApprovalDetail | null> {
-  if (!isUuid(id)) return null;
-  const result = await db.execute(sql`
-    select r.id, r.lease_id, r.invoice_id, i.number as invoice_number, r.purpose,
-      json_build_object('id', u.id, 'name', u.name) as requester,
-      l.proposal, r.proposal_sha256, r.invoice_version, r.accept, r.submitted_at, l.deadline_at as expires_at,
-      l.status as lease_status, l.closed_reason, r.decision, r.decided_at, r.comment,
-      case when a.id is null then null else json_build_object('id', a.id, 'name', a.name) end as approver, now() as now
-    from approval_request r
-    join inference_lease l on l.id = r.lease_id
-    join invoice i on i.id = r.invoice_id
-    join app_user u on u.id = r.requester_id
-    left join app_user a on a.id = r.approver_id
-    where r.id = ${id.toLowerCase()}::uuid and r.org_id = ${member.orgId}::uuid
-      and (r.requester_id = ${member.id}::uuid or ${memberMay(member.orgId, member.id, "approve")})`);
-  type Row = QueueEntry & {
-    lease_status: LeaseStatus;
-    closed_reason: ClosedReason | null;
-    decision: ApprovalDecision | null;
-    decided_at: unknown;
-    comment: string | null;
-    approver: unknown;
-    now: unknown;
-  };
-  const row = rowsOf<Row>(result)[0];
-  if (!row) return null;
-  const parse = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v);
-  const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
-  const { lease_status, now, ...r } = row;
-  const status = approvalStatus({
-    decision: r.decision,
-    leaseStatus: lease_status,
-    closedReason: r.closed_reason,
-    deadlineAt: date(r.expires_at),
-    now: date(now),
-  });
-  let changes: ApprovalDetail["changes"] = null;
-  if (status === "pending" && isPurpose(r.purpose)) {
-    const current = await currentValues(db, r.invoice_id, visibleInvoice(member));
-    const planned = current ? plannedChanges(r.purpose, parse(r.proposal), current) : null;
-    changes = planned?.map(({ key, label, before, after }) => ({ key, label, before, after })) ?? null;
-  }
+  const view = await readApproval(db, member, id);
+  if (!view) return null;
+  const current = view.status === "pending" ? await currentValues(db, view.invoiceId, visibleInvoice(member)) : null;
+  const changes = changesToApprove(view, current)?.map(({ key, label, before, after }) => ({ key, label, before, after })) ?? null;
   return {
-    ...r,
-    requester: parse(r.requester) as QueueEntry["requester"],
-    approver: parse(r.approver) as ApprovalDetail["approver"],
-    proposal: parse(r.proposal),
-    invoice_version: Number(r.invoice_version),
-    submitted_at: date(r.submitted_at).toISOString(),
-    expires_at: date(r.expires_at).toISOString(),
-    decided_at: r.decided_at ? date(r.decided_at).toISOString() : null,
-    status,
+    id: view.id,
+    lease_id: view.leaseId,
+    invoice_id: view.invoiceId,
+    invoice_number: view.invoiceNumber,
+    purpose: view.purpose,
+    requester: view.requester,
+    proposal: view.proposal,
+    proposal_sha256: view.proposalSha256,
+    invoice_version: view.invoiceVersion,
+    accept: view.accept,
+    submitted_at: view.submittedAt.toISOString(),
+    expires_at: view.deadlineAt.toISOString(),
+    status: view.status,
+    closed_reason: view.closedReason,
+    decision: view.decision,
+    approver: view.approverId ? { id: view.approverId, name: view.approverName ?? "" } : null,
+    decided_at: view.decidedAt ? view.decidedAt.toISOString() : null,
+    comment: view.comment,
     changes,
   };
 }

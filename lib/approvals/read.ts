@@ -9,7 +9,7 @@ import { rowsOf, type Db } from "@/db/client";
 import { memberMay, memberOf, type Member } from "@/lib/access";
 import { canonicalId } from "@/lib/ids";
 import type { ApprovalDecision, ApprovalStatus, ClosedReason, LeaseStatus } from "@/lib/lease-codes";
-import { isPurpose, purposeOf } from "@/lib/purposes";
+import { isPurpose, plannedChanges, purposeOf, type CurrentValues, type PlannedChange } from "@/lib/purposes";
 import { approvalStatus } from "./status";
 
 export type ApprovalView = {
@@ -29,7 +29,10 @@ export type ApprovalView = {
   accept: string[] | null;
   submittedAt: Date;
   expiresAt: Date;
+  /** The lease's deadline: the request's end unless moved since (the status is judged by it). */
+  deadlineAt: Date;
   decision: ApprovalDecision | null;
+  approverId: string | null;
   approverName: string | null;
   decidedAt: Date | null;
   comment: string | null;
@@ -59,6 +62,7 @@ type Row = {
   submitted_at: unknown;
   expires_at: unknown;
   decision: ApprovalDecision | null;
+  approver_id: string | null;
   approver_name: string | null;
   decided_at: unknown;
   comment: string | null;
@@ -88,7 +92,9 @@ function viewOf(r: Row, readerId: string): ApprovalView {
     accept: r.accept,
     submittedAt: date(r.submitted_at),
     expiresAt: date(r.expires_at),
+    deadlineAt: date(r.deadline_at),
     decision: r.decision,
+    approverId: r.approver_id,
     approverName: r.approver_name,
     decidedAt: r.decided_at === null ? null : date(r.decided_at),
     comment: r.comment,
@@ -108,7 +114,7 @@ function viewOf(r: Row, readerId: string): ApprovalView {
 
 const columns = sql`r.id, r.lease_id, r.invoice_id, i.number as invoice_number, i.counterparty, i.version as version_now,
   r.invoice_version, r.purpose, r.requester_id, u.name as requester_name, l.proposal, r.proposal_sha256, r.accept,
-  r.submitted_at, r.expires_at, r.decision, a.name as approver_name, r.decided_at, r.comment,
+  r.submitted_at, r.expires_at, r.decision, r.approver_id, a.name as approver_name, r.decided_at, r.comment,
   l.status as lease_status, l.closed_reason, l.deadline_at, now() as now`;
 
 const joins = sql`from approval_request r
@@ -148,4 +154,18 @@ export async function ownRequestsFor(db: Db, member: Member, leaseIds: readonly 
 /** A request's task as the pages name it: its purpose's title in the registry ("Summary", "Review", "Categories"). */
 export function taskTitle(purpose: string): string {
   return isPurpose(purpose) ? purposeOf(purpose).title : purpose;
+}
+
+/**
+ * What approving `request` would write: its proposal against the invoice's targets now (`current`),
+ * of a by-line purpose only the lines the requester ticked. Null when it cannot be drawn (the invoice
+ * out of reach, an unknown purpose, a proposal that fails its schema). The page and GET /api/approvals/:id show this.
+ */
+export function changesToApprove(
+  request: Pick<ApprovalView, "purpose" | "proposal" | "accept">,
+  current: CurrentValues | null,
+): PlannedChange[] | null {
+  if (!current || !isPurpose(request.purpose)) return null;
+  const all = plannedChanges(request.purpose, request.proposal, current);
+  return all?.filter((c) => !request.accept || request.accept.includes(c.key.toLowerCase())) ?? null;
 }

@@ -5,9 +5,8 @@ import { getDb } from "@/db/client";
 import { may, visibleInvoice } from "@/lib/access";
 import { proposalSha256 } from "@/lib/approvals/hash";
 import { pendingSnapshot } from "@/lib/approvals/queue";
-import { readApproval, taskTitle } from "@/lib/approvals/read";
-import { isPurpose } from "@/lib/purposes";
-import { currentValues, plannedChanges } from "@/lib/purposes";
+import { changesToApprove, readApproval, taskTitle } from "@/lib/approvals/read";
+import { currentValues } from "@/lib/purposes";
 import { requireActor } from "@/app/_lib/actor";
 import {
   APPROVALS_PAGE_WORDS,
@@ -49,9 +48,8 @@ export default async function ApprovalPage({ params, searchParams }: { params: P
     currentValues(db, request.invoiceId, visibleInvoice(actor)),
     pendingSnapshot(db, actor),
   ]);
-  const all = current && isPurpose(request.purpose) ? plannedChanges(request.purpose, request.proposal, current) : null;
   // Only the lines the requester ticked (categories), as approve writes them.
-  const changes = all?.filter((c) => !request.accept || request.accept.includes(c.key.toLowerCase())) ?? null;
+  const changes = changesToApprove(request, current);
   const task = { title: taskTitle(request.purpose) };
   const pending = request.status === "pending";
   const decides = pending && !request.mine && may(actor, "approve");

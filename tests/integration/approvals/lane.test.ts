@@ -379,6 +379,11 @@ describe("categorize_lines under four_eyes", () => {
     const res = await api("POST", `/api/leases/${leaseId}/submit`, { cookie: tm.cookies.dave, json: { lines: [first.toUpperCase()] } });
     expect(res.status).toBe(200);
     expect((await requestRow(t.db, res.body.approval_id)).accept).toEqual([first]);
+    // What the approver is shown is what approving writes: the ticked line only, as the page draws it.
+    expect(lines.length).toBeGreaterThan(1);
+    const shown = await api("GET", `/api/approvals/${res.body.approval_id}`, { cookie: tm.cookies.carol });
+    expect(shown.status).toBe(200);
+    expect(shown.body.changes.map((c: { key: string }) => c.key.toLowerCase())).toEqual([first]);
     expect(await approve(tm, "carol", res.body.approval_id, res.body.proposal_sha256)).toMatchObject({ status: 200 });
     const after = await t.db.select().from(invoiceLine).where(eq(invoiceLine.invoiceId, inv.id)).orderBy(invoiceLine.position);
     expect(after[0]!.category).not.toBeNull();
