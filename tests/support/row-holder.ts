@@ -1,6 +1,7 @@
 // A connection of the test's own that holds rows while the app's request or action waits on them
 // (tests/integration/sessions/session-held-*.test.ts): the same window the review used to race a sign-out.
 import postgres from "postgres";
+import { inject } from "vitest";
 
 const HOLDER_APP_NAME = "claimcheck-test-holder";
 
@@ -78,3 +79,13 @@ export async function appsWaiting(holder: RowHolder, name: string, n: number, wh
   }
   throw new Error(`fewer than ${n} ${what} ever waited on a lock`);
 }
+
+/** The URL of the test file's own database (`t`, opened by openTestDb on PostgreSQL). */
+export function testDbUrl(t: { name: string }): string {
+  const url = new URL(inject("pgAdminUrl"));
+  url.pathname = `/${t.name}`;
+  return url.toString();
+}
+
+/** A holder on the test file's own database. */
+export const holderFor = (t: { name: string }): RowHolder => rowHolder(testDbUrl(t), t.name);

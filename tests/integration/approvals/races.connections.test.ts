@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { leaseEvent } from "@/db/schema";
 import { api } from "../../support/api";
 import { invoiceRow, leaseRow, openTestDb, type TestDb } from "../../support/db";
-import { appsWaiting as waitForApps, rowHolder, type RowHolder } from "../../support/row-holder";
+import { appsWaiting as waitForApps, holderFor, type RowHolder } from "../../support/row-holder";
 import { approve, fourEyes, requestRow, submitted, team } from "./support";
 
 let t: TestDb;
@@ -19,9 +19,7 @@ let holder: RowHolder;
 beforeAll(async () => {
   if (inject("dbKind") !== "postgres") throw new Error("races.connections.test.ts needs PostgreSQL");
   t = await openTestDb();
-  const url = new URL(inject("pgAdminUrl"));
-  url.pathname = `/${t.name}`;
-  holder = rowHolder(url.toString(), t.name);
+  holder = holderFor(t);
 });
 afterAll(async () => {
   await holder?.end();

@@ -12,16 +12,14 @@ import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { invitation } from "@/db/schema";
 import { api, signInCookie } from "../../support/api";
 import { asMember, joinOrgOf, makeUser, openTestDb, type TestDb } from "../../support/db";
-import { appsWaiting as waitForApps, rowHolder, type RowHolder } from "../../support/row-holder";
+import { appsWaiting as waitForApps, holderFor, type RowHolder } from "../../support/row-holder";
 
 let t: TestDb;
 let holder: RowHolder;
 beforeAll(async () => {
   if (inject("dbKind") !== "postgres") throw new Error("invitation-race.connections.test.ts needs PostgreSQL");
   t = await openTestDb();
-  const url = new URL(inject("pgAdminUrl"));
-  url.pathname = `/${t.name}`;
-  holder = rowHolder(url.toString(), t.name);
+  holder = holderFor(t);
 });
 afterAll(async () => {
   await holder?.end();

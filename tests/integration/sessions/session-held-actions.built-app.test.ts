@@ -12,7 +12,7 @@ import { appSession, inferenceLease } from "@/db/schema";
 import { formatDate } from "@/app/_lib/format";
 import { ROOT, startAppServer, TEST_DIST_DIR, type AppServer } from "../../harness/app-server";
 import { makeInvoice, makeUser, openTestDb, PASSWORD, type TestDb } from "../../support/db";
-import { rowHolder, type RowHolder } from "../../support/row-holder";
+import { holderFor, testDbUrl, type RowHolder } from "../../support/row-holder";
 
 if (inject("dbKind") !== "postgres") {
   throw new Error(
@@ -27,10 +27,8 @@ let held: RowHolder;
 
 beforeAll(async () => {
   t = await openTestDb();
-  const url = new URL(inject("pgAdminUrl"));
-  url.pathname = `/${t.name}`;
-  held = rowHolder(url.toString(), t.name);
-  app = await startAppServer({ databaseUrl: url.toString(), name: "session-held" });
+  held = holderFor(t);
+  app = await startAppServer({ databaseUrl: testDbUrl(t), name: "session-held" });
 }, BOOT_TIMEOUT);
 afterAll(async () => {
   await app?.stop();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { appSession, inferenceLease } from "@/db/schema";
 import { api, signInCookie, type ApiResponse } from "../../support/api";
 import { makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
-import { rowHolder, type RowHolder } from "../../support/row-holder";
+import { holderFor, type RowHolder } from "../../support/row-holder";
 
 if (inject("dbKind") !== "postgres") {
   const example = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -22,9 +22,7 @@ let held: RowHolder;
 
 beforeAll(async () => {
   t = await openTestDb();
-  const url = new URL(inject("pgAdminUrl"));
-  url.pathname = `/${t.name}`;
-  held = rowHolder(url.toString(), t.name);
+  held = holderFor(t);
 });
 afterAll(async () => {
   await held?.end();

@@ -15,7 +15,7 @@ import { callKey, reservationCents } from "@/lib/spend";
 import { api, signInCookie } from "../../support/api";
 import { openedLease } from "./support";
 import { asMember, makeInvoice, makeUser, openTestDb, type TestDb } from "../../support/db";
-import { appsWaiting as waitForApps, rowHolder, type RowHolder } from "../../support/row-holder";
+import { appsWaiting as waitForApps, holderFor, type RowHolder } from "../../support/row-holder";
 import { withEnv } from "./support";
 
 let t: TestDb;
@@ -24,9 +24,7 @@ let restore: () => void = () => {};
 beforeAll(async () => {
   if (inject("dbKind") !== "postgres") throw new Error("budget-race.connections.test.ts needs PostgreSQL");
   t = await openTestDb();
-  const url = new URL(inject("pgAdminUrl"));
-  url.pathname = `/${t.name}`;
-  holder = rowHolder(url.toString(), t.name);
+  holder = holderFor(t);
   restore = withEnv({ MODEL_PROVIDER: "local", MODEL_PRICE_PER_MTOK: "1000,2000" });
 });
 afterAll(async () => {
