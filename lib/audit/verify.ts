@@ -2,12 +2,18 @@ import "server-only";
 // `npm run audit:verify` (tools/audit-verify.ts): each organization's chain walked from its
 // genesis, 1,000 entries a page, then its audited rows held to their latest entries
 // (docs/decisions/0080). Names the first failure of each organization and stops there.
+// `from` walks on from a mark an earlier walk left instead (what the model test does after
+// every step): only the entries since, and only the rows they name.
 import canonicalize from "canonicalize";
 import { sql } from "drizzle-orm";
 import { rowsOf, type Db, type Tx } from "@/db/client";
 import { ChainWalker, genesisSha256, type ChainEntry, type ChainFailure } from "./chain";
 
-export type ChainReport = { orgId: string; entries: number; head: string | null; failure: ChainFailure | null };
+/** Where a clean walk ended (the head's seq and hash; seq 0 with the genesis hash before any entry). */
+export type ChainMark = { seq: number; entry_sha256: string };
+
+/** `entries`: how many this walk hashed; `mark`: set when it found nothing wrong, a `from` for the next. */
+export type ChainReport = { orgId: string; entries: number; head: string | null; failure: ChainFailure | null; mark?: ChainMark };
 
 const PAGE = 1000;
 
@@ -31,14 +37,22 @@ async function organizations(db: Db, orgId?: string): Promise<string[]> {
   return rows.map((r) => r.org_id);
 }
 
-/** Verifies each organization's chain (all of them, or `orgId`'s); `sources: false` skips the audited rows. */
-export async function verifyChain(db: Db, opts: { orgId?: string; sources?: boolean } = {}): Promise<ChainReport[]> {
+/**
+ * Verifies each organization's chain (all of them, or `orgId`'s); `sources: false` skips the
+ * audited rows. `from` (with `orgId`): a mark of an earlier clean walk; the entry it names must
+ * still be there with its hash, and the walk goes on from it, holding only the rows its new entries
+ * name to them. What it cannot see is what lies behind the mark (an earlier entry rewritten with
+ * the mark's own hash kept is no longer reachable that way) or rows no new entry names (edited
+ * behind the triggers): a full walk, without `from`, sees both.
+ */
+export async function verifyChain(db: Db, opts: { orgId?: string; sources?: boolean; from?: ChainMark } = {}): Promise<ChainReport[]> {
+  if (opts.from && !opts.orgId) throw new Error("verifyChain: `from` is one organization's mark and needs `orgId`");
   const reports: ChainReport[] = [];
   for (const orgId of await organizations(db, opts.orgId)) {
     // One snapshot per organization: on a live database a commit between the walk and the rows
     // (an entry appended with its row) would otherwise read as a row its entries do not explain.
     reports.push(
-      await db.transaction((tx) => verifyOrganization(tx, orgId, opts.sources ?? true), {
+      await db.transaction((tx) => verifyOrganization(tx, orgId, opts.sources ?? true, opts.from), {
         isolationLevel: "repeatable read",
         accessMode: "read only",
       }),
@@ -47,10 +61,28 @@ export async function verifyChain(db: Db, opts: { orgId?: string; sources?: bool
   return reports;
 }
 
-async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean): Promise<ChainReport> {
-  const walk = new ChainWalker({ seq: 0, prev: genesisSha256(orgId) });
-  let after = 0;
+async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean, from?: ChainMark): Promise<ChainReport> {
+  let walk = new ChainWalker({ seq: 0, prev: genesisSha256(orgId) });
+  if (from && from.seq > 0) {
+    // The mark's entry, still there with the hash it was walked to, and still adding up (walked
+    // again from its own prev_sha256); the walk goes on from it.
+    const [marked] = rowsOf<ChainEntry>(
+      await db.execute(sql`select ${ENTRY_COLUMNS} from audit_entry where org_id = ${orgId} and seq = ${from.seq}`),
+    ).map(entryOf);
+    const lost = (kind: "deleted" | "changed", detail: string): ChainReport => ({
+      orgId,
+      entries: 0,
+      head: null,
+      failure: { kind, seq: from.seq, source: marked?.source ?? null, key: marked?.source_key ?? null, detail },
+    });
+    if (!marked) return lost("deleted", "the entry last verified is gone");
+    if (marked.entry_sha256 !== from.entry_sha256) return lost("changed", "the entry last verified no longer has the hash it had");
+    walk = new ChainWalker({ seq: from.seq - 1, prev: marked.prev_sha256 });
+    walk.push(marked);
+  }
+  let after = walk.next - 1;
   for (;;) {
+    if (walk.failure) break;
     const page = rowsOf<ChainEntry>(
       await db.execute(
         sql`select ${ENTRY_COLUMNS} from audit_entry where org_id = ${orgId} and seq > ${after} order by audit_entry.seq limit ${PAGE}`,
@@ -63,28 +95,41 @@ async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean):
   const [head] = rowsOf<{ seq: string; entry_sha256: string }>(
     await db.execute(sql`select seq::text as seq, entry_sha256 from audit_head where org_id = ${orgId}`),
   );
-  const failure =
-    walk.end(head ? { seq: Number(head.seq), entry_sha256: head.entry_sha256 } : null) ?? (sources ? await checkSources(db, orgId) : null);
-  return { orgId, entries: walk.count, head: head?.entry_sha256 ?? null, failure };
+  const ended = head ? { seq: Number(head.seq), entry_sha256: head.entry_sha256 } : null;
+  // A head that fell back behind the mark is entries deleted from the end: ChainWalker.end says so.
+  const failure = walk.end(ended) ?? (sources ? await checkSources(db, orgId, from?.seq) : null);
+  const mark = failure ? undefined : (ended ?? { seq: 0, entry_sha256: genesisSha256(orgId) });
+  return { orgId, entries: walk.count, head: head?.entry_sha256 ?? null, failure, ...(mark ? { mark } : {}) };
 }
 
 /**
  * The audited rows (every table a trigger feeds into the chain, audit_sources()) against their
  * latest entries: a row that says something else, or is gone, is `source_changed`, named by that
- * entry; a row with no entry (or whose latest entry is its deletion) is `unrecorded`.
+ * entry; a row with no entry (or whose latest entry is its deletion) is `unrecorded`. With `after`,
+ * only the rows the entries past that seq name (a row no entry names cannot be found that way).
  */
-async function checkSources(db: Db | Tx, orgId: string): Promise<ChainFailure | null> {
+async function checkSources(db: Db | Tx, orgId: string, after?: number): Promise<ChainFailure | null> {
   const found: ChainFailure[] = [];
-  const sourceList = rowsOf<{ source: string }>(await db.execute(sql`select source from audit_sources() order by source`));
+  const sourceList = rowsOf<{ source: string }>(
+    await db.execute(
+      after === undefined
+        ? sql`select source from audit_sources() order by source`
+        : sql`select distinct source from audit_entry where org_id = ${orgId} and seq > ${after} order by source`,
+    ),
+  );
   for (const { source } of sourceList) {
+    const named =
+      after === undefined
+        ? sql`true`
+        : sql`source_key in (select e.source_key from audit_entry e where e.org_id = ${orgId} and e.source = ${source} and e.seq > ${after})`;
     const latest = new Map(
       rowsOf<{ source_key: string; seq: string; op: string; canonical: string }>(
         await db.execute(sql`select distinct on (source_key) source_key, seq::text as seq, op, canonical from audit_entry
-          where org_id = ${orgId} and source = ${source} order by source_key, audit_entry.seq desc`),
+          where org_id = ${orgId} and source = ${source} and ${named} order by source_key, audit_entry.seq desc`),
       ).map((r) => [r.source_key, r]),
     );
     const rows = rowsOf<{ source_key: string; row_json: string }>(
-      await db.execute(sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid)`),
+      await db.execute(sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid) where ${named}`),
     );
     for (const row of rows) {
       const entry = latest.get(row.source_key);
