@@ -108,6 +108,7 @@ import {
   sha256Of,
   type ApplyPolicy,
   type ApprovalLedger,
+  type ChainMarks,
   type Req,
 } from "./approval-model";
 
@@ -234,7 +235,7 @@ function carryOthers(next: Model, applied: Lease, version: number) {
     x.carried = true;
   }
 }
-type Real = { db: TestDb; ledger: Ledger & TenancyLedger & ApprovalLedger; outcomes: Map<string, number> };
+type Real = { db: TestDb; ledger: Ledger & TenancyLedger & ApprovalLedger; outcomes: Map<string, number>; marks: ChainMarks };
 
 /** An invoice as the model first knows it: nothing written by a purpose yet. */
 function freshInvoice(id: string, owner: number, org: number, version: number, lines: string[]): Inv {
@@ -263,22 +264,24 @@ async function checkAll(r: Real, m: Model) {
   if (spend.overByMore) count(r, "spend over a cap by more than one reservation (excess: within the bound)");
   const { approvedWrites } = await checkApprovals(r.db, m, r.ledger);
   if (approvedWrites) count(r, "an approved write held to its approval");
-  if (CHAIN_EVERY > 0 && ++chainSteps % CHAIN_EVERY === 0) {
-    const t0 = performance.now();
-    await checkChain(r.db, m.orgIds);
-    chainMs += performance.now() - t0;
-    chainChecks++;
-  }
+  const t0 = performance.now();
+  await checkChain(r.db, m.orgIds, r.marks);
+  chain.steps.ms += performance.now() - t0;
+  chain.steps.walks++;
 }
 /**
- * The audit chain is verified after every CHAIN_EVERY-th step (MODEL_CHAIN_EVERY; 1: every step).
- * Every 4: a walk of both organizations costs about 30 ms on PGlite, after every step a third of the
- * run; a break stays in the chain, so it is caught at the next walk and shrinking finds its step.
+ * The audit chain is verified after every step, from where the step before left it (checkChain's
+ * marks: that step's entries and the rows they name), and walked whole, every row, at the end of
+ * each schedule (what a step's walk cannot see: an entry behind its mark, a row no entry names).
+ * A whole walk after every step cost 30 ms on PGlite, more than a third of the run.
  */
-const CHAIN_EVERY = Number(process.env.MODEL_CHAIN_EVERY || 4);
-let chainSteps = 0;
-let chainChecks = 0;
-let chainMs = 0;
+const chain = { steps: { walks: 0, ms: 0 }, whole: { walks: 0, ms: 0 } };
+async function wholeChain(r: Real, m: Model) {
+  const t0 = performance.now();
+  await checkChain(r.db, m.orgIds);
+  chain.whole.ms += performance.now() - t0;
+  chain.whole.walks++;
+}
 
 const sameOrg = (m: Model, actor: number, inv: number) => m.actors[actor]!.org === m.invoices[inv]!.org;
 
@@ -2986,8 +2989,15 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
         orgIds,
       };
       // Every schedule starts with each actor signed in once.
+      let ran: Real | undefined;
       const setup = async () => {
-        const real: Real = { db, ledger: { statuses: new Map(), applied: new Set(), changes: new Set(), judged: new Set() }, outcomes };
+        const real: Real = {
+          db,
+          ledger: { statuses: new Map(), applied: new Set(), changes: new Set(), judged: new Set() },
+          outcomes,
+          marks: new Map(),
+        };
+        ran = real;
         for (let a = 0; a < ACTORS; a++) await new SignIn(a).run(model, real);
         // Each organization's admin (its first person) sets its starting budget, when it has one.
         for (const [org, budget] of [budget0, budget1].entries()) {
@@ -3000,6 +3010,8 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
         return { model, real };
       };
       await fc.asyncModelRun(setup, cmds);
+      // The whole chain once the schedule is done, every row held to its latest entry.
+      if (ran) await wholeChain(ran, model);
     },
   );
   const started = Date.now();
@@ -3016,8 +3028,10 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
     `[model] seed ${details.seed}, ${schedules} schedules run (${details.numRuns} passed${details.failed ? ", then a failure shrunk" : ""}${details.interrupted ? `; stopped by the time limit before ${RUNS}` : ""}) in ${Math.round((Date.now() - started) / 1000)} s; outcomes:\n` +
       seen.map(([k, v]) => `  ${String(v).padStart(6)}  ${k}`).join("\n"),
   );
+  const each = (w: { walks: number; ms: number }) =>
+    `${w.walks} times, ${(w.ms / 1000).toFixed(1)} s in all, ${w.walks ? (w.ms / w.walks).toFixed(1) : 0} ms each`;
   console.info(
-    `[model] audit chain verified ${chainChecks} times (every ${CHAIN_EVERY} steps), ${Math.round(chainMs / 1000)} s in all, ${chainChecks ? (chainMs / chainChecks).toFixed(1) : 0} ms each`,
+    `[model] audit chain verified after every step from the step before (${each(chain.steps)}) and whole at each schedule's end (${each(chain.whole)})`,
   );
   if (details.failed) {
     throw new Error(
