@@ -296,11 +296,13 @@ describe("walked on from a mark", () => {
     // Nothing new: the marked entry alone, and the same mark.
     const again = await since(b.orgId, report.mark!);
     expect(again).toMatchObject({ failure: null, entries: 1, mark: report.mark });
-    // A new organization's chain from its genesis mark, and `from` only with an organization.
+    // From the genesis mark: every entry, and every row an entry names rendered by the walk's own
+    // query (namedRows) as audit_source_rows renders it, or a clean chain would read as changed.
     expect((await verifyChain(t.db, { orgId: b.orgId, from: { seq: 0, entry_sha256: genesisSha256(b.orgId) } }))[0]).toMatchObject({
       failure: null,
       entries: all.length,
     });
+    // `from` is one organization's.
     await expect(verifyChain(t.db, { from: mark })).rejects.toThrow(/needs `orgId`/);
   });
 
