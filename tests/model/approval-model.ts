@@ -29,6 +29,8 @@ export type Req = {
   hash: string;
   /** The invoice version frozen into it (the lease's fence at submit). */
   version: number;
+  /** The lines the submit sent (categorize_lines), frozen into it: the approval writes those and no other. */
+  accept?: string[];
   decision: "approved" | "declined" | null;
   /** Who decided, and for an approval the hash they sent (the one their queue showed them). */
   approver?: number;
@@ -102,6 +104,7 @@ export async function checkApprovals(db: TestDb, m: ApprovalView, ledger: Approv
     const mine = m.requests.find((x) => x.id === r.id)!;
     expect(r.decision ?? null, `request ${r.id.slice(0, 8)}: decision`).toBe(mine.decision);
     expect(r.proposalSha256, `request ${r.id.slice(0, 8)}: the hash submit answered`).toBe(mine.hash);
+    expect(r.accept, `request ${r.id.slice(0, 8)}: the lines submitted`).toEqual(mine.accept ?? null);
     if (mine.approver !== undefined) expect(r.approverId, `request ${r.id.slice(0, 8)}: approver`).toBe(m.actors[mine.approver]!.id);
   }
   // A receipt for every write, and none without one: each receipt's lease is applied, one receipt a lease.
@@ -156,6 +159,12 @@ export async function checkApprovals(db: TestDb, m: ApprovalView, ledger: Approv
     const mine = m.requests.find((x) => x.id === r.id)!;
     expect(mine.sent, `${where}: the hash the approver was shown and sent`).toBe(r.proposalSha256);
     expect(sha256Of(l.proposal), `${where}: the written proposal's sha256`).toBe(r.proposalSha256);
+    // A categorize_lines approval wrote the lines submitted, every one of them and no other (all the
+    // proposal's when the submit named none); which rows moved is checkApplied's, at the approval.
+    if (l.purpose === "categorize_lines") {
+      const proposed = (l.proposal as { lines: { line_id: string }[] }).lines.map((x) => x.line_id);
+      expect([...receipt.writtenKeys].sort(), `${where}: the lines written`).toEqual([...(mine.accept ?? proposed)].sort());
+    }
   }
   return { approvedWrites };
 }

@@ -43,6 +43,8 @@
 // purpose's target moved but the invoice's version (+1) and updated_at (checkApplied). An apply
 // carries the other purposes' leases in flight on the invoice to its new version, so they still
 // apply; an edit, an owner change or a status change (ChangeStatus: open <-> void) withdraws all.
+// A submit (four_eyes) sends lines as an apply does, refused alike; an approval that writes is
+// held to the diff the same way, for the lines the submit accepted and no other.
 //
 // Spend (budget-model.ts): every call is priced (MODEL_PRICE_PER_MTOK, set here), and the model
 // keeps its own account of each call's cost and each lease's reservation. SetBudget (PUT
@@ -64,7 +66,7 @@ import { randomUUID } from "node:crypto";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
-import { account, appSession, approvalRequest, inferenceLease, invoice, invoiceLine, membership } from "@/db/schema";
+import { account, appSession, approvalRequest, inferenceLease, invoice, invoiceLine, leaseReceipt, membership } from "@/db/schema";
 import { ROLES, type Role } from "@/lib/org-codes";
 import { FINDING_CODES, isInFlight, type LeaseStatus } from "@/lib/lease-codes";
 import { currentValues, plannedChanges, purposeOf, type PlannedChange } from "@/lib/purposes";
@@ -214,6 +216,25 @@ type Proposal = { summary: string } | { findings: Finding[] } | { lines: { line_
 
 /** The chart of accounts' codes (table account, loaded by the migrations), read once. */
 let ACCOUNTS: string[] = [];
+
+/**
+ * The `lines` an apply or a submit sends, from a choice number (undefined: no body), and whether
+ * the route must refuse them (422 invalid_lines): for categorize_lines mostly none, else a
+ * non-empty subset of the invoice's lines (the proposal names each), an empty list, or one of its
+ * lines with `stranger` (an id the proposal does not name); for another purpose now and then a
+ * list, refused (only a purpose that writes lines takes one).
+ */
+function linesOf(m: Model, l: Lease, body: number, stranger: string): { lines?: string[]; invalid: boolean } {
+  const b = body % 10;
+  const ids = m.invoices[l.inv]!.lines;
+  if (l.purpose !== "categorize_lines") return b >= 8 ? { lines: b === 8 ? [] : ids.slice(0, 1), invalid: true } : { invalid: false };
+  if (b < 5 || ids.length === 0) return { invalid: false };
+  if (b === 8) return { lines: [], invalid: true };
+  if (b === 9) return { lines: [...ids.slice(0, 1), stranger], invalid: true };
+  // A non-empty subset, from the choice's higher digits.
+  const mask = (Math.floor(body / 10) % ((1 << ids.length) - 1)) + 1;
+  return { lines: ids.filter((_, k) => mask & (1 << k)), invalid: false };
+}
 
 /** What apply writes into the model's invoice: the lease's proposal, for the accepted lines only (undefined: all). */
 function applyTo(inv: Inv, l: Lease, accept?: readonly string[]) {
@@ -1084,17 +1105,8 @@ class Apply extends Step {
   name() {
     return `apply(session ${this.session}, lease ${this.lease}${this.body % 10 >= 5 ? `, body ${this.body}` : ""})`;
   }
-  /** The `lines` sent (undefined: no body), and whether the route must refuse them (invalid_lines). */
-  linesOf(m: Model, l: Lease): { lines?: string[]; invalid: boolean } {
-    const b = this.body % 10;
-    const ids = m.invoices[l.inv]!.lines;
-    if (l.purpose !== "categorize_lines") return b >= 8 ? { lines: b === 8 ? [] : ids.slice(0, 1), invalid: true } : { invalid: false };
-    if (b < 5 || ids.length === 0) return { invalid: false };
-    if (b === 8) return { lines: [], invalid: true };
-    if (b === 9) return { lines: [...ids.slice(0, 1), NOBODY], invalid: true };
-    // A non-empty subset, from the choice's higher digits.
-    const mask = (Math.floor(this.body / 10) % ((1 << ids.length) - 1)) + 1;
-    return { lines: ids.filter((_, k) => mask & (1 << k)), invalid: false };
+  linesOf(m: Model, l: Lease) {
+    return linesOf(m, l, this.body, NOBODY);
   }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const l = leaseOf(m, this.lease, "proposed");
@@ -2310,15 +2322,27 @@ class SetPolicy extends Step {
   }
 }
 
-/** POST /api/leases/:id/submit: mostly the newest proposed lease under four_eyes not yet submitted, by its actor. */
+/**
+ * POST /api/leases/:id/submit: mostly the newest proposed lease under four_eyes not yet submitted,
+ * by its actor; with `lines` chosen as an apply's are (linesOf, `body`): for categorize_lines a
+ * subset frozen into the request (its `accept`), which the approval then writes and no other line;
+ * an empty list, or a line of another invoice, 422 invalid_lines (as a list for another purpose).
+ */
 class Submit extends Step {
   /** What the submit answered and the lease's deadline after it (the window's end), for the effect. */
   private made?: { id: string; hash: string; deadline: number };
   constructor(
     readonly session: number,
     readonly lease: number,
+    readonly body = 0,
   ) {
     super();
+  }
+  /** The lines sent; the stranger a line of another invoice (of either organization), when one has lines. */
+  linesOf(m: Model, l: Lease) {
+    const others = m.invoices.filter((x, i) => i !== l.inv && x.lines.length > 0);
+    const other = others.length ? others[Math.floor(this.body / 10) % others.length]!.lines[0]! : NOBODY;
+    return linesOf(m, l, this.body, other);
   }
   check(m: Readonly<Model>) {
     return m.sessions.length > 0 && m.leases.length > 0;
@@ -2333,7 +2357,7 @@ class Submit extends Step {
     return leaseOf(m, this.lease, "proposed");
   }
   name() {
-    return `submit(session ${this.session}, lease ${this.lease})`;
+    return `submit(session ${this.session}, lease ${this.lease}${this.body % 10 >= 5 ? `, body ${this.body}` : ""})`;
   }
   predict(m: Model, late: (l: Lease) => boolean): Prediction {
     const l = this.leaseOf(m);
@@ -2358,6 +2382,9 @@ class Submit extends Step {
       };
     }
     if (policyOf(m, inv.org, l.purpose) !== "four_eyes") return { answer: "409 approval_not_required", effect: nothing };
+    // The lines are judged last, on a lease in time (a late one answered lease_expired above).
+    const { lines, invalid } = this.linesOf(m, l);
+    if (invalid) return { answer: "422 invalid_lines", effect: nothing };
     const made = this.made;
     return {
       answer: "200",
@@ -2372,6 +2399,7 @@ class Submit extends Step {
           requester: s.actor,
           hash: made.hash,
           version: l.fence,
+          ...(lines ? { accept: lines } : {}),
           decision: null,
         });
       },
@@ -2384,7 +2412,14 @@ class Submit extends Step {
   async act(m: Model, r: Real) {
     const l = this.leaseOf(m);
     this.made = undefined;
-    const res = await api("POST", `/api/leases/${l.id}/submit`, { cookie: sessionOf(m, this.session, l.actor).cookie });
+    const { lines } = this.linesOf(m, l);
+    const json = lines && JSON.stringify({ lines });
+    const res = await api("POST", `/api/leases/${l.id}/submit`, {
+      cookie: sessionOf(m, this.session, l.actor).cookie,
+      ...(json ? { raw: json, headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(json)) } } : {}),
+    });
+    if (res.status === 200 && !l.request && lines && lines.length < m.invoices[l.inv]!.lines.length)
+      count(r, "submit categorize_lines partially -> 200");
     if (res.status === 200 && !l.request) {
       const [row] = await r.db.db
         .select({ deadline: sql<number>`extract(epoch from ${inferenceLease.deadlineAt}) * 1000`.mapWith(Number) })
@@ -2444,7 +2479,8 @@ function predictDecision(m: Model, late: (l: Lease) => boolean, s: Session, q: R
     effect: (next) => {
       find(next).status = "applied";
       next.invoices[l.inv]!.version = version + 1;
-      applyTo(next.invoices[l.inv]!, l);
+      // The lines the submit accepted, and no other (all of them when it named none).
+      applyTo(next.invoices[l.inv]!, l, q.accept);
       carryOthers(next, l, version);
       Object.assign(findReq(next), { decision: "approved", approver: s.actor, sent });
     },
@@ -2462,6 +2498,28 @@ async function shownHash(s: Session, q: Req): Promise<string | null> {
   const entry = entries.find((e) => e.id === q.id);
   if (entry) expect(entry.proposal_sha256, `the queue's hash for request ${q.id.slice(0, 8)}`).toBe(q.hash);
   return entry?.proposal_sha256 ?? null;
+}
+
+/** The diff and the organization's rows before an approval of `q`, while its lease waits for one (null otherwise). */
+async function beforeApproval(m: Model, r: Real, q: Req): Promise<Snapshot | null> {
+  const l = m.leases.find((x) => x.id === q.lease)!;
+  return l.status === "proposed" && !q.decision ? snapshot(r.db, m.invoices[l.inv]!.id, l.id) : null;
+}
+
+/**
+ * An approval that answered 200 wrote what its diff showed for exactly the lines the submit
+ * accepted (all of its changes when it named none), as its receipt's written_keys say, and nothing
+ * else of the organization's invoices and lines moved but the invoice's version and updated_at
+ * (checkApplied, as for an apply).
+ */
+async function checkApproved(m: Model, r: Real, q: Req, before: Snapshot | null) {
+  const l = m.leases.find((x) => x.id === q.lease)!;
+  expect(before, `approval of request ${q.id.slice(0, 8)}: 200 for a lease that was not waiting`).not.toBeNull();
+  const [receipt] = await r.db.db.select({ written: leaseReceipt.writtenKeys }).from(leaseReceipt).where(eq(leaseReceipt.leaseId, l.id));
+  expect(receipt, `approval of request ${q.id.slice(0, 8)}: its receipt`).toBeDefined();
+  await checkApplied(r.db, l, m.invoices[l.inv]!.id, before!, q.accept, receipt!.written);
+  count(r, `approve ${l.purpose} -> 200`);
+  if (q.accept && q.accept.length < m.invoices[l.inv]!.lines.length) count(r, "approve categorize_lines partially -> 200");
 }
 
 /**
@@ -2499,7 +2557,7 @@ class Decide extends Step {
     const q = requestOf(m, this.request);
     return { actor: this.decider(m, q).actor, inv: m.leases.find((l) => l.id === q.lease)!.inv };
   }
-  async act(m: Model) {
+  async act(m: Model, r: Real) {
     const q = requestOf(m, this.request);
     const s = this.decider(m, q);
     if (this.decision === "decline") {
@@ -2509,9 +2567,10 @@ class Decide extends Step {
     }
     const shown = (await shownHash(s, q)) ?? q.hash;
     this.sent = this.wrong ? sha256Of({ not: shown }) : shown;
-    return {
-      answer: http(await api("POST", `/api/approvals/${q.id}/approve`, { cookie: s.cookie, json: { proposal_sha256: this.sent } })),
-    };
+    const before = await beforeApproval(m, r, q);
+    const res = await api("POST", `/api/approvals/${q.id}/approve`, { cookie: s.cookie, json: { proposal_sha256: this.sent } });
+    if (res.status === 200) await checkApproved(m, r, q, before);
+    return { answer: http(res) };
   }
 }
 
@@ -2585,6 +2644,7 @@ class RaceApprove extends Step {
     const q = requestOf(m, this.request);
     const [a, b] = this.pair(m, q);
     this.sent = [(await shownHash(a, q)) ?? q.hash, (await shownHash(b, q)) ?? q.hash];
+    const before = await beforeApproval(m, r, q);
     const answers = await Promise.all(
       [a, b].map((s, i) => api("POST", `/api/approvals/${q.id}/approve`, { cookie: s.cookie, json: { proposal_sha256: this.sent[i] } })),
     );
@@ -2595,6 +2655,7 @@ class RaceApprove extends Step {
       .where(eq(approvalRequest.id, q.id));
     this.winner = decided?.approver ?? null;
     expect(wins, `${this.name()}: at most one approval writes`).toBeLessThanOrEqual(1);
+    if (wins === 1) await checkApproved(m, r, q, before);
     if (wins === 1 && a.actor !== b.actor) count(r, "raceApprove: one of two approvers won");
     return { answer: answers.map(http).sort().join(" & ") };
   }
@@ -2675,7 +2736,8 @@ class Lane implements fc.AsyncCommand<Model, Real> {
       new Propose(1, true, true),
       // Under four_eyes the owner's apply is 409 approval_required, and writes nothing.
       new Apply(0, 1),
-      new Submit(1, 1),
+      // Every other lane submits some of a categorize_lines proposal's lines (linesOf's 5: a subset from k).
+      new Submit(1, 1, k % 2 === 0 ? 10 * k + 5 : 0),
       ...ending[end % ending.length]!,
     ];
   }
@@ -2856,7 +2918,8 @@ const commandArbs = [
     ),
     w(
       2,
-      fc.tuple(any, any).map(([s, l]) => new Submit(s, l)),
+      // The third choice picks the lines sent, as an apply's (linesOf).
+      fc.tuple(any, any, any).map(([s, l, b]) => new Submit(s, l, b)),
     ),
     w(
       2,
