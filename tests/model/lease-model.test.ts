@@ -2464,7 +2464,9 @@ function predictDecision(m: Model, late: (l: Lease) => boolean, s: Session, q: R
   }
   if (sent !== q.hash) return { answer: "409 proposal_changed", effect: nothing };
   const inv = m.invoices[l.inv]!;
-  if (inv.owner !== l.actor || inv.version !== q.version) {
+  // Fenced by the lease's version (lockRequest reads the lease's), which an apply of another purpose
+  // may have carried past the request's frozen one: its write does not touch this proposal's.
+  if (inv.owner !== l.actor || inv.version !== l.fence) {
     return {
       answer: "409 invoice_changed",
       effect: (next) => {
