@@ -2738,8 +2738,10 @@ class Lane implements fc.AsyncCommand<Model, Real> {
       new Propose(1, true, true),
       // Under four_eyes the owner's apply is 409 approval_required, and writes nothing.
       new Apply(0, 1),
-      // Every other lane submits some of a categorize_lines proposal's lines (linesOf's 5: a subset from k).
-      new Submit(1, 1, k % 2 === 0 ? 10 * k + 5 : 0),
+      // Every other lane submits some of a categorize_lines proposal's lines (linesOf's 5: a subset
+      // from k); the others first send a list the route refuses (linesOf's 8 and 9: an empty list,
+      // or a line of another invoice; any list for another purpose), 422 invalid_lines, then none.
+      ...(k % 2 === 0 ? [new Submit(1, 1, 10 * k + 5)] : [new Submit(1, 1, 10 * k + (k % 4 === 1 ? 8 : 9)), new Submit(1, 1)]),
       ...ending[end % ending.length]!,
     ];
   }
@@ -3192,6 +3194,7 @@ test(`the lease guarantee holds over ${RUNS} random schedules (${onPostgres ? "P
       "setPolicy -> 200",
       "setPolicy -> 403 forbidden",
       "submit -> 200",
+      "submit -> 422 invalid_lines",
       "apply -> 409 approval_required",
       "apply -> 409 approval_pending",
       "an approved write held to its approval",
