@@ -2738,10 +2738,13 @@ class Lane implements fc.AsyncCommand<Model, Real> {
       new Propose(1, true, true),
       // Under four_eyes the owner's apply is 409 approval_required, and writes nothing.
       new Apply(0, 1),
-      // Every other lane submits some of a categorize_lines proposal's lines (linesOf's 5: a subset
-      // from k); the others first send a list the route refuses (linesOf's 8 and 9: an empty list,
-      // or a line of another invoice; any list for another purpose), 422 invalid_lines, then none.
-      ...(k % 2 === 0 ? [new Submit(1, 1, 10 * k + 5)] : [new Submit(1, 1, 10 * k + (k % 4 === 1 ? 8 : 9)), new Submit(1, 1)]),
+      // Every other lane submits some of a categorize_lines proposal's lines (linesOf's 5 with mask
+      // 1 or 2: the first line or the second, never all of a seeded invoice's two); the others first
+      // send a list the route refuses (linesOf's 8 and 9: an empty list, or a line of another
+      // invoice; any list for another purpose), 422 invalid_lines, then none.
+      ...(k % 2 === 0
+        ? [new Submit(1, 1, 10 * (k % 4 === 0 ? 0 : 1) + 5)]
+        : [new Submit(1, 1, 10 * k + (k % 4 === 1 ? 8 : 9)), new Submit(1, 1)]),
       ...ending[end % ending.length]!,
     ];
   }
