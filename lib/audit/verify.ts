@@ -2,12 +2,18 @@ import "server-only";
 // `npm run audit:verify` (tools/audit-verify.ts): each organization's chain walked from its
 // genesis, 1,000 entries a page, then its audited rows held to their latest entries
 // (docs/decisions/0080). Names the first failure of each organization and stops there.
+// `from` walks on from a mark an earlier walk left instead (what the model test does after
+// every step): only the entries since, and only the rows they name.
 import canonicalize from "canonicalize";
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { rowsOf, type Db, type Tx } from "@/db/client";
 import { ChainWalker, genesisSha256, type ChainEntry, type ChainFailure } from "./chain";
 
-export type ChainReport = { orgId: string; entries: number; head: string | null; failure: ChainFailure | null };
+/** Where a clean walk ended (the head's seq and hash; seq 0 with the genesis hash before any entry). */
+export type ChainMark = { seq: number; entry_sha256: string };
+
+/** `entries`: how many this walk hashed; `mark`: set when it found nothing wrong, a `from` for the next. */
+export type ChainReport = { orgId: string; entries: number; head: string | null; failure: ChainFailure | null; mark?: ChainMark };
 
 const PAGE = 1000;
 
@@ -31,14 +37,22 @@ async function organizations(db: Db, orgId?: string): Promise<string[]> {
   return rows.map((r) => r.org_id);
 }
 
-/** Verifies each organization's chain (all of them, or `orgId`'s); `sources: false` skips the audited rows. */
-export async function verifyChain(db: Db, opts: { orgId?: string; sources?: boolean } = {}): Promise<ChainReport[]> {
+/**
+ * Verifies each organization's chain (all of them, or `orgId`'s); `sources: false` skips the
+ * audited rows. `from` (with `orgId`): a mark of an earlier clean walk; the entry it names must
+ * still be there with its hash, and the walk goes on from it, holding only the rows its new entries
+ * name to them. What it cannot see is what lies behind the mark (an earlier entry rewritten with
+ * the mark's own hash kept is no longer reachable that way) or rows no new entry names (edited
+ * behind the triggers): a full walk, without `from`, sees both.
+ */
+export async function verifyChain(db: Db, opts: { orgId?: string; sources?: boolean; from?: ChainMark } = {}): Promise<ChainReport[]> {
+  if (opts.from && !opts.orgId) throw new Error("verifyChain: `from` is one organization's mark and needs `orgId`");
   const reports: ChainReport[] = [];
   for (const orgId of await organizations(db, opts.orgId)) {
     // One snapshot per organization: on a live database a commit between the walk and the rows
     // (an entry appended with its row) would otherwise read as a row its entries do not explain.
     reports.push(
-      await db.transaction((tx) => verifyOrganization(tx, orgId, opts.sources ?? true), {
+      await db.transaction((tx) => verifyOrganization(tx, orgId, opts.sources ?? true, opts.from), {
         isolationLevel: "repeatable read",
         accessMode: "read only",
       }),
@@ -47,10 +61,28 @@ export async function verifyChain(db: Db, opts: { orgId?: string; sources?: bool
   return reports;
 }
 
-async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean): Promise<ChainReport> {
-  const walk = new ChainWalker({ seq: 0, prev: genesisSha256(orgId) });
-  let after = 0;
+async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean, from?: ChainMark): Promise<ChainReport> {
+  let walk = new ChainWalker({ seq: 0, prev: genesisSha256(orgId) });
+  if (from && from.seq > 0) {
+    // The mark's entry, still there with the hash it was walked to, and still adding up (walked
+    // again from its own prev_sha256); the walk goes on from it.
+    const [marked] = rowsOf<ChainEntry>(
+      await db.execute(sql`select ${ENTRY_COLUMNS} from audit_entry where org_id = ${orgId} and seq = ${from.seq}`),
+    ).map(entryOf);
+    const lost = (kind: "deleted" | "changed", detail: string): ChainReport => ({
+      orgId,
+      entries: 0,
+      head: null,
+      failure: { kind, seq: from.seq, source: marked?.source ?? null, key: marked?.source_key ?? null, detail },
+    });
+    if (!marked) return lost("deleted", "the entry last verified is gone");
+    if (marked.entry_sha256 !== from.entry_sha256) return lost("changed", "the entry last verified no longer has the hash it had");
+    walk = new ChainWalker({ seq: from.seq - 1, prev: marked.prev_sha256 });
+    walk.push(marked);
+  }
+  let after = walk.next - 1;
   for (;;) {
+    if (walk.failure) break;
     const page = rowsOf<ChainEntry>(
       await db.execute(
         sql`select ${ENTRY_COLUMNS} from audit_entry where org_id = ${orgId} and seq > ${after} order by audit_entry.seq limit ${PAGE}`,
@@ -63,28 +95,48 @@ async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean):
   const [head] = rowsOf<{ seq: string; entry_sha256: string }>(
     await db.execute(sql`select seq::text as seq, entry_sha256 from audit_head where org_id = ${orgId}`),
   );
-  const failure =
-    walk.end(head ? { seq: Number(head.seq), entry_sha256: head.entry_sha256 } : null) ?? (sources ? await checkSources(db, orgId) : null);
-  return { orgId, entries: walk.count, head: head?.entry_sha256 ?? null, failure };
+  const ended = head ? { seq: Number(head.seq), entry_sha256: head.entry_sha256 } : null;
+  // A head that fell back behind the mark is entries deleted from the end: ChainWalker.end says so.
+  // namedRows renders rows as audit_source_rows does, in UTC (its SET TimeZone), for this transaction only.
+  if (sources && from) await db.execute(sql`set local timezone = 'UTC'`);
+  const failure = walk.end(ended) ?? (sources ? await checkSources(db, orgId, from?.seq) : null);
+  const mark = failure ? undefined : (ended ?? { seq: 0, entry_sha256: genesisSha256(orgId) });
+  return { orgId, entries: walk.count, head: head?.entry_sha256 ?? null, failure, ...(mark ? { mark } : {}) };
 }
 
 /**
  * The audited rows (every table a trigger feeds into the chain, audit_sources()) against their
  * latest entries: a row that says something else, or is gone, is `source_changed`, named by that
- * entry; a row with no entry (or whose latest entry is its deletion) is `unrecorded`.
+ * entry; a row with no entry (or whose latest entry is its deletion) is `unrecorded`. With `after`,
+ * only the rows the entries past that seq name (a row no entry names cannot be found that way).
  */
-async function checkSources(db: Db | Tx, orgId: string): Promise<ChainFailure | null> {
+async function checkSources(db: Db | Tx, orgId: string, after?: number): Promise<ChainFailure | null> {
   const found: ChainFailure[] = [];
-  const sourceList = rowsOf<{ source: string }>(await db.execute(sql`select source from audit_sources() order by source`));
-  for (const { source } of sourceList) {
+  const sourceList = rowsOf<{ source: string; via: string; key_cols: string }>(
+    await db.execute(
+      after === undefined
+        ? sql`select source, via, key_cols from audit_sources() order by source`
+        : sql`select source, via, key_cols from audit_sources()
+            where source in (select e.source from audit_entry e where e.org_id = ${orgId} and e.seq > ${after}) order by source`,
+    ),
+  );
+  for (const { source, via, key_cols } of sourceList) {
+    const named =
+      after === undefined
+        ? sql`true`
+        : sql`source_key in (select e.source_key from audit_entry e where e.org_id = ${orgId} and e.source = ${source} and e.seq > ${after})`;
     const latest = new Map(
       rowsOf<{ source_key: string; seq: string; op: string; canonical: string }>(
         await db.execute(sql`select distinct on (source_key) source_key, seq::text as seq, op, canonical from audit_entry
-          where org_id = ${orgId} and source = ${source} order by source_key, audit_entry.seq desc`),
+          where org_id = ${orgId} and source = ${source} and ${named} order by source_key, audit_entry.seq desc`),
       ).map((r) => [r.source_key, r]),
     );
     const rows = rowsOf<{ source_key: string; row_json: string }>(
-      await db.execute(sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid)`),
+      await db.execute(
+        after === undefined
+          ? sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid)`
+          : namedRows(orgId, source, via, key_cols, named),
+      ),
     );
     for (const row of rows) {
       const entry = latest.get(row.source_key);
@@ -119,6 +171,30 @@ async function checkSources(db: Db | Tx, orgId: string): Promise<ChainFailure | 
   // The earliest entry first; rows with none after them.
   found.sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
   return found[0] ?? null;
+}
+
+/**
+ * The rows `named` picks of one source, rendered as audit_source_rows renders them (the same
+ * scopes, key and JSON functions; tamper.test.ts holds the two to each other) but each row's JSON
+ * only for the rows picked: audit_jcs is what a walk spends its time on, and a step names a few.
+ * A scope this does not know goes through audit_source_rows itself.
+ */
+function namedRows(orgId: string, source: string, via: string, keyCols: string, named: SQL): SQL {
+  const [scope, column] = via.split(":");
+  const t = sql.identifier(source);
+  const c = sql.identifier(column ?? "");
+  const scoped =
+    scope === "org"
+      ? sql`select to_jsonb(t) as r from ${t} t where t.${c} = ${orgId}::uuid`
+      : scope === "invoice"
+        ? sql`select to_jsonb(t) as r from ${t} t join invoice i on i.id = t.${c} where i.org_id = ${orgId}::uuid`
+        : scope === "lease"
+          ? sql`select to_jsonb(t) as r from ${t} t join inference_lease l on l.id = t.${c} join invoice i on i.id = l.invoice_id where i.org_id = ${orgId}::uuid`
+          : null;
+  if (!scoped) return sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid) where ${named}`;
+  // In UTC, as audit_source_rows (verifyOrganization sets it for its transaction).
+  return sql`select source_key, audit_row_json(x.r) as row_json
+    from (select audit_row_key(y.r, ${keyCols}) as source_key, y.r from (${scoped}) y) x where ${named}`;
 }
 
 /** One line per organization: `ok, N entries, head <hash>` or the failure. */

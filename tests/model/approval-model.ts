@@ -13,7 +13,7 @@ import { approvalPolicy, approvalRequest, inferenceLease, invoice, leaseReceipt,
 import { ROLE_RULES } from "@/lib/access";
 import type { ApplyPolicy } from "@/lib/lease-codes";
 import type { Purpose } from "@/lib/purposes";
-import { verifyChain } from "@/lib/audit/verify";
+import { verifyChain, type ChainMark } from "@/lib/audit/verify";
 import type { TestDb } from "../support/db";
 
 export type { ApplyPolicy };
@@ -29,6 +29,8 @@ export type Req = {
   hash: string;
   /** The invoice version frozen into it (the lease's fence at submit). */
   version: number;
+  /** The lines the submit sent (categorize_lines), frozen into it: the approval writes those and no other. */
+  accept?: string[];
   decision: "approved" | "declined" | null;
   /** Who decided, and for an approval the hash they sent (the one their queue showed them). */
   approver?: number;
@@ -102,6 +104,7 @@ export async function checkApprovals(db: TestDb, m: ApprovalView, ledger: Approv
     const mine = m.requests.find((x) => x.id === r.id)!;
     expect(r.decision ?? null, `request ${r.id.slice(0, 8)}: decision`).toBe(mine.decision);
     expect(r.proposalSha256, `request ${r.id.slice(0, 8)}: the hash submit answered`).toBe(mine.hash);
+    expect(r.accept, `request ${r.id.slice(0, 8)}: the lines submitted`).toEqual(mine.accept ?? null);
     if (mine.approver !== undefined) expect(r.approverId, `request ${r.id.slice(0, 8)}: approver`).toBe(m.actors[mine.approver]!.id);
   }
   // A receipt for every write, and none without one: each receipt's lease is applied, one receipt a lease.
@@ -156,14 +159,30 @@ export async function checkApprovals(db: TestDb, m: ApprovalView, ledger: Approv
     const mine = m.requests.find((x) => x.id === r.id)!;
     expect(mine.sent, `${where}: the hash the approver was shown and sent`).toBe(r.proposalSha256);
     expect(sha256Of(l.proposal), `${where}: the written proposal's sha256`).toBe(r.proposalSha256);
+    // A categorize_lines approval wrote the lines submitted, every one of them and no other (all the
+    // proposal's when the submit named none); which rows moved is checkApplied's, at the approval.
+    if (l.purpose === "categorize_lines") {
+      const proposed = (l.proposal as { lines: { line_id: string }[] }).lines.map((x) => x.line_id);
+      expect([...receipt.writtenKeys].sort(), `${where}: the lines written`).toEqual([...(mine.accept ?? proposed)].sort());
+    }
   }
   return { approvedWrites };
 }
 
-/** Each of the schedule's organizations' audit chains, walked and its audited rows held to it: no failure. */
-export async function checkChain(db: TestDb, orgIds: string[]) {
+/** Each organization's mark where its chain last verified clean. */
+export type ChainMarks = Map<string, ChainMark>;
+
+/**
+ * Each of the schedule's organizations' audit chains, walked and its audited rows held to it: no
+ * failure. With `marks`, from where the last walk of this schedule ended (the entry there still
+ * with the hash it had, the entries since, the rows they name), each mark moved to the new head:
+ * after every step, a walk of that step's few entries. Without, from the genesis, every row.
+ */
+export async function checkChain(db: TestDb, orgIds: string[], marks?: ChainMarks) {
   for (const orgId of orgIds) {
-    const [report] = await verifyChain(db.db, { orgId });
-    expect(report!.failure, `audit chain of organization ${orgId.slice(0, 8)}`).toBeNull();
+    const from = marks?.get(orgId);
+    const [report] = await verifyChain(db.db, { orgId, ...(from ? { from } : {}) });
+    expect(report!.failure, `audit chain of organization ${orgId.slice(0, 8)}${from ? ` since entry ${from.seq}` : ""}`).toBeNull();
+    marks?.set(orgId, report!.mark!);
   }
 }

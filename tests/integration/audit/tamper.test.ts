@@ -8,7 +8,8 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowsOf } from "@/db/client";
 import { genesisSha256 } from "@/lib/audit/chain";
-import { reportLine, verifyChain } from "@/lib/audit/verify";
+import { reportLine, verifyChain, type ChainMark } from "@/lib/audit/verify";
+import { api } from "../../support/api";
 import { openTestDb, type TestDb } from "../../support/db";
 import { behindTheTriggers, busyOrganization, entries, type Busy } from "./support";
 
@@ -258,5 +259,112 @@ describe("tampered with by hand, caught, naming the entry", () => {
     const reports = await verifyChain(t.db);
     expect(reports.find((r) => r.orgId === b.orgId)!.failure).toMatchObject({ kind: "deleted", seq: 2 });
     expect(reports.find((r) => r.orgId === c.orgId)!.failure).toBeNull();
+  });
+});
+
+// What the model test runs after every step: a walk from the mark the last clean walk left, over
+// the entries since and the rows they name. It sees what happened since; behind the mark, only
+// the marked entry itself; a full walk (no `from`) is still what sees everything.
+describe("walked on from a mark", () => {
+  /** A clean full walk's mark, then `more` done through the routes. */
+  async function marked(more: (b: Busy) => Promise<void>) {
+    const b = await busyOrganization(t.db);
+    const full = await verdict(b.orgId);
+    expect(full.failure).toBeNull();
+    const mark = full.mark!;
+    const all = await entries(t.db, b.orgId);
+    expect(mark).toEqual({ seq: all.length, entry_sha256: full.head });
+    await more(b);
+    return { b, mark };
+  }
+  const edit = (b: Busy, counterparty: string) => async () => {
+    expect((await api("PATCH", `/api/invoices/${b.invoiceId}`, { cookie: b.cookie, json: { counterparty } })).status).toBe(200);
+  };
+  async function since(orgId: string, from: ChainMark) {
+    const [report] = await verifyChain(t.db, { orgId, from });
+    return report!;
+  }
+
+  it("walks only the marked entry and those after it, and marks the new head", async () => {
+    const { b, mark } = await marked(async (b) => edit(b, "Northwind Traders plc")());
+    const all = await entries(t.db, b.orgId);
+    expect(all.length).toBeGreaterThan(mark.seq);
+    const report = await since(b.orgId, mark);
+    expect(report.failure, reportLine(report)).toBeNull();
+    expect(report.entries).toBe(all.length - mark.seq + 1);
+    expect(report.mark).toEqual({ seq: all.length, entry_sha256: report.head });
+    // Nothing new: the marked entry alone, and the same mark.
+    const again = await since(b.orgId, report.mark!);
+    expect(again).toMatchObject({ failure: null, entries: 1, mark: report.mark });
+    // From the genesis mark: every entry, and every row an entry names rendered by the walk's own
+    // query (namedRows) as audit_source_rows renders it, or a clean chain would read as changed.
+    expect((await verifyChain(t.db, { orgId: b.orgId, from: { seq: 0, entry_sha256: genesisSha256(b.orgId) } }))[0]).toMatchObject({
+      failure: null,
+      entries: all.length,
+    });
+    // `from` is one organization's.
+    await expect(verifyChain(t.db, { from: mark })).rejects.toThrow(/needs `orgId`/);
+  });
+
+  it("the marked entry deleted, given another hash, or its content changed: named at the mark", async () => {
+    const gone = await marked(async () => {});
+    await behindTheTriggers(t.db, sql`delete from audit_entry where org_id = ${gone.b.orgId} and seq = ${gone.mark.seq}`);
+    expect((await since(gone.b.orgId, gone.mark)).failure).toMatchObject({ kind: "deleted", seq: gone.mark.seq });
+
+    const rehashed = await marked(async () => {});
+    await behindTheTriggers(
+      t.db,
+      sql`update audit_entry set entry_sha256 = ${"1".repeat(64)} where org_id = ${rehashed.b.orgId} and seq = ${rehashed.mark.seq}`,
+      sql`update audit_head set entry_sha256 = ${"1".repeat(64)} where org_id = ${rehashed.b.orgId}`,
+    );
+    expect((await since(rehashed.b.orgId, rehashed.mark)).failure).toMatchObject({ kind: "changed", seq: rehashed.mark.seq });
+
+    const reworded = await marked(async () => {});
+    await behindTheTriggers(
+      t.db,
+      sql`update audit_entry set canonical = replace(canonical, '"org_id"', '"org_id" ') where org_id = ${reworded.b.orgId} and seq = ${reworded.mark.seq}`,
+    );
+    expect((await since(reworded.b.orgId, reworded.mark)).failure).toMatchObject({ kind: "changed", seq: reworded.mark.seq });
+  });
+
+  it("an entry after the mark changed, deleted or appended past the head: named as a full walk names it", async () => {
+    const changed = await marked(async (b) => edit(b, "Changed Ltd")());
+    const seq = changed.mark.seq + 1;
+    await behindTheTriggers(
+      t.db,
+      sql`update audit_entry set canonical = replace(canonical, 'Changed Ltd', 'Chained Ltd') where org_id = ${changed.b.orgId} and seq = ${seq}`,
+    );
+    expect((await since(changed.b.orgId, changed.mark)).failure).toMatchObject({ kind: "changed", seq });
+
+    const deleted = await marked(async (b) => {
+      await edit(b, "Deleted Ltd")();
+      await edit(b, "Deleted again Ltd")();
+    });
+    await behindTheTriggers(t.db, sql`delete from audit_entry where org_id = ${deleted.b.orgId} and seq = ${deleted.mark.seq + 1}`);
+    expect((await since(deleted.b.orgId, deleted.mark)).failure).toMatchObject({ kind: "deleted", seq: deleted.mark.seq + 1 });
+
+    const appended = await marked(async () => {});
+    const last = appended.mark.seq;
+    await behindTheTriggers(
+      t.db,
+      sql`insert into audit_entry (org_id, seq, at, source, source_key, op, actor_id, canonical, content_sha256, prev_sha256, entry_sha256)
+        select org_id, ${last + 1}, at, source, source_key, op, actor_id, canonical, content_sha256, entry_sha256,
+          encode(sha256(convert_to(entry_sha256 || ':' || ${last + 1} || ':' || content_sha256, 'UTF8')), 'hex')
+        from audit_entry where org_id = ${appended.b.orgId} and seq = ${last}`,
+    );
+    expect((await since(appended.b.orgId, appended.mark)).failure).toMatchObject({ kind: "inserted", seq: last + 1 });
+  });
+
+  it("a row a new entry names, edited behind it: source changed; a row no new entry names: seen by the full walk only", async () => {
+    const { b, mark } = await marked(async (b) => edit(b, "Named Ltd")());
+    const named = (await entries(t.db, b.orgId)).find((e) => e.seq > mark.seq && e.source === "invoice_change")!;
+    await t.db.execute(sql`update invoice_change set changes = '{"note":"nothing to see"}'::jsonb where id = ${Number(named.source_key)}`);
+    expect((await since(b.orgId, mark)).failure).toMatchObject({ kind: "source_changed", seq: named.seq, key: named.source_key });
+
+    const other = await marked(async (b) => edit(b, "Other Ltd")());
+    const ev = (await entries(t.db, other.b.orgId)).find((e) => e.seq <= other.mark.seq && e.source === "lease_event")!;
+    await t.db.execute(sql`update lease_event set detail = '{"note":"nothing to see"}'::jsonb where id = ${ev.source_key}`);
+    expect((await since(other.b.orgId, other.mark)).failure).toBeNull();
+    expect((await verdict(other.b.orgId)).failure).toMatchObject({ kind: "source_changed", seq: ev.seq, key: ev.source_key });
   });
 });
