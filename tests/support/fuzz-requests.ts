@@ -778,6 +778,11 @@ export const REQUESTS = fc.oneof(
       request("decline", ["POST", "POST", "POST", "GET"], APPROVAL_ID, DECLINE, { id: APPROVAL_VALID, body: DECLINE_VALID }),
     ),
   },
+  // And by the owner alone, on their teammate's request and their own lease, so every seed writes
+  // through the lane (over three seeds, one declined once and another submitted twice without these).
+  { weight: 1, arbitrary: request("approve", ["POST"], APPROVAL_ID, APPROVE, { id: ref("approval:member"), body: APPROVE_VALID }) },
+  { weight: 1, arbitrary: request("decline", ["POST"], APPROVAL_ID, DECLINE, { id: ref("approval:member"), body: DECLINE_VALID }) },
+  { weight: 1, arbitrary: request("submit", ["POST"], SUBMIT_ID, APPLY_LINES, { id: ref("lease:submit"), body: APPLY_VALID }) },
   {
     weight: 2,
     arbitrary: request("changes", ["GET"], leaseId, ANY_BODY, { id: OWN_LEASE, body: fc.constant({ kind: "none" as const }) }),
