@@ -432,10 +432,12 @@ const APPROVE_VALID = json(
 );
 const DECLINE = jsonBody({ comment: COMMENT });
 const DECLINE_VALID = json(fc.record({ comment: fc.constantFrom("Wrong account.", "  Not this one.  ") }));
+/** Submit's body as the page sends it, mostly none: a summary or review lease with lines is only invalid_lines. */
+const SUBMIT_VALID = fc.oneof({ weight: 3, arbitrary: fc.constant({ kind: "none" as const }) }, { weight: 1, arbitrary: APPLY_VALID });
 /** Submit's id: the lane's unsubmitted lease mostly, else any of the owner's leases, a teammate's, another organization's. */
 const SUBMIT_ID = fc.oneof(
   { weight: 4, arbitrary: ref("lease:submit") },
-  { weight: 1, arbitrary: ref("lease:review", "approval:own") },
+  { weight: 2, arbitrary: ref("lease:review", "approval:own", "lease:proposed", "lease:categorize") },
   { weight: 1, arbitrary: OWN_LEASE },
 );
 
@@ -754,7 +756,7 @@ export const REQUESTS = fc.oneof(
   {
     weight: 2,
     arbitrary: orMember(
-      request("submit", ["POST", "POST", "POST", "GET"], fc.oneof(SUBMIT_ID, leaseId), APPLY_LINES, { id: SUBMIT_ID, body: APPLY_VALID }),
+      request("submit", ["POST", "POST", "POST", "GET"], fc.oneof(SUBMIT_ID, leaseId), APPLY_LINES, { id: SUBMIT_ID, body: SUBMIT_VALID }),
     ),
   },
   {
