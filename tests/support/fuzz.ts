@@ -10,12 +10,13 @@
 // sessions) must be unchanged whenever nothing was written, so the record is checked too.
 import { createHash, randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
+import canonicalize from "canonicalize";
 import fc from "fast-check";
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { inferenceLease } from "@/db/schema";
 import { isInFlight } from "@/lib/lease-codes";
-import { cancelLease, openLease, proposeLease, type LeaseDispatch } from "@/lib/leases";
+import { cancelLease, declineRequest, openLease, proposeLease, submitLease, type LeaseDispatch } from "@/lib/leases";
 import { purposeOf } from "@/lib/purposes";
 import { USAGE_OUTCOMES } from "@/lib/spend/record";
 import { isPurpose, type Purpose } from "@/lib/purposes";
@@ -42,8 +43,8 @@ const AUDITED = [
   "invitation",
   "model_usage",
   "org_budget",
-  // The four-eyes lane (docs/decisions/0078): the policy route is fuzzed; submit, approve and
-  // decline are not yet, so a request row written by any call is a label none expects, and fails.
+  // The four-eyes lane (docs/decisions/0078): a policy by its route; a request inserted by a submit,
+  // decided once by an approve or a decline (apiViolations holds who, where and on what).
   "approval_policy",
   "approval_request",
   // A receipt for every write (decision 0079): inserted by apply's statement that records `applied`.
@@ -149,6 +150,16 @@ export function label(w: Write): string {
           same({ ...o, invoice_version: null }, { ...n, invoice_version: null });
         return carried ? `carry:${o.id}:${o.invoice_id}:${o.invoice_version}` : "bad:lease-update-invoice_version";
       }
+      // A submit (0078): a proposed lease's deadline moved to the review window's end, and nothing else.
+      const window = { deadline_at: null, updated_at: null };
+      if (
+        o.status === "proposed" &&
+        n.status === "proposed" &&
+        !same(o.deadline_at, n.deadline_at) &&
+        Date.parse(n.deadline_at) > Date.parse(w.at) &&
+        same({ ...o, ...window }, { ...n, ...window })
+      )
+        return `window:${o.id}:${o.actor_id}`;
       for (const k of ["id", "actor_id", "invoice_id", "purpose", "deadline_at", "created_at", "session_id", "run_nonce"]) {
         if (!same(o[k], n[k])) return `bad:lease-update-${k}`;
       }
@@ -168,6 +179,8 @@ export function label(w: Write): string {
       // Refused at apply (the fencing token), or withdrawn by an edit of its invoice (0013).
       if (isInFlight(from) && to === "rejected" && why === "invoice_changed") return `fence:${o.id}:${o.actor_id}:${o.invoice_id}`;
       if (from === "proposed" && to === "rejected" && why === "proposal_unusable") return `unusable:${o.id}:${o.actor_id}`;
+      // A decline of the request the lease was submitted under (0078).
+      if (from === "proposed" && to === "rejected" && why === "declined") return `decline:${o.id}:${o.actor_id}`;
       if (from === "open" && to === "proposed" && n.proposal) return `propose:${o.id}`;
       if (from === "open" && to === "rejected" && why === "generation_failed") return `generation_failed:${o.id}`;
       return `bad:lease-update:${from}->${to}:${why}`;
@@ -244,12 +257,29 @@ export function label(w: Write): string {
       if (w.op === "UPDATE" && (o.org_id !== n.org_id || o.purpose !== n.purpose)) return "bad:approval_policy-key";
       return `policy:${n.org_id}:${n.purpose}:${n.updated_by}:${n.apply}:${n.review_hours}`;
     case "lease_receipt":
-      // Apply's receipt (0079): inserted once, never rewritten.
-      return w.op === "INSERT" ? `receipt:${n.lease_id}:${n.requester_id}:${n.invoice_id}:${n.lane}` : `bad:lease_receipt-${w.op}`;
+      // Apply's receipt (0079), or an approval's: inserted once, never rewritten; who approved, if anyone.
+      return w.op === "INSERT"
+        ? `receipt:${n.lease_id}:${n.requester_id}:${n.invoice_id}:${n.lane}:${n.approver_id ?? "none"}`
+        : `bad:lease_receipt-${w.op}`;
     case "approval_request": {
-      // A submit inserts an undecided request; a decision sets it once (the database refuses more).
-      if (w.op === "INSERT") return n.decision === null ? `submit:${n.lease_id}:${n.requester_id}` : "bad:approval_request-insert";
-      if (w.op === "UPDATE" && o.decision === null && n.decision !== null) return `decide:${o.id}:${n.decision}:${n.approver_id}`;
+      // A submit inserts an undecided request, by whom, from which session, in which organization;
+      // a decision sets its five columns once, by someone other than the requester, and nothing else.
+      const decision = { decision: null, approver_id: null, approver_session_id: null, decided_at: null, comment: null };
+      if (w.op === "INSERT")
+        return same({ ...n, ...decision }, n)
+          ? `submit:${n.id}:${n.lease_id}:${n.requester_id}:${n.requester_session_id}:${n.org_id}:${n.purpose}`
+          : "bad:approval_request-insert";
+      if (
+        w.op === "UPDATE" &&
+        o.decision === null &&
+        ["approved", "declined"].includes(n.decision) &&
+        n.approver_id !== null &&
+        n.approver_id !== o.requester_id &&
+        n.approver_session_id !== null &&
+        n.decided_at !== null &&
+        same({ ...o, ...decision }, { ...n, ...decision })
+      )
+        return `decide:${o.id}:${n.decision}:${n.approver_id}:${n.approver_session_id}:${o.org_id}`;
       return `bad:approval_request-${w.op}`;
     }
     case "rate_limit":
@@ -364,7 +394,7 @@ export function withoutChainEntries(labels: string[]): string[] {
                 : kind === "policy"
                   ? takeLike(new RegExp(`^chain:approval_policy:(insert|update):${a}:${b}$`)) // keyed by organization and purpose
                   : kind === "submit"
-                    ? takeLike(/^chain:approval_request:insert:[0-9a-f-]+$/)
+                    ? take(`chain:approval_request:insert:${a}`) // keyed by the request's id
                     : kind === "decide"
                       ? take(`chain:approval_request:update:${a}`)
                       : kind === "receipt"
@@ -640,7 +670,17 @@ export type RefName =
   /** The id of the last invitation a request made, or a missing one. */
   | "invite:last"
   /** The member who joined last through a link (not one of the two actors), or a missing id. */
-  | "user:joined";
+  | "user:joined"
+  /** The owner's proposed lease of the lane's purpose, not yet submitted, under four_eyes (the slot of `lease:review`). */
+  | "lease:submit"
+  /** Pending approval requests (0078): the owner's (`lease:review` submitted), their teammate's (the owner approves it), another organization's. */
+  | "approval:own"
+  | "approval:member"
+  | "approval:other"
+  /** A request of the owner's organization already decided. */
+  | "approval:decided"
+  /** The proposal_sha256 of the request an `approval:*` reference named last: the hash its approver is shown. */
+  | "hash:last";
 export type Disguise = "none" | "upper" | "braced" | "nodash" | "nul" | "space" | "newline" | "urn";
 
 export const disguise = fc.oneof(
@@ -701,6 +741,9 @@ export const noDispatch: LeaseDispatch = { async leaseOpened() {}, async leaseCl
 
 export type Actor = { id: string; email: string; cookie: string; sessionId: string };
 
+/** The purpose the four-eyes lane's fixtures use: `four_eyes` in both organizations whenever a lane fixture is made. */
+export const LANE_PURPOSE: Purpose = "review_invoice";
+
 /**
  * Keeps, for each reference, a row in the state it names, making one through the domain
  * when a request has used it up (applied, cancelled, signed out...). Lease fixtures belong
@@ -728,6 +771,8 @@ export class World {
   private homes: Map<string, string> | null = null;
   /** Fixture proposals made so far: each differs from the one before. */
   private proposals = 0;
+  /** The hash of the request an `approval:*` reference named last (`hash:last`). */
+  private lastHash = "0".repeat(64);
 
   /** What an answer tells the world: the link and id of the last invitation made (for `token:last`, `invite:last`). */
   observe(route: ApiRoute, method: string, status: number, answer: any) {
@@ -792,9 +837,10 @@ export class World {
   }
 
   private async inFlight(invoiceId: string, purpose?: Purpose) {
-    return query<{ id: string; status: string; actor_id: string; session_id: string | null; left_s: number }>(
+    return query<{ id: string; status: string; actor_id: string; session_id: string | null; left_s: number; submitted: boolean }>(
       this.db,
-      sql`select id, status, actor_id, session_id, extract(epoch from deadline_at - now())::float8 as left_s
+      sql`select id, status, actor_id, session_id, extract(epoch from deadline_at - now())::float8 as left_s,
+          exists (select 1 from approval_request r where r.lease_id = inference_lease.id) as submitted
           from inference_lease where invoice_id = ${invoiceId} and status in ('open','proposed')
           and (${purpose ?? null}::text is null or purpose = ${purpose ?? null})`,
     );
@@ -857,12 +903,14 @@ export class World {
     status: "open" | "proposed",
     overdue = false,
     purpose: Purpose = "summarize_invoice",
+    unsubmitted = false,
   ): Promise<string> {
     const [current] = await this.inFlight(invoiceId, purpose);
     if (
       current &&
       current.status === status &&
       current.session_id === actor.sessionId &&
+      !(unsubmitted && current.submitted) &&
       (overdue ? Number(current.left_s) <= 0 : Number(current.left_s) > 30)
     ) {
       return current.id;
@@ -880,6 +928,59 @@ export class World {
       if (!proposed.ok) throw new Error(`fixture lease not proposed: ${proposed.code}`);
     }
     return id;
+  }
+
+  /** The purposes under `four_eyes` in an organization now. */
+  async fourEyes(orgId: string | null): Promise<string[]> {
+    if (!orgId) return [];
+    const rows = await query<{ purpose: string }>(
+      this.db,
+      sql`select purpose from approval_policy where org_id = ${orgId} and apply = 'four_eyes' order by purpose`,
+    );
+    return rows.map((r) => r.purpose);
+  }
+
+  /** The approval request an id names, if it names one (any letter case). */
+  async approvalOf(id: string): Promise<{ lease_id: string; requester_id: string; org_id: string } | null> {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+    const [row] = await query<{ lease_id: string; requester_id: string; org_id: string }>(
+      this.db,
+      sql`select lease_id, requester_id, org_id from approval_request where id = ${id.toLowerCase()}::uuid`,
+    );
+    return row ?? null;
+  }
+
+  /**
+   * The lane's purpose under four_eyes in the actor's organization, as its admin set it (in the
+   * suite's setup, through the route): put back when a request set it to self, so the lane's
+   * fixtures can be made and a submit can answer 200.
+   */
+  private async fourEyesFor(actor: Actor) {
+    const orgId = (await this.orgs()).get(actor.id)!;
+    await this.db.execute(
+      sql`insert into approval_policy (org_id, purpose, apply, review_hours, updated_by)
+          values (${orgId}, ${LANE_PURPOSE}, 'four_eyes', 720, ${actor.id})
+          on conflict (org_id, purpose) do update set apply = 'four_eyes', updated_by = excluded.updated_by
+          where approval_policy.apply <> 'four_eyes'`,
+    );
+  }
+
+  /** A pending request of `actor` on `invoiceId`: their proposed lease of the lane's purpose, submitted if it was not. */
+  private async pending(actor: Actor, invoiceId: string): Promise<string> {
+    await this.fourEyesFor(actor);
+    const leaseId = await this.leaseIn(actor, invoiceId, "proposed", false, LANE_PURPOSE);
+    const [found] = await query<{ id: string; proposal_sha256: string }>(
+      this.db,
+      sql`select id, proposal_sha256 from approval_request where lease_id = ${leaseId}`,
+    );
+    if (found) {
+      this.lastHash = found.proposal_sha256;
+      return found.id;
+    }
+    const submitted = await submitLease(this.db, { id: actor.id, sessionId: actor.sessionId }, leaseId);
+    if (!submitted.ok) throw new Error(`fixture request not submitted: ${submitted.code}`);
+    this.lastHash = submitted.request.proposal_sha256;
+    return submitted.request.id;
   }
 
   async lookup(name: RefName): Promise<string | number> {
@@ -954,6 +1055,34 @@ export class World {
         return this.lastToken ?? "A".repeat(43);
       case "invite:last":
         return this.lastInvitation ?? this.missing;
+      case "lease:submit":
+        await this.fourEyesFor(this.owner);
+        return this.leaseIn(this.owner, this.ownInvoices[1]!, "proposed", false, LANE_PURPOSE, true);
+      case "approval:own":
+        return this.pending(this.owner, this.ownInvoices[1]!);
+      // The teammate's request, on their own invoice: the owner, an admin, approves or declines it.
+      case "approval:member":
+        return this.pending(this.member, this.member.invoice);
+      case "approval:other":
+        return this.pending(this.other, this.otherInvoice);
+      case "approval:decided": {
+        const orgId = (await this.orgs()).get(this.owner.id)!;
+        const [row] = await query<{ id: string; proposal_sha256: string }>(
+          this.db,
+          sql`select id, proposal_sha256 from approval_request where org_id = ${orgId} and decision is not null
+              order by decided_at desc, id limit 1`,
+        );
+        if (row) {
+          this.lastHash = row.proposal_sha256;
+          return row.id;
+        }
+        const id = await this.pending(this.member, this.member.invoice);
+        const declined = await declineRequest(this.db, { id: this.owner.id, sessionId: this.owner.sessionId }, id, { comment: "fixture" });
+        if (!declined.ok) throw new Error(`fixture request not declined: ${declined.code}`);
+        return id;
+      }
+      case "hash:last":
+        return this.lastHash;
       case "user:joined": {
         const [row] = await query<{ user_id: string }>(
           this.db,
@@ -985,7 +1114,7 @@ export class Histogram {
       .map(([route, row]) => {
         const n = [...row.values()].reduce((a, b) => a + b, 0);
         const cells = [...row.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([s, c]) => `${s}×${c}`);
-        return `  ${route.padEnd(28)} ${String(n).padStart(5)}  ${cells.join(" ")}`;
+        return `  ${route.padEnd(34)} ${String(n).padStart(5)}  ${cells.join(" ")}`;
       });
     return lines.join("\n");
   }
@@ -1016,7 +1145,11 @@ export type ApiRoute =
   | "usage"
   | "changes"
   | "policy"
-  | "approvals";
+  | "approvals"
+  | "approval"
+  | "submit"
+  | "approve"
+  | "decline";
 export const AUTHED: Record<ApiRoute, boolean> = {
   session: true, // GET and DELETE; POST is sign-in
   invoices: true,
@@ -1039,6 +1172,10 @@ export const AUTHED: Record<ApiRoute, boolean> = {
   changes: true,
   policy: true,
   approvals: true,
+  approval: true,
+  submit: true,
+  approve: true,
+  decline: true,
   // The invitation link's routes are open without a session by nature (a 201 there signs someone up).
   invitationLink: false,
 };
@@ -1063,7 +1200,20 @@ export type CallContext = {
   actorRole?: string | null;
   /** The answer's Retry-After header, when the suite read it (null: none). */
   retryAfter?: string | null;
+  /** The purposes under `four_eyes` in the actor's organization before the call, when the suite read them. */
+  fourEyes?: readonly string[] | null;
+  /** The approval request the path's id names, read before the call (null: none). */
+  approval?: { lease_id: string; requester_id: string; org_id: string } | null;
 };
+
+/** The roles that approve (docs/contract.md, who may: admin and approver). */
+const APPROVING_ROLES = ["admin", "approver"];
+
+/** The sha256 (hex) of a proposal's RFC 8785 canonical JSON, as the contract defines `proposal_sha256`. */
+export const sha256OfProposal = (proposal: unknown) =>
+  createHash("sha256")
+    .update(canonicalize(proposal ?? null) ?? "null", "utf8")
+    .digest("hex");
 
 /** The caps of PUT /api/org/budget, in the order the budget label lists them. */
 const CAPS = ["organization_daily_cents", "organization_monthly_cents", "member_daily_cents", "member_monthly_cents"];
@@ -1074,7 +1224,8 @@ const CAPS = ["organization_daily_cents", "organization_monthly_cents", "member_
  * nothing else (the summary; the review notes; the category of exactly the accepted lines, or of
  * every proposed line when none are named, each to the proposal's account), the version once, the
  * `applied` event, and the carry of the invoice's other leases in flight made against the version
- * it replaced. Returns the labels it accounts for and what is wrong; the caller matches the rest.
+ * it replaced. With `approverId`, the write is an approval's (0078): the receipt names the lane and
+ * the approver. Returns the labels it accounts for and what is wrong; the caller matches the rest.
  */
 export function applyWrites(
   id: string,
@@ -1082,6 +1233,7 @@ export function applyWrites(
   writes: Write[],
   accept: unknown,
   answer: any,
+  approverId?: string,
 ): { expected: string[]; carried: string[]; problems: string[] } {
   const problems: string[] = [];
   const leaseWrite = writes.find((w) => w.tbl === "inference_lease" && label(w).startsWith(`apply:${id}:${a}:`));
@@ -1118,8 +1270,8 @@ export function applyWrites(
       if (w.new.category !== want) problems.push(`line ${w.old.id} categorized ${w.new.category}, proposed ${want}`);
     }
   }
-  // Its receipt (0079), under self (the fuzzer approves nothing), naming the keys written.
-  expected.push(`receipt:${id}:${a}:${inv}:self`);
+  // Its receipt (0079), under self or by the approver, naming the keys written.
+  expected.push(approverId ? `receipt:${id}:${a}:${inv}:four_eyes:${approverId}` : `receipt:${id}:${a}:${inv}:self:none`);
   const receipt = writes.find((w) => w.tbl === "lease_receipt" && w.op === "INSERT" && w.new.lease_id === id);
   if (receipt && !same([...receipt.new.written_keys].sort(), [...written].sort()))
     problems.push(`receipt names ${JSON.stringify(receipt.new.written_keys)} written, expected ${JSON.stringify(written)}`);
@@ -1186,6 +1338,12 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
     if (status === 200) {
       const applied = applyWrites(id, a, writes, ctx.input?.lines, answer);
       problems.push(...applied.problems);
+      // Under four_eyes only an approval writes the invoice (0078).
+      const purpose = writes
+        .map(label)
+        .find((l) => l.startsWith(`apply:${id}:`))
+        ?.split(":")[4];
+      if (purpose && ctx.fourEyes?.includes(purpose)) problems.push(`applied a ${purpose} lease under four_eyes`);
       labels = labels.filter((l) => !applied.carried.includes(l));
       allowed = [applied.expected];
     } else if (status === 422 && answer?.detail === "invalid_lines") allowed = [[`event:apply_refused:${id}`]];
@@ -1203,6 +1361,59 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   } else if (route === "cancel" && method === "POST") {
     if (status === 200) allowed = [[`cancel:${id}:${a}`, `event:cancelled:${id}`]];
     else if (status === 409) allowed = [[`event:cancel_refused:${id}`]];
+  } else if (route === "submit" && method === "POST") {
+    if (status === 200) {
+      // A new request: the lease's own actor's, from this session, in their organization, of a
+      // proposed lease (its deadline moved to the window's end) whose purpose is under four_eyes. Or
+      // a retry: the request as it stands, nothing written.
+      allowed = [[], [`window:${id}:${a}`, `submit:*:${id}:${a}:${s}:${org}:*`, `event:submitted:${id}`]];
+      const made = writes.find((w) => w.tbl === "approval_request" && w.op === "INSERT");
+      const moved = writes.find((w) => w.tbl === "inference_lease" && label(w) === `window:${id}:${a}`);
+      if (made && moved) {
+        const n = made.new;
+        if (ctx.fourEyes && !ctx.fourEyes.includes(n.purpose)) problems.push(`submitted a ${n.purpose} lease not under four_eyes`);
+        if (n.purpose !== moved.old.purpose || n.invoice_id !== moved.old.invoice_id || n.invoice_version !== moved.old.invoice_version)
+          problems.push(`request froze ${JSON.stringify([n.purpose, n.invoice_id, n.invoice_version])}, not its lease's`);
+        if (n.proposal_sha256 !== sha256OfProposal(moved.old.proposal)) problems.push(`request's hash is not its proposal's`);
+        if (Date.parse(n.expires_at) !== Date.parse(moved.new.deadline_at)) problems.push(`request expires_at is not the lease's deadline`);
+        if ((n.accept === null) !== !Array.isArray(ctx.input?.lines)) problems.push(`request accept ${JSON.stringify(n.accept)}`);
+        if (answer?.approval_id !== n.id || answer?.proposal_sha256 !== n.proposal_sha256)
+          problems.push(`answered ${JSON.stringify(answer)} for request ${n.id}`);
+      } else if (answer?.lease_id?.toLowerCase() !== id) problems.push(`answered the request of ${answer?.lease_id} for ${id}`);
+    } else if (status === 409 && answer?.detail === "invoice_changed")
+      // Closed now by the fence, or withdrawn earlier by an edit.
+      allowed = [[`fence:${id}:${a}:*`, `event:invoice_changed:${id}`], []];
+    else if (status === 409 && answer?.detail === "proposal_unusable") allowed = [[`unusable:${id}:${a}`, `event:proposal_unusable:${id}`]];
+  } else if ((route === "approve" || route === "decline") && method === "POST") {
+    // Only the request the id names, decided once by this actor in this session, in their
+    // organization (the label: never the requester); nothing else but what the decision writes.
+    const decision = route === "approve" ? "approved" : "declined";
+    const decided = writes.find((w) => w.tbl === "approval_request" && w.op === "UPDATE");
+    const lease = ctx.approval?.lease_id ?? decided?.old.lease_id ?? "no-lease";
+    const requester = ctx.approval?.requester_id ?? decided?.old.requester_id ?? "no-requester";
+    const decide = `decide:${id}:${decision}:${a}:${s}:${org}`;
+    if (status === 200) {
+      if (!APPROVING_ROLES.includes(ctx.actorRole ?? "member")) problems.push(`a ${ctx.actorRole} ${route}d`);
+      if (answer?.lease_id !== lease || answer?.approval_id !== id) problems.push(`answered ${JSON.stringify(answer)}`);
+      if (route === "approve") {
+        // The invoice written as the lease's apply would, with the receipt naming the approver,
+        // and only for the hash the approver sent, which is the request's and its proposal's.
+        const applied = applyWrites(lease, requester, writes, decided?.old.accept ?? undefined, null, a);
+        problems.push(...applied.problems);
+        labels = labels.filter((l) => !applied.carried.includes(l));
+        allowed = [[decide, ...applied.expected]];
+        const proposal = writes.find((w) => w.tbl === "inference_lease" && label(w).startsWith(`apply:${lease}:`))?.old.proposal;
+        const sent = String(ctx.input?.proposal_sha256 ?? "").toLowerCase();
+        if (decided && (sent !== decided.old.proposal_sha256 || sha256OfProposal(proposal) !== decided.old.proposal_sha256))
+          problems.push(`approved with hash ${sent} a request of ${decided.old.proposal_sha256}`);
+      } else {
+        allowed = [[decide, `decline:${lease}:${requester}`, `event:declined:${lease}`]];
+      }
+      const comment = typeof ctx.input?.comment === "string" ? ctx.input.comment.trim() : null;
+      if (decided && decided.new.comment !== comment) problems.push(`wrote comment ${JSON.stringify(decided.new.comment)}`);
+    } else if (route === "approve" && status === 409 && answer?.detail === "invoice_changed")
+      // Approve's fence closes the lease (the invoice moved on since the submit), or an edit did earlier.
+      allowed = [[`fence:${lease}:${requester}:*`, `event:invoice_changed:${lease}`], []];
   } else if (route === "budget" && method === "PUT" && status === 200) {
     // The actor's organization's four caps as sent, by the actor (an admin: a member's is 403 and writes nothing).
     allowed = [[`budget:${org}:${a}:${CAPS.map((k) => String(ctx.input?.[k])).join(":")}`]];
@@ -1294,6 +1505,19 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   if (route === "changes" && status === 200 && answer?.lease_id?.toLowerCase() !== id)
     problems.push(`changes of ${answer?.lease_id} for ${id}`);
 
+  // The lane's reads: the queue holds none of the actor's own requests and is an approver's; one
+  // request is its requester's or an approver's of its organization.
+  if (route === "approvals" && method === "GET" && status === 200) {
+    if (!APPROVING_ROLES.includes(ctx.actorRole ?? "admin")) problems.push(`a ${ctx.actorRole} read the queue`);
+    if (!Array.isArray(answer) || answer.some((r: any) => r?.requester?.id === a))
+      problems.push(`queue answered ${JSON.stringify(answer)}`);
+  }
+  if (route === "approval" && status === 200) {
+    if (answer?.id !== id) problems.push(`request ${answer?.id} for ${id}`);
+    if (ctx.actorOrg && ctx.approval && ctx.approval.org_id !== ctx.actorOrg) problems.push(`another organization's request read`);
+    if (!APPROVING_ROLES.includes(ctx.actorRole ?? "admin") && answer?.requester?.id !== a)
+      problems.push(`a ${ctx.actorRole} read another's request`);
+  }
   // An edit writes exactly what was sent, trimmed, and nothing else.
   const edit = writes.find((w) => w.tbl === "invoice" && label(w).startsWith("edit:"));
   if (edit && route === "invoice") {

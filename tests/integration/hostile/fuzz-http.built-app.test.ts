@@ -28,6 +28,7 @@ import {
   hugeString,
   installAudit,
   label,
+  LANE_PURPOSE,
   matchesOneOf,
   nastyString,
   rawBytes,
@@ -146,6 +147,16 @@ beforeAll(async () => {
   await t.db.execute(
     sql`insert into org_budget (org_id, organization_daily_cents) select org_id, 100 from membership where user_id = ${alice.id}`,
   );
+  // The lane reachable (0078): each organization's admin puts the lane's purpose under four_eyes
+  // through the route (the fixtures put it back when a request sets it to self).
+  for (const admin of [world.owner, world.other]) {
+    const res = await fetch(`${app.url}/api/org/policies/${LANE_PURPOSE}`, {
+      method: "PUT",
+      headers: { cookie: admin.cookie, "content-type": "application/json" },
+      body: JSON.stringify({ apply: "four_eyes", review_hours: 720 }),
+    });
+    if (res.status !== 200) throw new Error(`policy not set: ${res.status} ${await res.text()}`);
+  }
   revokedCookie = (await signInOverHttp(alice.email)).cookie;
   await fetch(`${app.url}/api/session`, { method: "DELETE", headers: { cookie: revokedCookie } });
 }, BOOT_TIMEOUT);
@@ -863,6 +874,10 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
           ? body.bytes
           : new Uint8Array();
   const lie = lengthHeaders(c.length, bytes.byteLength);
+  // Read before the request: the policies it runs under, and the approval request its id names.
+  const actorOrg = actor ? ((await world.orgs()).get(actor.id) ?? null) : null;
+  const fourEyes = await world.fourEyes(actorOrg);
+  const approval = await world.approvalOf(decoded);
   const head = headLines(r.method, target, {
     cookie: header,
     "content-type": r.contentType,
@@ -885,7 +900,6 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
     answer = res.body.slice(0, 200);
   }
   const unframed = (c.length === "omit" || c.length === "short" || c.length === "zero") && bytes.byteLength > 0;
-  const actorOrg = actor ? ((await world.orgs()).get(actor.id) ?? null) : null;
   const actorRole = actor ? world.role(actor.id) : null;
   const email = typeof input?.email === "string" ? input.email.trim().toLowerCase() : null;
   const emailUser = email === world.owner.email ? world.owner.id : email === world.other.email ? world.other.id : null;
@@ -904,8 +918,11 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
         const labels = writes.map(label);
         const opened = labels.find((l) => l.startsWith("open:"))?.split(":")[1];
         const revoked = labels.filter((l) => l.startsWith("revoke:")).map((l) => l.split(":")[1]);
+        // A submit, which takes no body, may have run as sent without one: answered with its request.
+        const submitted = writes.find((w) => w.tbl === "approval_request" && w.op === "INSERT")?.new;
         const candidates = [
           { status: 200, answer: { revoked, actor: { id: emailUser } } },
+          { status: 200, answer: { approval_id: submitted?.id, proposal_sha256: submitted?.proposal_sha256, lease_id: decoded } },
           { status: 201, answer: { lease_id: opened } },
           { status: 409, answer: { detail: "invoice_changed" } },
           { status: 409, answer: { detail: "lease_open" } },
@@ -924,6 +941,8 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
               emailUser,
               actorOrg,
               actorRole,
+              fourEyes,
+              approval,
             },
             writes,
             { background: true },
@@ -945,6 +964,8 @@ async function sendApi(c: ApiCall): Promise<Outcome> {
           actorOrg,
           actorRole,
           retryAfter: headerOf(res.head, "retry-after"),
+          fourEyes,
+          approval,
         },
         writes,
         { background: true },
