@@ -26,6 +26,14 @@ export type QueueEntry = {
   expires_at: string;
 };
 
+/** A request `r` (its lease `l`) of the member's organization still pending: no decision, the lease proposed and in its window by the database clock. */
+const pendingIn = (member: Member) =>
+  sql`r.org_id = ${member.orgId}::uuid and r.decision is null and l.status = 'proposed' and l.deadline_at > now()`;
+
+/** Someone else's request, and the member may approve now: it waits for their decision. */
+const awaitsDecisionBy = (member: Member) =>
+  sql`(r.requester_id <> ${member.id}::uuid and ${memberMay(member.orgId, member.id, "approve")})`;
+
 export async function approvalQueue(db: Db, member: Member): Promise<QueueEntry[]> {
   const result = await db.execute(sql`
     select r.id, r.lease_id, r.invoice_id, i.number as invoice_number, r.purpose,
@@ -35,10 +43,7 @@ export async function approvalQueue(db: Db, member: Member): Promise<QueueEntry[
     join inference_lease l on l.id = r.lease_id
     join invoice i on i.id = r.invoice_id
     join app_user u on u.id = r.requester_id
-    where r.org_id = ${member.orgId}::uuid and r.decision is null
-      and ${memberMay(member.orgId, member.id, "approve")}
-      and r.requester_id <> ${member.id}::uuid
-      and l.status = 'proposed' and l.deadline_at > now()
+    where ${pendingIn(member)} and ${awaitsDecisionBy(member)}
     order by r.submitted_at, r.id
     limit 500`);
   const rows = rowsOf<QueueEntry>(result);
@@ -123,9 +128,8 @@ export async function pendingSnapshot(db: Db, member: Member): Promise<PendingSn
       ceil(extract(epoch from (l.deadline_at - now())) * 1000)::float8 as ms_left
     from approval_request r
     join inference_lease l on l.id = r.lease_id
-    where r.org_id = ${member.orgId}::uuid and r.decision is null
-      and l.status = 'proposed' and l.deadline_at > now()
-      and ((r.requester_id <> ${member.id}::uuid and ${memberMay(member.orgId, member.id, "approve")})
+    where ${pendingIn(member)}
+      and (${awaitsDecisionBy(member)}
         or (r.requester_id = ${member.id}::uuid and ${memberOf(member.orgId, member.id)}))
     order by r.id
     limit 500`);
