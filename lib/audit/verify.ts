@@ -5,7 +5,7 @@ import "server-only";
 // `from` walks on from a mark an earlier walk left instead (what the model test does after
 // every step): only the entries since, and only the rows they name.
 import canonicalize from "canonicalize";
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { rowsOf, type Db, type Tx } from "@/db/client";
 import { ChainWalker, genesisSha256, type ChainEntry, type ChainFailure } from "./chain";
 
@@ -97,8 +97,6 @@ async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean, 
   );
   const ended = head ? { seq: Number(head.seq), entry_sha256: head.entry_sha256 } : null;
   // A head that fell back behind the mark is entries deleted from the end: ChainWalker.end says so.
-  // namedRows renders rows as audit_source_rows does, in UTC (its SET TimeZone), for this transaction only.
-  if (sources && from) await db.execute(sql`set local timezone = 'UTC'`);
   const failure = walk.end(ended) ?? (sources ? await checkSources(db, orgId, from?.seq) : null);
   const mark = failure ? undefined : (ended ?? { seq: 0, entry_sha256: genesisSha256(orgId) });
   return { orgId, entries: walk.count, head: head?.entry_sha256 ?? null, failure, ...(mark ? { mark } : {}) };
@@ -112,30 +110,30 @@ async function verifyOrganization(db: Db | Tx, orgId: string, sources: boolean, 
  */
 async function checkSources(db: Db | Tx, orgId: string, after?: number): Promise<ChainFailure | null> {
   const found: ChainFailure[] = [];
-  const sourceList = rowsOf<{ source: string; via: string; key_cols: string }>(
+  const sourceList = rowsOf<{ source: string }>(
     await db.execute(
       after === undefined
-        ? sql`select source, via, key_cols from audit_sources() order by source`
-        : sql`select source, via, key_cols from audit_sources()
+        ? sql`select source from audit_sources() order by source`
+        : sql`select source from audit_sources()
             where source in (select e.source from audit_entry e where e.org_id = ${orgId} and e.seq > ${after}) order by source`,
     ),
   );
-  for (const { source, via, key_cols } of sourceList) {
+  for (const { source } of sourceList) {
     const named =
       after === undefined
-        ? sql`true`
-        : sql`source_key in (select e.source_key from audit_entry e where e.org_id = ${orgId} and e.source = ${source} and e.seq > ${after})`;
+        ? null
+        : sql`select e.source_key from audit_entry e where e.org_id = ${orgId} and e.source = ${source} and e.seq > ${after}`;
     const latest = new Map(
       rowsOf<{ source_key: string; seq: string; op: string; canonical: string }>(
         await db.execute(sql`select distinct on (source_key) source_key, seq::text as seq, op, canonical from audit_entry
-          where org_id = ${orgId} and source = ${source} and ${named} order by source_key, audit_entry.seq desc`),
+          where org_id = ${orgId} and source = ${source} and ${named ? sql`source_key in (${named})` : sql`true`}
+          order by source_key, audit_entry.seq desc`),
       ).map((r) => [r.source_key, r]),
     );
+    // Only the rows the new entries name, after a mark: audit_jcs is what a walk spends its time on.
     const rows = rowsOf<{ source_key: string; row_json: string }>(
       await db.execute(
-        after === undefined
-          ? sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid)`
-          : namedRows(orgId, source, via, key_cols, named),
+        sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid, ${named ? sql`array(${named})` : sql`null`})`,
       ),
     );
     for (const row of rows) {
@@ -171,30 +169,6 @@ async function checkSources(db: Db | Tx, orgId: string, after?: number): Promise
   // The earliest entry first; rows with none after them.
   found.sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
   return found[0] ?? null;
-}
-
-/**
- * The rows `named` picks of one source, rendered as audit_source_rows renders them (the same
- * scopes, key and JSON functions; tamper.test.ts holds the two to each other) but each row's JSON
- * only for the rows picked: audit_jcs is what a walk spends its time on, and a step names a few.
- * A scope this does not know goes through audit_source_rows itself.
- */
-function namedRows(orgId: string, source: string, via: string, keyCols: string, named: SQL): SQL {
-  const [scope, column] = via.split(":");
-  const t = sql.identifier(source);
-  const c = sql.identifier(column ?? "");
-  const scoped =
-    scope === "org"
-      ? sql`select to_jsonb(t) as r from ${t} t where t.${c} = ${orgId}::uuid`
-      : scope === "invoice"
-        ? sql`select to_jsonb(t) as r from ${t} t join invoice i on i.id = t.${c} where i.org_id = ${orgId}::uuid`
-        : scope === "lease"
-          ? sql`select to_jsonb(t) as r from ${t} t join inference_lease l on l.id = t.${c} join invoice i on i.id = l.invoice_id where i.org_id = ${orgId}::uuid`
-          : null;
-  if (!scoped) return sql`select source_key, row_json from audit_source_rows(${source}, ${orgId}::uuid) where ${named}`;
-  // In UTC, as audit_source_rows (verifyOrganization sets it for its transaction).
-  return sql`select source_key, audit_row_json(x.r) as row_json
-    from (select audit_row_key(y.r, ${keyCols}) as source_key, y.r from (${scoped}) y) x where ${named}`;
 }
 
 /** One line per organization: `ok, N entries, head <hash>` or the failure. */

@@ -296,8 +296,8 @@ describe("walked on from a mark", () => {
     // Nothing new: the marked entry alone, and the same mark.
     const again = await since(b.orgId, report.mark!);
     expect(again).toMatchObject({ failure: null, entries: 1, mark: report.mark });
-    // From the genesis mark: every entry, and every row an entry names rendered by the walk's own
-    // query (namedRows) as audit_source_rows renders it, or a clean chain would read as changed.
+    // From the genesis mark: every entry, and every row an entry names, picked by its key in
+    // audit_source_rows (migration 0015) and rendered as a whole walk renders it, or a clean chain would read as changed.
     expect((await verifyChain(t.db, { orgId: b.orgId, from: { seq: 0, entry_sha256: genesisSha256(b.orgId) } }))[0]).toMatchObject({
       failure: null,
       entries: all.length,
