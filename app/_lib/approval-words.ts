@@ -123,6 +123,10 @@ export const APPROVALS_PAGE_WORDS = {
   notApprover: "Only an admin or an approver decides requests. Ask an admin if you should.",
   ownRequest: "You cannot approve your own request. Someone else on your team with the Approver or Admin role decides it.",
   changesHeading: "What will change if approved",
+  // Once decided, the heading says what the list is: what approve wrote (the invoice now holds it,
+  // so "before → after" against it would read "X → X"), or what the request would have changed.
+  savedHeading: "What was saved to the invoice",
+  notSavedHeading: "What it would have changed",
   unchangedSince: "The invoice has not changed since the request was made.",
   comment: "Comment (optional)",
   declineComment: "Why you decline (required)",

@@ -147,6 +147,11 @@ test("carol approves dave's submission and the invoice changes", async ({ page, 
   await expect(carol.getByTestId("approval-notice")).toHaveText("Approved. The invoice was changed as shown.");
   await expect(carol.getByTestId("approval")).toHaveAttribute("data-status", "approved");
   await expect(carol.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+  // Decided, the list says what was written: the summary saved, not "before → after" against an
+  // invoice that now holds it (which read "X → X").
+  await expect(carol.getByRole("heading", { level: 2, name: "What was saved to the invoice" })).toBeVisible();
+  await expect(change.getByTestId("change-after")).toHaveText(asShown(proposal.summary));
+  await expect(change.getByTestId("change-before")).toHaveCount(0);
 
   const after = await invoiceRow(sql, invoice.id);
   expect(after.summary, "approve wrote the proposal shown").toBe(proposal.summary);
@@ -328,6 +333,7 @@ test.describe("with JavaScript off", () => {
         "Declined. The requester sees your comment; the invoice was not changed.",
       );
       await expect(carol.getByTestId("request-status")).toHaveText("Declined");
+      await expect(carol.getByRole("heading", { level: 2, name: "What it would have changed" })).toBeVisible();
     } finally {
       await carolContext.close();
     }

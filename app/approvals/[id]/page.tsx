@@ -52,6 +52,7 @@ export default async function ApprovalPage({ params, searchParams }: { params: P
   const changes = changesToApprove(request, current);
   const task = { title: taskTitle(request.purpose) };
   const pending = request.status === "pending";
+  const approved = request.status === "approved";
   const decides = pending && !request.mine && may(actor, "approve");
   const code = one(query.notice);
   const notice = isDecisionNotice(code) ? { ok: code === "approved" || code === "declined", text: decisionNoticeWords(code) } : null;
@@ -108,7 +109,13 @@ export default async function ApprovalPage({ params, searchParams }: { params: P
       </section>
 
       <section className="card" aria-labelledby="changes-heading">
-        <h2 id="changes-heading">{APPROVALS_PAGE_WORDS.changesHeading}</h2>
+        <h2 id="changes-heading">
+          {pending
+            ? APPROVALS_PAGE_WORDS.changesHeading
+            : approved
+              ? APPROVALS_PAGE_WORDS.savedHeading
+              : APPROVALS_PAGE_WORDS.notSavedHeading}
+        </h2>
         {pending && request.invoiceVersionNow === request.invoiceVersion ? (
           <p className="muted small">{APPROVALS_PAGE_WORDS.unchangedSince}</p>
         ) : null}
@@ -116,7 +123,7 @@ export default async function ApprovalPage({ params, searchParams }: { params: P
           <ul className="planned-changes" data-testid="approval-changes">
             {changes.map((change) => (
               <li key={change.key} data-testid="planned-change" data-key={change.key}>
-                <strong>{change.label}</strong>: <ChangeValues change={change} locale={viewer.locale} />
+                <strong>{change.label}</strong>: <ChangeValues change={change} locale={viewer.locale} savedOnly={approved} />
               </li>
             ))}
           </ul>

@@ -391,7 +391,8 @@ function useEarlierEvents(view: LeaseJson | null) {
 }
 
 /** A change's value before and after ("none" where there is none), each line of a multi-line value on its own line. */
-export function ChangeValues({ change, locale }: { change: PlannedChange; locale: string }) {
+/** A change as "before → after"; `savedOnly` for one already written, whose "before" is not kept beside it. */
+export function ChangeValues({ change, locale, savedOnly = false }: { change: PlannedChange; locale: string; savedOnly?: boolean }) {
   const lines = (value: string | null) =>
     value === null
       ? "none"
@@ -403,6 +404,12 @@ export function ChangeValues({ change, locale }: { change: PlannedChange; locale
               {line}
             </span>
           ));
+  if (savedOnly)
+    return (
+      <span data-testid="change-after" className="planned-change__after" suppressHydrationWarning>
+        {lines(change.after)}
+      </span>
+    );
   return (
     <>
       <span data-testid="change-before" className="planned-change__before" suppressHydrationWarning>
