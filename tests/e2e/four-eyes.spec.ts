@@ -124,6 +124,8 @@ test("carol approves dave's submission and the invoice changes", async ({ page, 
   await expect(change.getByTestId("change-before")).toHaveText("none");
   await expect(change.getByTestId("change-after")).toHaveText(asShown(proposal.summary));
   await expect(carol.getByTestId("requester")).toHaveText("Dave Fischer");
+  // The decision's deadline with the time left, counted down by the server's clock.
+  await expect(carol.getByTestId("countdown")).toHaveText(/^in (23 h 5\d min|1 day)$/);
   // The hash the page carries is the one of the proposal it showed.
   await expect(carol.locator('input[name="proposal_sha256"]')).toHaveValue(request.proposal_sha256);
   await expectAccessible(carol, "approval request, waiting");

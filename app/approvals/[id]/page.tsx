@@ -61,7 +61,6 @@ export default async function ApprovalPage({ params, searchParams }: { params: P
     <div className="approval" data-testid="approval" data-status={request.status}>
       <InvoiceLive invoiceId={request.invoiceId} version={request.invoiceVersionNow} />
       <ApprovalsLive fingerprint={pendingNow.fingerprint} />
-      {pending ? <RefreshAt at={request.expiresAt.toISOString()} serverNow={request.now.toISOString()} /> : null}
       <Link href="/approvals" className="back-link">
         ← {APPROVALS_PAGE_WORDS.title}
       </Link>
@@ -95,6 +94,12 @@ export default async function ApprovalPage({ params, searchParams }: { params: P
             <dt>Decision needed by</dt>
             <dd>
               <time dateTime={request.expiresAt.toISOString()}>{formatDateTime(request.expiresAt.toISOString(), viewer)}</time>
+              {pending ? (
+                <>
+                  {" "}
+                  <RefreshAt id={request.id} at={request.expiresAt.toISOString()} serverNow={request.now.toISOString()} />
+                </>
+              ) : null}
             </dd>
           </div>
           <div>
