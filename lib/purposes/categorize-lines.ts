@@ -32,15 +32,28 @@ const words = (text: string) =>
     .split(/[^\p{L}\p{N}]+/u)
     .filter(Boolean);
 
-/** The local model's answer: per line, the account whose keywords its description hits most (ties: the lower code). */
+/** Where a description's head phrase ends: at its first comma, bracket or dash, or at a preposition ("Paper for the printer"). */
+const HEAD_END = /[,;:()[\]]|\s[-–—]\s|\s(?:for|of|with|to|from|in|on|at|by|per)\s/iu;
+
+/**
+ * The local model's answer: per line, the account whose keywords its description hits most. A tie
+ * goes to the account named by the head of the description, the thing bought, as an English noun
+ * phrase names it last and before any "for …" or ", …" ("Printer paper A4, 80 g" and "Paper for
+ * the printer" are paper, not a printer), then to the lower code.
+ */
 export function categorize(input: PurposeInput, ctx: CategorizeContext): Output {
   return {
     lines: input.invoice.lines.map((line) => {
-      const seen = new Set(words(line.description));
-      let best = { code: FALLBACK_ACCOUNT, hits: 0 };
+      const said = words(line.description);
+      const headWords = words(line.description.split(HEAD_END)[0] ?? "").length;
+      // A word of the head phrase outranks any after it; within each part, the later the stronger.
+      const rank = (i: number) => (i < headWords ? said.length + i : i);
+      let best = { code: FALLBACK_ACCOUNT, hits: 0, rank: -1 };
       for (const a of ctx.accounts) {
-        const hits = a.keywords.filter((k) => seen.has(k)).length;
-        if (hits > best.hits) best = { code: a.code, hits };
+        const positions = said.flatMap((w, i) => (a.keywords.includes(w) ? [i] : []));
+        const hits = new Set(positions.map((i) => said[i])).size;
+        const strongest = positions.length ? Math.max(...positions.map(rank)) : -1;
+        if (hits > best.hits || (hits > 0 && hits === best.hits && strongest > best.rank)) best = { code: a.code, hits, rank: strongest };
       }
       return { line_id: line.id, category: best.code };
     }),

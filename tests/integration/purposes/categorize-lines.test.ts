@@ -72,6 +72,27 @@ describe("categorize_lines", () => {
     expect(output).toEqual({ lines: ids.map((id, i) => ({ line_id: id, category: EXPECTED[i] })) });
   });
 
+  it("the local model reads a description as a finance user does: a tie goes to the thing bought (the head of the phrase), and furniture is equipment", async () => {
+    const alice = await makeUser(t.db, "Alice");
+    const inv = await invoiceWith(t.db, alice.id, {
+      lines: [
+        // printer (6200) and paper (6900): the paper is what was bought, named last in its head
+        // phrase, or first before a "for …".
+        { description: "Printer paper A4, 80 g", quantity: 40, unitPriceCents: 495 },
+        { description: "Paper for the printer", quantity: 1, unitPriceCents: 495 },
+        { description: "Toner cartridge - office printer", quantity: 1, unitPriceCents: 7_150 },
+        { description: "Desk chairs", quantity: 2, unitPriceCents: 18_900 },
+        // Two keywords of one account beat one of another, wherever they stand.
+        { description: "Office rent and cleaning", quantity: 1, unitPriceCents: 200_000 },
+      ],
+      issuedOn: "2026-01-01",
+      dueOn: "2099-01-01",
+    });
+    const { leaseId } = await openFor(t.db, alice.id, inv.id, "categorize_lines");
+    const { output } = await localOutput(t.db, leaseId);
+    expect((output as { lines: { category: string }[] }).lines.map((l) => l.category)).toEqual(["6900", "6900", "6900", "6200", "6400"]);
+  });
+
   it("a full apply writes every line's category, bumps the version once, and writes nothing else of the invoice", async () => {
     const { alice, inv, ids } = await setup();
     const { leaseId } = await proposedLease(t.db, alice.id, inv.id, "categorize_lines");
