@@ -16,7 +16,8 @@ export const CHANGE_WORDS = {
 
 /**
  * "Review attempt 2", "Summary attempt 3": an attempt named by its purpose (its words' `attempt`).
- * Numbers count every attempt on the invoice, whatever its purpose, so each number names one attempt.
+ * Numbers count the invoice's attempts of that purpose: the first review is "Review attempt 1"
+ * whatever summaries came before it (lib/leases/read.ts attemptNumber).
  */
 export const attemptWords = (words: Pick<PurposeWords, "attempt">, number: number) => `${words.attempt} ${number}`;
 

@@ -296,6 +296,15 @@ export async function invoiceAttempts(
 export const purposeOrSummary = (purpose: string): Purpose => (isPurpose(purpose) ? purpose : "summarize_invoice");
 
 /**
+ * An attempt's number among the invoice's attempts of its purpose, the first being 1: "Summary
+ * attempt 2" is the second summary asked for on the invoice, whatever reviews came between. The
+ * history and the link from the applied summary to its attempt both number with this.
+ */
+export const attemptNumber = sql<number>`(select count(*) from ${inferenceLease} older
+  where older.invoice_id = ${inferenceLease.invoiceId} and older.purpose = ${inferenceLease.purpose}
+    and (older.created_at, older.id) <= (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number);
+
+/**
  * The attempt whose summary is on the invoice: the latest applied summarize_invoice lease (only
  * its apply writes the summary; an applied review or categorization wrote other columns), who
  * applied it and when, and its place in the newest-first timeline.
@@ -312,6 +321,7 @@ export async function appliedAttempt(
   appliedAt: Date;
   position: number;
   number: number;
+  purpose: string;
 } | null> {
   const [row] = await db
     .select({
@@ -329,10 +339,8 @@ export async function appliedAttempt(
           and (newer.created_at, newer.id) > (${inferenceLease.createdAt}, ${inferenceLease.id}))
         + (select count(*) from invoice_change c
         where c.invoice_id = ${inferenceLease.invoiceId} and c.at >= ${inferenceLease.createdAt})`.mapWith(Number),
-      // Its number among the invoice's attempts, as the history numbers them.
-      number: sql<number>`(select count(*) from ${inferenceLease} older
-        where older.invoice_id = ${inferenceLease.invoiceId}
-          and (older.created_at, older.id) <= (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number),
+      number: attemptNumber,
+      purpose: inferenceLease.purpose,
     })
     .from(inferenceLease)
     .innerJoin(invoice, and(eq(invoice.id, inferenceLease.invoiceId), visibleInvoice(member)))

@@ -9,7 +9,7 @@ import { ROLE_RULES, visibleInvoice, type Member } from "@/lib/access";
 import { isUuid } from "@/lib/ids";
 import type { ChangeKind, InvoiceChanges } from "@/lib/org-codes";
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
-import { purposeOrSummary, type AttemptView } from "./read";
+import { attemptNumber, purposeOrSummary, type AttemptView } from "./read";
 import { expireDue } from "./shared";
 
 /** One recorded change: who made it (null once their account is gone), when, and each field before and after. */
@@ -29,7 +29,7 @@ export type ChangeView = {
  */
 export type ReceiptLine = { writtenBy: string; approvedBy: string | null; at: string };
 
-/** An attempt with its place among the invoice's attempts, the first being 1, and its receipt as the viewer may read it. */
+/** An attempt with its number among the invoice's attempts of its purpose (./read.ts attemptNumber), and its receipt as the viewer may read it. */
 export type NumberedAttempt = AttemptView & { number: number; receipt?: ReceiptLine | null };
 
 export type TimelineEntry = { type: "change"; at: Date; change: ChangeView } | { type: "attempt"; at: Date; attempt: NumberedAttempt };
@@ -146,9 +146,7 @@ async function attemptsOf(tx: Tx, member: Member, leaseIds: string[]): Promise<N
       status: inferenceLease.status,
       closedReason: inferenceLease.closedReason,
       createdAt: inferenceLease.createdAt,
-      number: sql<number>`(select count(*) from ${inferenceLease} older
-        where older.invoice_id = ${inferenceLease.invoiceId}
-          and (older.created_at, older.id) <= (${inferenceLease.createdAt}, ${inferenceLease.id}))`.mapWith(Number),
+      number: attemptNumber,
       // The receipt's words, in this same statement, for its readers only (as GET /api/leases/:id/receipt).
       receipt: sql<ReceiptLine | null>`(select json_build_object('writtenBy', ru.name, 'approvedBy', au.name, 'at', rc.written_at)
         from lease_receipt rc join app_user ru on ru.id = rc.requester_id left join app_user au on au.id = rc.approver_id

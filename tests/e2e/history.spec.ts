@@ -91,14 +91,15 @@ test("each attempt in the history is named by its purpose; a review applied afte
   await expect(inv.attempts).toHaveCount(2);
   const [reviewAttempt, summaryAttempt] = [inv.attempts.nth(0), inv.attempts.nth(1)];
   await expect(reviewAttempt).toHaveAttribute("data-attempt-purpose", "review_invoice");
-  await expect(reviewAttempt.getByRole("heading")).toHaveText("Review attempt 2: Applied");
+  // Numbered among the invoice's reviews: its first, whatever summary came before it.
+  await expect(reviewAttempt.getByRole("heading")).toHaveText("Review attempt 1: Applied");
   await expect(reviewAttempt.locator('li[data-kind="opened"]')).toContainText("Review requested");
   await expect(reviewAttempt.locator('li[data-kind="applied"]')).toContainText("Review notes applied to the invoice");
-  // Named by its purpose too (not a bare "Attempt 1" beside "Review attempt 2"), its timeline in
+  // Named by its purpose too (not a bare "Attempt 1" beside "Review attempt 1"), its timeline in
   // the summary's words as before, and it is still the summary on the invoice.
   await expect(summaryAttempt).toHaveAttribute("data-attempt-purpose", "summarize_invoice");
   await expect(summaryAttempt.getByRole("heading")).toHaveText("Summary attempt 1: Applied (the summary on the invoice)");
   await expect(summaryAttempt.locator('li[data-kind="opened"]')).toContainText("Summary requested");
-  await expect(inv.attempts.getByRole("heading")).toHaveText([/^Review attempt 2: /, /^Summary attempt 1: /]);
+  await expect(inv.attempts.getByRole("heading")).toHaveText([/^Review attempt 1: /, /^Summary attempt 1: /]);
   await expectAccessible(inv.page, "history with a summary and a review");
 });

@@ -15,11 +15,11 @@ export const HISTORY_PAGE_SIZE = 5;
 
 /**
  * An attempt's anchor: by its lease id when it is the viewer's own (the owner's links and tests
- * name it), else by its number, since another member's lease id is theirs alone and would
- * travel in the markup and the RSC payload.
+ * name it), else by its purpose and number (numbers count per purpose), since another member's
+ * lease id is theirs alone and would travel in the markup and the RSC payload.
  */
-export const attemptAnchor = (attempt: { id: string; mine: boolean }, number: number) =>
-  attempt.mine ? `attempt-${attempt.id}` : `attempt-n${number}`;
+export const attemptAnchor = (attempt: { id: string; mine: boolean; purpose: string }, number: number) =>
+  attempt.mine ? `attempt-${attempt.id}` : `attempt-${attempt.purpose}-${number}`;
 
 const STATUS_WORDS: Record<LeaseDisplay, string> = {
   generating: "Being written",

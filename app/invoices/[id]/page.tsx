@@ -125,7 +125,7 @@ export default async function InvoicePage({ params, searchParams }: { params: Pr
     invoice.owned &&
     !heldBy &&
     !(lease && (isInFlight(lease.status) || displayOf({ status: lease.status, closed_reason: lease.closed_reason }) === "outdated"));
-  const attemptHref = (attempt: { id: string; mine: boolean; position: number; number: number }) =>
+  const attemptHref = (attempt: { id: string; mine: boolean; purpose: string; position: number; number: number }) =>
     `/invoices/${invoice.id}?history=${Math.floor(attempt.position / HISTORY_PAGE_SIZE) + 1}#${attemptAnchor(attempt, attempt.number)}`;
 
   return (

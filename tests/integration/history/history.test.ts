@@ -34,13 +34,20 @@ function recorder(): LeaseDispatch & { closed: [string[], string][] } {
   };
 }
 
-async function seedLease(actorId: string, invoiceId: string, status: string, proposal: LeaseProposal | null = null, minutesAgo = 0) {
+async function seedLease(
+  actorId: string,
+  invoiceId: string,
+  status: string,
+  proposal: LeaseProposal | null = null,
+  minutesAgo = 0,
+  purpose = "summarize_invoice",
+) {
   const [row] = await t.db
     .insert(inferenceLease)
     .values({
       actorId,
       invoiceId,
-      purpose: "summarize_invoice",
+      purpose,
       status: status as never,
       deadlineAt: sql`now() + interval '60 seconds'`,
       proposal,
@@ -67,6 +74,30 @@ async function applySummary(ownerId: string, invoiceId: string) {
 }
 
 describe("the timeline: every change and every attempt, newest first, paged", () => {
+  it("numbers each purpose's attempts on their own: the first review is Review attempt 1 whatever summaries came before it", async () => {
+    const { dave, inv, member } = await team();
+    for (const [purpose, minutesAgo] of [
+      ["summarize_invoice", 50],
+      ["summarize_invoice", 40],
+      ["review_invoice", 30],
+      ["categorize_lines", 20],
+      ["summarize_invoice", 10],
+      ["review_invoice", 5],
+    ] as const) {
+      const lease = await seedLease(dave.id, inv.id, "rejected", null, minutesAgo, purpose);
+      await t.db.update(inferenceLease).set({ closedReason: "cancelled" }).where(eq(inferenceLease.id, lease.id));
+    }
+    const all = await invoiceTimeline(t.db, member, inv.id, { offset: 0, limit: 10 });
+    expect(all!.entries.flatMap((e) => (e.type === "attempt" ? [`${e.attempt.purpose} ${e.attempt.number}`] : []))).toEqual([
+      "review_invoice 2",
+      "summarize_invoice 3",
+      "categorize_lines 1",
+      "review_invoice 1",
+      "summarize_invoice 2",
+      "summarize_invoice 1",
+    ]);
+  });
+
   it("interleaves invoice_change rows and attempts by time, numbers the attempts, names the owners, pages, and is another organization's 404", async () => {
     const { alice, dave, inv, admin, member } = await team();
     const old = await seedLease(dave.id, inv.id, "rejected", null, 30);
