@@ -126,12 +126,16 @@ beforeAll(async () => {
   const own = [];
   for (let i = 0; i < 4; i++) own.push((await makeInvoice(t.db, alice.id)).id);
   const other = (await makeInvoice(t.db, bob.id)).id;
-  // Alice's teammate, a member, with an invoice of her own.
+  // Alice's teammates, each with an invoice of their own: Dave, a member, and Carol, an approver.
+  const dave = await makeUser(t.db, "Dave");
+  await joinOrgOf(t.db, dave, alice, "member");
+  const daves = (await makeInvoice(t.db, dave.id)).id;
   const carol = await makeUser(t.db, "Carol");
-  await joinOrgOf(t.db, carol, alice, "member");
+  await joinOrgOf(t.db, carol, alice, "approver");
   const carols = (await makeInvoice(t.db, carol.id)).id;
   const a = await signInThroughRoute(alice.email);
   const b = await signInThroughRoute(bob.email);
+  const d = await signInThroughRoute(dave.email);
   const c = await signInThroughRoute(carol.email);
   world = new World(
     t.db,
@@ -141,6 +145,7 @@ beforeAll(async () => {
     other,
     signInThroughRoute,
     PASSWORD,
+    { id: dave.id, email: dave.email, invoice: daves, ...d },
     { id: carol.id, email: carol.email, invoice: carols, ...c },
   );
   // The lane reachable (0078): each organization's admin puts the lane's purpose under four_eyes
@@ -177,6 +182,8 @@ function cookieHeader(c: CookieModel): { header: string | null; actor: { id: str
       return { header: world.other.cookie, actor: { id: world.other.id, sessionId: world.other.sessionId } };
     case "member":
       return { header: world.member.cookie, actor: { id: world.member.id, sessionId: world.member.sessionId } };
+    case "approver":
+      return { header: world.approver.cookie, actor: { id: world.approver.id, sessionId: world.approver.sessionId } };
     case "none":
       return { header: null, actor: null };
     case "revoked":
@@ -369,6 +376,12 @@ async function check(r: FuzzRequest) {
     note(
       `${r.route} ${status}${answer?.detail ? ` ${answer.detail}` : ""}${r.route === "submit" && status === 200 ? (made ? " new" : " again") : ""}`,
     );
+    // Who did it, and whose request it was: "approve 200 approver of owner", "approve 403 same_person member of member".
+    if ((r.route === "approve" || r.route === "decline") && (status === 200 || answer?.detail === "same_person"))
+      note(
+        `${r.route} ${status}${answer?.detail ? ` ${answer.detail}` : ""} ${world.nameOf(p.actor?.id)} of ${world.nameOf(p.approval?.requester_id)}`,
+      );
+    if (r.route === "submit" && status === 200 && made) note(`submit 200 new by ${world.nameOf(p.actor?.id)}`);
   }
   if (r.route === "session" && r.method === "POST" && status === 200 && answer?.actor?.id !== p.emailUser) {
     problems.push(`signed in as ${answer?.actor?.id} with the email of ${p.emailUser}`);
