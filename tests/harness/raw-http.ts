@@ -8,13 +8,15 @@ export type RawAnswer = { status: number; head: string; body: string };
 /**
  * Sends `head` (request line and headers, without the blank line) and `body` to `baseUrl` on a
  * fresh connection. A request whose declared length exceeds what it sends gets its write side
- * closed after `halfCloseMs`, as a client that gives up would. Status 0: no answer.
+ * closed after `halfCloseMs`, as a client that gives up would. Status 0: no answer. An event
+ * stream is read to its head, or with `firstEvent` to its first `event:` frame (or the timeout),
+ * and then the connection is dropped, as a page that goes away drops it.
  */
 export function rawRequest(
   baseUrl: string,
   head: string,
   body: Uint8Array | null,
-  opts: { halfCloseMs?: number; timeoutMs?: number } = {},
+  opts: { halfCloseMs?: number; timeoutMs?: number; firstEvent?: boolean } = {},
 ): Promise<RawAnswer> {
   const { port } = new URL(baseUrl);
   return new Promise((resolve) => {
@@ -41,9 +43,16 @@ export function rawRequest(
     const timer = setTimeout(finish, opts.timeoutMs ?? 10_000);
     socket.on("data", (chunk) => {
       chunks.push(chunk);
-      // An event stream never ends by itself: its head is all we need.
-      const soFar = Buffer.concat(chunks).toString("latin1");
-      if (/\r\n\r\n/.test(soFar) && /content-type: text\/event-stream/i.test(soFar.split("\r\n\r\n")[0]!)) finish();
+      // An event stream never ends by itself: its head is all we need, or its first frame.
+      const soFar = Buffer.concat(chunks);
+      const split = soFar.indexOf("\r\n\r\n");
+      if (split < 0 || !/content-type: text\/event-stream/i.test(soFar.subarray(0, split).toString("latin1"))) return;
+      if (!opts.firstEvent) return finish();
+      const rest = soFar.subarray(split + 4);
+      const text = (/^transfer-encoding: *chunked/im.test(soFar.subarray(0, split).toString("latin1")) ? dechunk(rest) : rest).toString(
+        "utf8",
+      );
+      if (/^event: .*\n(?:.*\n)*?\n/m.test(text)) finish();
     });
     socket.on("end", finish);
     socket.on("close", finish);

@@ -41,7 +41,7 @@ export const PATHS: Record<ApiRoute, (id: string) => string> = {
 export type Body =
   { kind: "none" } | { kind: "json"; value: unknown } | { kind: "raw"; text: string } | { kind: "bytes"; bytes: Uint8Array };
 export type CookieModel =
-  | { kind: "owner" | "other" | "member" | "none" | "revoked" | "both" }
+  | { kind: "owner" | "other" | "member" | "approver" | "none" | "revoked" | "both" }
   | { kind: "tampered"; at: number; char: string }
   | { kind: "garbage"; value: string };
 export type FuzzRequest = {
@@ -84,8 +84,9 @@ export const invoiceId = fc.oneof(
 export const cookie: fc.Arbitrary<CookieModel> = fc.oneof(
   { weight: 10, arbitrary: fc.constant({ kind: "owner" as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: "other" as const }) },
-  // The owner's teammate, a member: not an admin, and none of the owner's leases are theirs.
+  // The owner's teammates, a member and an approver: not admins, and none of the owner's leases are theirs.
   { weight: 1, arbitrary: fc.constant({ kind: "member" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "approver" as const }) },
   { weight: 1, arbitrary: fc.constantFrom({ kind: "none" as const }, { kind: "revoked" as const }, { kind: "both" as const }) },
   {
     weight: 1,
@@ -394,13 +395,32 @@ const PURPOSE_ID = fc.oneof(
 );
 
 // The four-eyes lane (0078). A request's id: a pending one of the owner's (403 same_person to
-// them), of their teammate's (the owner approves it), of another organization's (404), one decided
-// (409), a lease's or an invoice's id, missing, or garbage; disguised as ids are.
+// them, the approver decides it), of their teammates' (the member's and the approver's: the owner
+// decides them), of another organization's (404), one decided (409), a lease's or an invoice's id,
+// missing, or garbage; disguised as ids are.
 const APPROVAL_ID = fc.oneof(
-  { weight: 8, arbitrary: ref("approval:member", "approval:own", "approval:other", "approval:decided", "uuid:missing", "lease:review") },
+  {
+    weight: 8,
+    arbitrary: ref(
+      "approval:member",
+      "approval:own",
+      "approval:approver",
+      "approval:other",
+      "approval:decided",
+      "uuid:missing",
+      "lease:review",
+    ),
+  },
   { weight: 2, arbitrary: fc.oneof(fc.uuid(), nastyString, ref("inv:own0")) },
 );
-const APPROVAL_VALID = ref("approval:member", "approval:member", "approval:member", "approval:own", "approval:decided");
+const APPROVAL_VALID = ref(
+  "approval:member",
+  "approval:member",
+  "approval:member",
+  "approval:own",
+  "approval:approver",
+  "approval:decided",
+);
 /** A hash: the one the approver is shown (as sent, or in upper case), another well-formed one, or malformed ones. */
 const HEX64 = fc.stringMatching(/^[0-9a-f]{64}$/);
 const HASH = some(
@@ -574,13 +594,18 @@ const IMPORT_REQUEST: fc.Arbitrary<FuzzRequest> = fc.oneof(
   }),
 );
 
-/** A POST as the app's own pages send it, by the owner: only its id and body generated. */
-const asSent = (route: ApiRoute, id: fc.Arbitrary<Ref | string>, body: fc.Arbitrary<Body>): fc.Arbitrary<FuzzRequest> =>
+/** A POST as the app's own pages send it, by the owner (or `by`): only its id and body generated. */
+const asSent = (
+  route: ApiRoute,
+  id: fc.Arbitrary<Ref | string>,
+  body: fc.Arbitrary<Body>,
+  by: "owner" | "approver" = "owner",
+): fc.Arbitrary<FuzzRequest> =>
   fc.record({
     route: fc.constant(route),
     method: fc.constant("POST"),
     id,
-    cookie: fc.constant({ kind: "owner" as const }),
+    cookie: fc.constant({ kind: by }),
     contentType: fc.constant("application/json"),
     contentLength: fc.constantFrom("omit" as const, "true" as const),
     origin: fc.constantFrom("none" as const, "own" as const),
@@ -590,10 +615,19 @@ const asSent = (route: ApiRoute, id: fc.Arbitrary<Ref | string>, body: fc.Arbitr
 /** The same request, or sent by the other actor: an admin of another organization, who must find nothing of this one. */
 const orOther = (r: fc.Arbitrary<FuzzRequest>) =>
   r.chain((req) => fc.constantFrom(req, req, { ...req, cookie: { kind: "other" as const } }));
-/** The same request, or sent by the owner's teammate, a member (an admin's act is 403 to them). */
+/**
+ * The same request, or sent by one of the owner's teammates (a member: an admin's act and an
+ * approver's are 403 to them; an approver: an admin's act is), or by the other organization's admin.
+ */
 const orMember = (r: fc.Arbitrary<FuzzRequest>) =>
   r.chain((req) =>
-    fc.constantFrom(req, req, { ...req, cookie: { kind: "member" as const } }, { ...req, cookie: { kind: "other" as const } }),
+    fc.constantFrom(
+      req,
+      req,
+      { ...req, cookie: { kind: "member" as const } },
+      { ...req, cookie: { kind: "approver" as const } },
+      { ...req, cookie: { kind: "other" as const } },
+    ),
   );
 
 export const REQUESTS = fc.oneof(
@@ -764,8 +798,9 @@ export const REQUESTS = fc.oneof(
     arbitrary: orMember(request("usage", ["GET"], NO_ID, ANY_BODY, { id: NO_ID, body: fc.constant({ kind: "none" as const }) })),
   },
   // The four-eyes lane: submit as apply is sent (no body, or a categorize lease's lines), one
-  // request read, approved with a hash, declined with a comment; each also by the teammate (a
-  // member: 403, or the requester of approval:member) and the other organization's admin (404).
+  // request read, approved with a hash, declined with a comment; each also by the teammates (the
+  // member: 403, or the requester of approval:member; the approver: a decision of the owner's or
+  // the member's request, 403 same_person on their own) and the other organization's admin (404).
   {
     weight: 2,
     arbitrary: orMember(
@@ -797,8 +832,18 @@ export const REQUESTS = fc.oneof(
   // through the lane (over three seeds, one declined once and another submitted twice without these);
   // approve sent as the page sends it (with the hostile ones above, one seed approved 5 times in 2,500).
   { weight: 1, arbitrary: asSent("approve", ref("approval:member"), APPROVE_VALID) },
-  { weight: 1, arbitrary: request("decline", ["POST"], APPROVAL_ID, DECLINE, { id: ref("approval:member"), body: DECLINE_VALID }) },
+  {
+    weight: 1,
+    arbitrary: request("decline", ["POST"], APPROVAL_ID, DECLINE, { id: ref("approval:member", "approval:approver"), body: DECLINE_VALID }),
+  },
   { weight: 1, arbitrary: request("submit", ["POST"], SUBMIT_ID, APPLY_LINES, { id: ref("lease:submit"), body: APPLY_VALID }) },
+  // And by the approver, who decides the owner's and the member's requests and submits their own,
+  // which the owner decides: the lane between two people who may both approve, each the other's
+  // second pair of eyes (one an admin, one an approver).
+  { weight: 1, arbitrary: asSent("approve", ref("approval:own", "approval:member"), APPROVE_VALID, "approver") },
+  { weight: 1, arbitrary: asSent("decline", ref("approval:own", "approval:member"), DECLINE_VALID, "approver") },
+  { weight: 1, arbitrary: asSent("submit", ref("lease:submit-approver"), fc.constant({ kind: "none" as const }), "approver") },
+  { weight: 1, arbitrary: asSent("approve", ref("approval:approver"), APPROVE_VALID) },
   // A submit of a lease whose purpose is under self (summaries are, unless a request set them
   // otherwise): approval_not_required, and a request row written would fail the classifier.
   { weight: 1, arbitrary: asSent("submit", ref("lease:proposed"), fc.constant({ kind: "none" as const })) },

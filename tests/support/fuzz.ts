@@ -673,9 +673,16 @@ export type RefName =
   | "user:joined"
   /** The owner's proposed lease of the lane's purpose, not yet submitted, under four_eyes (the slot of `lease:review`). */
   | "lease:submit"
-  /** Pending approval requests (0078): the owner's (`lease:review` submitted), their teammate's (the owner approves it), another organization's. */
+  /**
+   * Pending approval requests (0078): the owner's (`lease:review` submitted; the approver decides
+   * it), their teammates' (the member's and the approver's: the owner decides them; the approver,
+   * the member's), another organization's.
+   */
   | "approval:own"
   | "approval:member"
+  | "approval:approver"
+  /** The approver's proposed lease of the lane's purpose, not yet submitted. */
+  | "lease:submit-approver"
   | "approval:other"
   /** A request of the owner's organization already decided. */
   | "approval:decided"
@@ -723,7 +730,11 @@ export async function resolveRefs(value: unknown, lookup: (name: RefName) => Pro
     for (const v of value) out.push(await resolveRefs(v, lookup));
     return out;
   }
-  if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+  // fast-check 4's records and dictionaries are null-prototype objects about half the time
+  // (noNullPrototype: false): those hold references too (left unresolved, a valid body was sent
+  // with `{"name":"hash:last",...}` in it and refused 422, half of the time).
+  const proto = value && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
+  if (value && typeof value === "object" && (proto === Object.prototype || proto === null)) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       // Keeps a literal "__proto__" key an own property, as JSON.parse makes it.
@@ -762,6 +773,11 @@ export class World {
     readonly password: string,
     /** A member (not an admin) of the owner's organization, with an invoice of their own (for `lease:member`). */
     readonly member: Actor & { invoice: string },
+    /**
+     * An approver (not an admin) of the owner's organization, with an invoice of their own: they
+     * decide the owner's and the member's requests, and the owner decides theirs (`approval:approver`).
+     */
+    readonly approver: Actor & { invoice: string },
   ) {}
 
   readonly missing = "7e6b1a52-0f0e-4c3b-9a55-3d8f3c1c2b11";
@@ -782,16 +798,27 @@ export class World {
     }
   }
 
-  /** Each actor's role: the two admins of their own organizations, and the owner's teammate. */
-  role(actorId: string): "admin" | "member" {
-    return actorId === this.member.id ? "member" : "admin";
+  /** Each actor's role: the two admins of their own organizations, and the owner's two teammates. */
+  role(actorId: string): "admin" | "approver" | "member" {
+    return actorId === this.member.id ? "member" : actorId === this.approver.id ? "approver" : "admin";
+  }
+
+  /** The actors' names, for the figures: who decided whose request. */
+  nameOf(userId: string | null | undefined): string {
+    const names: [Actor, string][] = [
+      [this.owner, "owner"],
+      [this.approver, "approver"],
+      [this.member, "member"],
+      [this.other, "other"],
+    ];
+    return names.find(([a]) => a.id === userId)?.[1] ?? "someone";
   }
 
   /** Each actor's organization, as the world was made: user id → org id. */
   async orgs(): Promise<Map<string, string>> {
     if (!this.homes) {
       const homes = new Map<string, string>();
-      for (const a of [this.owner, this.other, this.member]) {
+      for (const a of [this.owner, this.other, this.member, this.approver]) {
         const [row] = await query<{ org_id: string }>(
           this.db,
           sql`select org_id from membership where user_id = ${a.id} order by created_at, org_id limit 1`,
@@ -829,11 +856,12 @@ export class World {
     actor.sessionId = fresh.sessionId;
   }
 
-  /** Makes sure both actors' cookies name live sessions. */
+  /** Makes sure every actor's cookie names a live session. */
   async liveSessions() {
     await this.live(this.owner);
     await this.live(this.other);
     await this.live(this.member);
+    await this.live(this.approver);
   }
 
   private async inFlight(invoiceId: string, purpose?: Purpose) {
@@ -1063,6 +1091,13 @@ export class World {
       // The teammate's request, on their own invoice: the owner, an admin, approves or declines it.
       case "approval:member":
         return this.pending(this.member, this.member.invoice);
+      // The approver's request, on their own invoice: the owner (an admin) decides it, never the approver.
+      case "approval:approver":
+        return this.pending(this.approver, this.approver.invoice);
+      // The approver's proposed lease of the lane's purpose, not yet submitted (their `lease:submit`).
+      case "lease:submit-approver":
+        await this.fourEyesFor(this.approver);
+        return this.leaseIn(this.approver, this.approver.invoice, "proposed", false, LANE_PURPOSE, true);
       case "approval:other":
         return this.pending(this.other, this.otherInvoice);
       case "approval:decided": {
@@ -1086,7 +1121,7 @@ export class World {
       case "user:joined": {
         const [row] = await query<{ user_id: string }>(
           this.db,
-          sql`select user_id from membership where user_id not in (${this.owner.id}, ${this.other.id}, ${this.member.id})
+          sql`select user_id from membership where user_id not in (${this.owner.id}, ${this.other.id}, ${this.member.id}, ${this.approver.id})
               order by created_at desc, user_id limit 1`,
         );
         return row?.user_id ?? this.missing;
@@ -1487,6 +1522,10 @@ export function apiViolations(ctx: CallContext, writes: Write[], opts: { backgro
   }
   if (!matchesOneOf(labels, allowed))
     problems.push(`writes ${JSON.stringify(labels)} where the contract allows ${JSON.stringify(allowed)}`);
+
+  // The organization's budget and policies are an admin's to set (an approver's and a member's PUT is 403).
+  if ((route === "budget" || route === "policy") && method === "PUT" && status === 200 && ctx.actorRole && ctx.actorRole !== "admin")
+    problems.push(`a ${ctx.actorRole} set the ${route}`);
 
   // What the reads answer: the registry's purposes without their prompts, a member's usage without the organization's.
   if (route === "purposes" && status === 200) {

@@ -10,6 +10,7 @@
 // generation the app runs on its own may propose meanwhile). PostgreSQL only.
 //
 // Replay a failure with the seed and path fast-check prints: FUZZ_SEED=<seed> FUZZ_PATH=<path>.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -41,6 +42,8 @@ import {
   withoutWithdrawals,
   World,
   writesSince,
+  type ApiRoute,
+  type RefName,
   type Write,
 } from "../../support/fuzz";
 import { PATHS, REQUESTS, type CookieModel, type FuzzRequest } from "../../support/fuzz-requests";
@@ -60,8 +63,16 @@ let world: World;
 let revokedCookie: string;
 let actionIds: Record<ActionName, string>;
 const histogram = new Histogram();
+/** What the lane's actions and the approvals stream did, printed at the end (not required: some 20 of each a run). */
+const reached = new Map<string, number>();
+const note = (what: string) => reached.set(what, (reached.get(what) ?? 0) + 1);
 
-type ActionName = "signIn" | "signOut" | "signOutCheck" | "summarize" | "apply" | "discard" | "cancel" | "edit";
+type ActionName =
+  "signIn" | "signOut" | "signOutCheck" | "summarize" | "apply" | "discard" | "cancel" | "edit" | "submit" | "approve" | "decline";
+/** The four-eyes lane's actions (0078, 0086): each held to what its route may write. */
+const LANE_ACTIONS = { submit: "submit", approve: "approve", decline: "decline" } as const satisfies Partial<Record<ActionName, ApiRoute>>;
+type LaneAction = keyof typeof LANE_ACTIONS;
+const isLaneAction = (a: string): a is LaneAction => a in LANE_ACTIONS;
 const ACTION_FILES: Record<ActionName, [string, string]> = {
   signIn: ["app/sign-in/actions.ts", "signInAction"],
   signOut: ["app/actions.ts", "signOutAction"],
@@ -71,6 +82,9 @@ const ACTION_FILES: Record<ActionName, [string, string]> = {
   discard: ["app/invoices/[id]/actions.ts", "discardAction"],
   cancel: ["app/invoices/[id]/actions.ts", "cancelAction"],
   edit: ["app/invoices/[id]/actions.ts", "editInvoiceAction"],
+  submit: ["app/invoices/[id]/actions.ts", "submitAction"],
+  approve: ["app/approvals/[id]/actions.ts", "approveAction"],
+  decline: ["app/approvals/[id]/actions.ts", "declineAction"],
 };
 
 function readActionIds(): Record<ActionName, string> {
@@ -122,12 +136,16 @@ beforeAll(async () => {
   const own = [];
   for (let i = 0; i < 4; i++) own.push((await makeInvoice(t.db, alice.id)).id);
   const other = (await makeInvoice(t.db, bob.id)).id;
-  // Alice's teammate, a member, with an invoice of her own.
+  // Alice's teammates, each with an invoice of their own: Dave, a member, and Carol, an approver.
+  const dave = await makeUser(t.db, "Dave");
+  await joinOrgOf(t.db, dave, alice, "member");
+  const daves = (await makeInvoice(t.db, dave.id)).id;
   const carol = await makeUser(t.db, "Carol");
-  await joinOrgOf(t.db, carol, alice, "member");
+  await joinOrgOf(t.db, carol, alice, "approver");
   const carols = (await makeInvoice(t.db, carol.id)).id;
   const a = await signInOverHttp(alice.email);
   const b = await signInOverHttp(bob.email);
+  const d = await signInOverHttp(dave.email);
   const c = await signInOverHttp(carol.email);
   world = new World(
     t.db,
@@ -137,6 +155,7 @@ beforeAll(async () => {
     other,
     signInOverHttp,
     PASSWORD,
+    { id: dave.id, email: dave.email, invoice: daves, ...d },
     { id: carol.id, email: carol.email, invoice: carols, ...c },
   );
   // Alice's organization starts under a daily cap below one call's reservation (several dollars at
@@ -164,12 +183,13 @@ afterAll(async () => {
   console.info(
     `[fuzz-http] ${histogram.total} inputs through the built app on ${t?.kind}; ${budgetRefusals} opens refused over budget; ${creditedLate} requests with an unframed body wrote after their own check (credited to them); statuses per route (0: no answer):\n${histogram.toString()}`,
   );
+  console.info(`[fuzz-http] the lane's actions and the approvals stream: ${JSON.stringify(Object.fromEntries([...reached].sort()))}`);
   await app?.stop();
   await t?.close();
 });
 
 // Requests written byte by byte to the app (tests/harness/raw-http.ts).
-const rawRequest = (head: string, body: Uint8Array | null, opts?: { halfCloseMs?: number; timeoutMs?: number }) =>
+const rawRequest = (head: string, body: Uint8Array | null, opts?: Parameters<typeof rawRequestTo>[3]) =>
   rawRequestTo(app.url, head, body, opts);
 
 // ---------------------------------------------------------------------------------------
@@ -409,6 +429,12 @@ const fieldValue = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("Contoso", "INV-77", "2026-10-01", "2027-01-31") },
   { weight: 1, arbitrary: fc.constantFrom("summarize_invoice", "review_invoice", "categorize_lines", "1") },
   { weight: 1, arbitrary: ref("lease:review", "lease:categorize", "line:cat0", "line:cat1", "line:foreign") },
+  // The lane's: requests of each actor and of another organization, the hash last shown, comments.
+  {
+    weight: 1,
+    arbitrary: ref("approval:own", "approval:member", "approval:approver", "approval:other", "approval:decided", "lease:submit"),
+  },
+  { weight: 1, arbitrary: fc.oneof(ref("hash:last"), fc.constantFrom("Looks right.", "", "   ", "x".repeat(2001))) },
 );
 const FIELDS = [
   "invoice_id",
@@ -433,16 +459,35 @@ const FIELDS = [
   "purpose",
   "lines_form",
   "line",
+  // Approve's and Decline's (app/approvals/[id]/actions.ts): the request, the hash the page showed, the comment.
+  "approval_id",
+  "proposal_sha256",
+  "comment",
 ];
-/** The fields a raw multipart body may repeat: not `line`, whose ticked values apply reads all of (getAll). */
-const RAW_FIELDS = FIELDS.filter((f) => f !== "line");
+/**
+ * The fields a raw multipart body may repeat: not `line`, whose ticked values apply and submit
+ * read all of (getAll), nor the lane's decision fields, whose value the check must know.
+ */
+const RAW_FIELDS = FIELDS.filter((f) => !["line", "approval_id", "proposal_sha256", "comment"].includes(f));
 
 const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   kind: fc.constant("action" as const),
   action: fc.oneof(
     {
       weight: 12,
-      arbitrary: fc.constantFrom<ActionName>("summarize", "apply", "discard", "cancel", "edit", "signIn", "signOut", "signOutCheck"),
+      arbitrary: fc.constantFrom<ActionName>(
+        "summarize",
+        "apply",
+        "discard",
+        "cancel",
+        "edit",
+        "signIn",
+        "signOut",
+        "signOutCheck",
+        "submit",
+        "approve",
+        "decline",
+      ),
     },
     { weight: 1, arbitrary: fc.constant("unknown" as const) },
   ),
@@ -473,6 +518,7 @@ const ACTION: fc.Arbitrary<ActionCall> = fc.record({
   ),
   cookie: fc.oneof(
     { weight: 8, arbitrary: fc.constant({ kind: "owner" as const }) },
+    { weight: 2, arbitrary: fc.constantFrom({ kind: "approver" as const }, { kind: "member" as const }) },
     { weight: 1, arbitrary: fc.constantFrom({ kind: "other" as const }, { kind: "none" as const }, { kind: "revoked" as const }) },
     {
       weight: 1,
@@ -536,6 +582,27 @@ const VALID_FIELDS: Record<ActionName, fc.Arbitrary<Record<string, unknown>>> = 
   signIn: fc.record({ email: ref("email:owner", "email:other"), password: ref("password") }),
   signOut: fc.oneof(fc.constant({}), fc.record({ discard: ref("lease:proposed") })),
   signOutCheck: fc.constant({}),
+  // Submit as the invoice page posts it: the lane's proposed lease (a summary's is approval_not_required).
+  submit: fc.oneof(
+    { weight: 3, arbitrary: fc.record({ lease_id: ref("lease:submit"), invoice_id: ref("inv:own1"), purpose: fc.constant(LANE_PURPOSE) }) },
+    { weight: 1, arbitrary: fc.record({ lease_id: ref("lease:proposed", "approval:own"), invoice_id: ref("inv:own1") }) },
+  ),
+  // Approve and Decline as the request's page posts them: its id, the hash it showed (approve), a comment.
+  approve: fc.record(
+    {
+      approval_id: ref("approval:member", "approval:approver", "approval:own", "approval:decided"),
+      proposal_sha256: fc.oneof({ weight: 5, arbitrary: ref("hash:last") }, { weight: 1, arbitrary: fc.stringMatching(/^[0-9a-f]{64}$/) }),
+      comment: fc.constantFrom("", "Looks right.", "  Checked.  "),
+    },
+    { requiredKeys: ["approval_id", "proposal_sha256"] },
+  ),
+  decline: fc.record(
+    {
+      approval_id: ref("approval:member", "approval:approver", "approval:own", "approval:decided"),
+      comment: fc.constantFrom("Wrong account.", "  Not this one.  ", ""),
+    },
+    { requiredKeys: ["approval_id"] },
+  ),
 };
 const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
   .constantFrom<ActionName>(
@@ -550,6 +617,10 @@ const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
     "signIn",
     "signOut",
     "signOutCheck",
+    "submit",
+    "approve",
+    "approve",
+    "decline",
   )
   .chain((action) =>
     fc.record({
@@ -560,7 +631,11 @@ const VALID_ACTION: fc.Arbitrary<ActionCall> = fc
       prev: fc.constant(action === "signIn" ? { message: null, email: "" } : { ok: true, message: null }),
       fields: VALID_FIELDS[action],
       rootModel: fc.constant(null),
-      cookie: fc.constant({ kind: "owner" as const }),
+      // A decision by the owner (an admin) or their teammate the approver: each decides the other's and the member's requests.
+      cookie:
+        action === "approve" || action === "decline"
+          ? fc.constantFrom({ kind: "owner" as const }, { kind: "approver" as const })
+          : fc.constant({ kind: "owner" as const }),
       origin: fc.constant("own" as const),
       contentType: fc.constant("right" as const),
       garbage: fc.constant(new Uint8Array()),
@@ -605,7 +680,20 @@ type WireTarget =
   | { to: "api"; route: keyof typeof PATHS | "inngest"; id: Ref | string }
   | { to: "page"; page: string; id: Ref | string }
   | { to: "other"; path: string };
-type Call = ApiCall | PageCall | InngestCall | ActionCall | WireCall;
+/**
+ * GET /api/approvals/events (0087), opened and read to its first frame, then dropped as a page
+ * that goes away drops it: by each actor, by no one, with headers a client may add, other methods.
+ */
+type StreamCall = {
+  kind: "stream";
+  method: string;
+  cookie: CookieModel;
+  /** A request made pending (of the actor's, a teammate's, another organization's) before the stream opens. */
+  prime: RefName | null;
+  query: string;
+  extra: Record<string, string>;
+};
+type Call = ApiCall | PageCall | InngestCall | ActionCall | WireCall | StreamCall;
 
 const API: fc.Arbitrary<ApiCall> = fc.record({
   kind: fc.constant("api" as const),
@@ -765,6 +853,49 @@ const WIRE: fc.Arbitrary<WireCall> = WIRE_TARGET.chain((target) =>
   }),
 );
 
+/** Headers a client of an event stream may send, or a hostile one. */
+const STREAM_HEADERS: fc.Arbitrary<Record<string, string>> = fc.oneof(
+  nastyString.map((v) => ({ "last-event-id": wireValue(v) })),
+  fc.constantFrom<Record<string, string>>(
+    { accept: "text/event-stream", "cache-control": "no-cache" },
+    { accept: "application/json" },
+    { "last-event-id": "0" },
+    { origin: "https://evil.example", "sec-fetch-site": "cross-site", "sec-fetch-mode": "cors" },
+    { connection: "upgrade", upgrade: "websocket" },
+    { "accept-encoding": "gzip, br" },
+    { range: "bytes=0-10" },
+    { "if-none-match": "*" },
+    { "content-type": "application/json" },
+  ),
+);
+const STREAM: fc.Arbitrary<StreamCall> = fc.record({
+  kind: fc.constant("stream" as const),
+  method: fc.oneof(
+    { weight: 8, arbitrary: fc.constant("GET") },
+    { weight: 1, arbitrary: fc.constantFrom("HEAD", "POST", "PUT", "DELETE", "OPTIONS") },
+  ),
+  cookie: fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom<CookieModel>({ kind: "owner" }, { kind: "approver" }, { kind: "member" }, { kind: "other" }),
+    },
+    { weight: 1, arbitrary: fc.constantFrom<CookieModel>({ kind: "none" }, { kind: "revoked" }, { kind: "both" }) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.record({ kind: fc.constant("tampered" as const), at: fc.nat(), char: fc.constantFrom("A", "_", "-", "*") }),
+        fc.record({ kind: fc.constant("garbage" as const), value: fc.constantFrom("", "x", "Fe26.2**", "%ZZ") }),
+      ),
+    },
+  ),
+  prime: fc.option(fc.constantFrom<RefName>("approval:own", "approval:member", "approval:approver", "approval:other"), {
+    nil: null,
+    freq: 3,
+  }),
+  query: fc.constantFrom("", "", "", "?x=1", "?events_before=abc", "?fingerprint=0000000000000000", "?%ZZ"),
+  extra: fc.oneof({ weight: 2, arbitrary: nextHeaders }, { weight: 1, arbitrary: STREAM_HEADERS }),
+});
+
 const CALLS: fc.Arbitrary<Call> = fc.oneof(
   { weight: 10, arbitrary: API },
   { weight: 5, arbitrary: ACTION },
@@ -772,6 +903,7 @@ const CALLS: fc.Arbitrary<Call> = fc.oneof(
   { weight: 2, arbitrary: PAGE },
   { weight: 1, arbitrary: INNGEST },
   { weight: 2, arbitrary: WIRE },
+  { weight: 2, arbitrary: STREAM },
 );
 
 // ---------------------------------------------------------------------------------------
@@ -786,6 +918,8 @@ function cookieOf(c: CookieModel): { header: string | null; actor: { id: string;
       return { header: world.other.cookie, actor: { id: world.other.id, sessionId: world.other.sessionId } };
     case "member":
       return { header: world.member.cookie, actor: { id: world.member.id, sessionId: world.member.sessionId } };
+    case "approver":
+      return { header: world.approver.cookie, actor: { id: world.approver.id, sessionId: world.approver.sessionId } };
     case "both":
       return { header: `${owner.cookie}; ${world.other.cookie}`, actor: { id: owner.id, sessionId: owner.sessionId } };
     case "none":
@@ -858,6 +992,8 @@ type Outcome = {
 
 async function sendApi(c: ApiCall): Promise<Outcome> {
   const r = c.request;
+  // Each actor in the role the checks take them to have (a request may have demoted one), as fuzz-routes does.
+  await world.repairTeam();
   await world.liveSessions();
   if (r.route === "session" && r.method === "POST") await t.db.execute(sql`delete from rate_limit`);
   const param = String(await resolveRefs(r.id, lookup));
@@ -1065,12 +1201,98 @@ async function sendInngest(c: InngestCall): Promise<Outcome> {
   };
 }
 
+/**
+ * The pending requests `actor` may see on the approval pages, read here in the test's own SQL:
+ * of the organization their session works in, where they are a member; others' only if their
+ * role approves. The stream's frame must be their fingerprint and count, and nothing else.
+ */
+async function visibleTo(actor: { id: string; sessionId: string }) {
+  const rows = rowsOf<{ id: string; mine: boolean }>(
+    await t.db.execute(
+      sql`select r.id, r.requester_id = ${actor.id} as mine from approval_request r
+          join inference_lease l on l.id = r.lease_id
+          join app_session s on s.id = ${actor.sessionId} and s.org_id = r.org_id
+          join membership m on m.org_id = r.org_id and m.user_id = ${actor.id}
+          where r.decision is null and l.status = 'proposed' and l.deadline_at > now()
+            and (r.requester_id = ${actor.id} or m.role in ('admin', 'approver'))`,
+    ),
+  );
+  const ids = rows.map((r) => r.id);
+  return { fingerprint: fingerprintOf(ids), waiting: rows.filter((r) => !r.mine).length, ids };
+}
+
+/** Pending requests of organizations other than the session's: none may be in its stream's set. */
+async function pendingElsewhere(sessionId: string): Promise<string[]> {
+  const rows = rowsOf<{ id: string }>(
+    await t.db.execute(
+      sql`select r.id from approval_request r join inference_lease l on l.id = r.lease_id
+          where r.decision is null and l.status = 'proposed' and l.deadline_at > now()
+            and r.org_id is distinct from (select org_id from app_session where id = ${sessionId})`,
+    ),
+  );
+  return rows.map((r) => r.id);
+}
+
+async function sendStream(c: StreamCall): Promise<Outcome> {
+  await world.repairTeam();
+  await world.liveSessions();
+  if (c.prime) await world.lookup(c.prime);
+  const { header, actor } = cookieOf(c.cookie);
+  // What the actor may see, read before and after: a request the fuzzer left unframed may still land between.
+  const before = actor ? await visibleTo(actor) : null;
+  const elsewhere = actor ? await pendingElsewhere(actor.sessionId) : [];
+  const head = headLines(c.method, `/api/approvals/events${c.query}`, { cookie: header, ...c.extra });
+  const started = await mark();
+  const res = await rawRequest(head, null, { firstEvent: c.method === "GET", timeoutMs: 3_000 });
+  const after = actor ? await visibleTo(actor) : null;
+  const who = actor ? world.nameOf(actor.id) : c.cookie.kind;
+  const frame = /^event: approvals\ndata: (.*)$/m.exec(res.body)?.[1];
+  note(`stream ${c.method} ${res.status} ${who}${frame ? (JSON.parse(frame).waiting > 0 ? " waiting" : " frame") : ""}`);
+  return {
+    route: `${c.method} /api/approvals/events`,
+    status: res.status,
+    answer: res.body.slice(0, 300),
+    ...started,
+    problems: (writes) => {
+      const problems = nothingBut(writes);
+      if (res.status === 405 && !/^allow: *\S/im.test(res.head)) problems.push("405 without an Allow header");
+      // (OPTIONS is Next.js's own answer, the methods allowed, to anyone.)
+      if (!actor && c.method !== "OPTIONS" && res.status >= 200 && res.status < 300) problems.push(`${res.status} without a live session`);
+      if (res.status === 200 && c.method === "GET") {
+        if (!/^content-type: text\/event-stream/im.test(res.head)) problems.push("200 that is not an event stream");
+        else if (!frame) problems.push(`no approvals frame within 3 s: ${JSON.stringify(res.body.slice(0, 200))}`);
+        else {
+          const got = JSON.parse(frame) as { fingerprint: unknown; waiting: unknown };
+          const shows = (set: typeof before) => !!set && got.fingerprint === set.fingerprint && got.waiting === set.waiting;
+          if (!shows(before) && !shows(after))
+            problems.push(
+              `the ${who}'s stream sent ${frame}; the pending requests they may see: ${JSON.stringify(before)}, then ${JSON.stringify(after)}; other organizations' pending: ${JSON.stringify(elsewhere)}`,
+            );
+          // Named, not only mismatched: the set with other organizations' requests in it (any few of them).
+          const some = elsewhere.length <= 8 ? subsets(elsewhere).filter((ids) => ids.length > 0) : [];
+          const leaked = before && some.find((ids) => got.fingerprint === fingerprintOf([...before.ids, ...ids]));
+          if (leaked) problems.push(`the ${who}'s stream counts other organizations' requests ${leaked.join(", ")}`);
+        }
+      }
+      return problems;
+    },
+  };
+}
+
+const subsets = <T>(xs: T[]): T[][] => xs.reduce<T[][]>((all, x) => [...all, ...all.map((set) => [...set, x])], [[]]);
+
+const fingerprintOf = (ids: string[]) =>
+  createHash("sha256")
+    .update([...ids].sort().join(","))
+    .digest("hex")
+    .slice(0, 16);
+
 function nothingBut(writes: Write[]): string[] {
   const rest = withoutAllowedSideWrites(writes.map(label), { background: true });
   return rest.length ? [`writes ${JSON.stringify(rest)} where none are allowed`] : [];
 }
 
-const ACTION_PAGE: Record<ActionName, "sign-in" | "invoice" | "any"> = {
+const ACTION_PAGE: Record<ActionName, "sign-in" | "invoice" | "approval" | "any"> = {
   signIn: "sign-in",
   signOut: "any",
   signOutCheck: "any",
@@ -1079,19 +1301,27 @@ const ACTION_PAGE: Record<ActionName, "sign-in" | "invoice" | "any"> = {
   discard: "invoice",
   cancel: "invoice",
   edit: "invoice",
+  submit: "invoice",
+  approve: "approval",
+  decline: "approval",
 };
 
 async function sendAction(c: ActionCall): Promise<Outcome> {
+  await world.repairTeam();
   await world.liveSessions();
   if (c.action === "signIn") await t.db.execute(sql`delete from rate_limit`);
   const fields = (await resolveRefs(c.fields, lookup)) as Record<string, unknown>;
   const { header, actor } = cookieOf(c.cookie);
   const own = c.action === "unknown" ? "invoice" : ACTION_PAGE[c.action];
+  // A decision is posted from the request's page (/approvals/:id), or the queue's when the id is not one.
+  const approvalPage = /^[0-9a-f-]{36}$/i.test(String(fields.approval_id ?? "").trim())
+    ? `/approvals/${String(fields.approval_id).trim()}`
+    : "/approvals";
   const pages = {
     "sign-in": "/sign-in",
     invoices: "/invoices",
     root: "/",
-    own: own === "sign-in" ? "/sign-in" : `/invoices/${world.ownInvoices[0]}`,
+    own: own === "sign-in" ? "/sign-in" : own === "approval" ? approvalPage : `/invoices/${world.ownInvoices[0]}`,
   };
   const page = pages[c.page];
   const id = c.action === "unknown" ? "7f".repeat(21) : actionIds[c.action];
@@ -1118,10 +1348,12 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
       Buffer.from(value),
       Buffer.from("\r\n", "latin1"),
     ];
+    // The form's entries before the root, as React's encodeReply writes them: the server decodes
+    // the root as it arrives, and a `$K1` read before its `_1_` entries is an empty FormData.
     body = Buffer.concat([
-      ...part("0", new TextEncoder().encode(c.rootModel ?? JSON.stringify(args))),
       ...c.raw.flatMap(([k, v]) => part(`_1_${k}`, v)),
       ...Object.entries(fields).flatMap(([k, v]) => part(`_1_${k}`, new TextEncoder().encode(String(v)))),
+      ...part("0", new TextEncoder().encode(c.rootModel ?? JSON.stringify(args))),
       Buffer.from(`--${boundary}--\r\n`, "latin1"),
     ]);
     contentType = `multipart/form-data; boundary=${boundary}`;
@@ -1133,8 +1365,10 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
   } else {
     const form = new FormData();
     if (c.encoding === "reply-form") {
-      form.append("0", c.rootModel ?? JSON.stringify(args));
+      // Entries first, root last (above): sent the other way round, every action got an empty form
+      // and refused it, so no action the fuzzer sent this way ever wrote.
       for (const [k, v] of Object.entries(fields)) form.append(`_1_${k}`, String(v));
+      form.append("0", c.rootModel ?? JSON.stringify(args));
       headers["next-action"] = id;
     } else {
       form.append(`$ACTION_ID_${id}`, "");
@@ -1158,6 +1392,7 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
     "content-length": String(body.byteLength),
     ...headers,
   });
+  const lane = actor && isLaneAction(c.action) ? await laneCall(c.action, fields, actor, c) : null;
   const started = await mark();
   const res = await rawRequest(head, body);
   const a = actor?.id ?? "no-actor";
@@ -1171,6 +1406,7 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
     answer: res.body.slice(0, 300),
     ...started,
     problems: (writes) => {
+      if (lane) return laneProblems(lane, writes, res.status);
       const labels = withoutAllowedSideWrites(writes.map(label), { background: true, rateLimit: c.action === "signIn" });
       const problems = res.status >= 500 ? [`status ${res.status}`] : [];
       let allowed: string[][] = [[]];
@@ -1214,6 +1450,84 @@ async function sendAction(c: ActionCall): Promise<Outcome> {
       return problems;
     },
   };
+}
+
+/**
+ * A lane action as its route (apiViolations' submit, approve, decline): the path's id is the
+ * form's `lease_id` or `approval_id` (trimmed, as the action's schema takes it), the body what
+ * the action passes on (submit: the ticked lines, read from a form when `lines_form` is there;
+ * approve: the hash, trimmed; a blank comment is none), with the policies, the request the id
+ * names and the actor's role read before it. Null: an action the classifier has no route for.
+ */
+async function laneCall(action: LaneAction, fields: Record<string, unknown>, actor: { id: string; sessionId: string }, c: ActionCall) {
+  const value = (k: string) => (fields[k] === undefined ? undefined : String(fields[k]));
+  const form = c.encoding === "reply-form" || c.encoding === "mpa" || c.encoding === "raw-form";
+  const param = (value(action === "submit" ? "lease_id" : "approval_id") ?? "").trim();
+  const actorOrg = (await world.orgs()).get(actor.id) ?? null;
+  const context = {
+    route: LANE_ACTIONS[action],
+    method: "POST",
+    actor,
+    param,
+    actorOrg,
+    actorRole: world.role(actor.id),
+    fourEyes: await world.fourEyes(actorOrg),
+    approval: await world.approvalOf(param),
+  };
+  let inputs: unknown[];
+  if (action === "submit") {
+    const line = value("line");
+    const ticked = line !== undefined && line.length <= 100 ? [line] : [];
+    const linesForm = value("lines_form");
+    // A raw multipart body may carry a `lines_form` of its own bytes: either reading is allowed then.
+    const rawLinesForm = c.encoding === "raw-form" && linesForm === undefined && c.raw.some(([k]) => k === "lines_form");
+    inputs = !form ? [{}] : rawLinesForm ? [{}, { lines: ticked }] : [linesForm ? { lines: ticked } : {}];
+  } else {
+    inputs = [{ proposal_sha256: value("proposal_sha256")?.trim(), comment: value("comment")?.trim() || undefined }];
+  }
+  return { action, context, inputs };
+}
+
+/**
+ * What a lane action wrote, held to its route's contract under each answer the route could have
+ * given (the action answers with a redirect, not the route's JSON): a request made, a decision
+ * (with the invoice written, if an approval), a close by the fence, or nothing.
+ */
+function laneProblems(lane: NonNullable<Awaited<ReturnType<typeof laneCall>>>, writes: Write[], status: number): string[] {
+  const made = writes.find((w) => w.tbl === "approval_request" && w.op === "INSERT")?.new;
+  const decided = writes.find((w) => w.tbl === "approval_request" && w.op === "UPDATE")?.old;
+  const { context } = lane;
+  const id = context.param.toLowerCase();
+  const answers =
+    lane.action === "submit"
+      ? [
+          { status: 200, answer: { approval_id: made?.id, proposal_sha256: made?.proposal_sha256, lease_id: context.param } },
+          { status: 409, answer: { detail: "invoice_changed" } },
+          { status: 409, answer: { detail: "proposal_unusable" } },
+          { status: 400, answer: null },
+        ]
+      : [
+          { status: 200, answer: { approval_id: id, lease_id: context.approval?.lease_id ?? decided?.lease_id } },
+          { status: 409, answer: { detail: "invoice_changed" } },
+          { status: 400, answer: null },
+        ];
+  const verdicts = answers.flatMap((k) =>
+    lane.inputs.map((input) => apiViolations({ ...context, ...k, input }, writes, { background: true })),
+  );
+  const labels = writes.map(label);
+  const who = world.nameOf(context.actor.id);
+  const whose = world.nameOf(context.approval?.requester_id ?? made?.requester_id);
+  const did = made
+    ? "submitted"
+    : decided
+      ? `${labels.some((l) => l.startsWith("decide:") && l.includes(":approved:")) ? "approved" : "declined"} ${whose}'s`
+      : labels.some((l) => l.startsWith("fence:"))
+        ? "fenced"
+        : "wrote nothing";
+  note(`action ${lane.action} by ${who}: ${did}`);
+  const fits = verdicts.find((v) => v.length === 0);
+  // None fits: what the answer that wrote something would allow, or the refusal's nothing.
+  return [...(status >= 500 ? [`status ${status}`] : []), ...(fits ?? (made || decided ? verdicts[0]! : verdicts.at(-1)!))];
 }
 
 /** The audit position, the snapshot and the app log's length just before a request goes out. */
@@ -1304,7 +1618,9 @@ async function check(call: Call) {
         ? sendInngest(call)
         : call.kind === "wire"
           ? sendWire(call)
-          : sendAction(call));
+          : call.kind === "stream"
+            ? sendStream(call)
+            : sendAction(call));
   const { audit, before, logAt } = sent as Outcome & Awaited<ReturnType<typeof mark>>;
   await settled();
   // The snapshot first, then the writes: a background write (a generation the app runs on
