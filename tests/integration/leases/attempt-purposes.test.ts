@@ -49,10 +49,11 @@ describe("attempts carry their purpose", () => {
     ]);
     const timeline = await invoiceTimeline(t.db, member, inv.id, { offset: 0, limit: 10 });
     const numbered = timeline!.entries.flatMap((e) => (e.type === "attempt" ? [[e.attempt.purpose, e.attempt.number]] : []));
-    // One count for every purpose: each number names one attempt.
+    // Each purpose counts its own attempts (decision 0071, amended): the first of each is 1, so a
+    // number names an attempt together with its purpose (history.test.ts: a purpose's second).
     expect(numbered).toEqual([
-      ["categorize_lines", 3],
-      ["review_invoice", 2],
+      ["categorize_lines", 1],
+      ["review_invoice", 1],
       ["summarize_invoice", 1],
     ]);
 
