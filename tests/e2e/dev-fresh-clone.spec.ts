@@ -150,6 +150,7 @@ test(`npm run dev restarted in the same checkout after a source edit, and after 
   let dev: DevServer | undefined;
   try {
     // A first start that compiles pages and leaves a whole cache: stopped once a write has completed.
+    // The four pages matter: a cache holding /sign-in alone, or with one of them, did not loop.
     dev = await startDevServer({ bannerTimeoutMs: 6 * 60_000, checkout: clone.dir, logName: "npm-run-dev-cache.log" });
     await compilePages(dev);
     const whole = await waitForCacheWrite(clone.dir, { completed: true, withinMs: 120_000 });
