@@ -131,14 +131,15 @@ test(`npm run dev from a fresh clone, ${STARTS} starts on PGlite: the sign-in pa
 });
 
 // The reload loop itself (docs/notes/dev-reload-loop.md, a sixth attempt). With Turbopack's
-// file-system cache on (Next 16.4.6), every start in a checkout whose earlier start had completed
-// a cache write answered each new HMR subscription of the page with an update: the tab reloaded
-// on each one ("HMR hash mismatch"), GET /sign-in 2-3 times a second for as long as dev ran (every
-// such restart tried: plain, on other ports, after an edit, after a write cut by SIGKILL). The
-// earlier versions of this test never failed because they waited for a log line Turbopack prints
-// only for slow writes, so they could not know a write had completed; this one reads the cache
-// folder. Each restart follows an edit made while dev is stopped, as a developer's do, and after
-// the first, a start whose cache write was cut as a Ctrl-C cuts it (Next kills next-server 100 ms
+// file-system cache on (Next 16.4.6), every start in a checkout whose earlier start had compiled
+// four pages and completed a cache write answered each new HMR subscription of the page with an
+// update: the tab reloaded on each one ("HMR hash mismatch"), GET /sign-in 2-3 times a second for
+// as long as dev ran (10 restarts of 10: plain, on other ports, after an edit, after a write cut
+// by SIGKILL). The earlier versions of this test never failed: the cache they restored held
+// /sign-in only (such a cache did not loop), and they waited for a log line Turbopack prints only
+// for slow writes, so they could not know a write had completed; this one reads the cache folder.
+// Each restart follows an edit made while dev is stopped, as a developer's do, and after the
+// first, a start whose cache write was cut as a Ctrl-C cuts it (Next kills next-server 100 ms
 // after the signal): by SIGKILL 500 ms into a write that has not completed. With the cache off
 // (decision 0059) nothing is written: each wait ends at its bound, the test says so and goes on.
 test(`npm run dev restarted in the same checkout after a source edit, and after a kill in the middle of Turbopack's cache write, ${RESTARTS} times: /sign-in loads once and stays`, async ({
